@@ -1,0 +1,5 @@
+import type { CliCommand } from './command.js';
+import { serveCommand } from './serve.js';
+
+/** Every `weft` subcommand, in the order `weft --help` lists them. */
+export const commands: CliCommand[] = [serveCommand];
