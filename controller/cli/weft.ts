@@ -1,12 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type CliIo, UsageError, processIo } from './command.js';
 import { commands } from './commands.js';
 
+/** The package version, found from both the TypeScript source and the compiled dist/ tree. */
 const packageVersion = (): string => {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    const url = new URL(rel, import.meta.url);
+    if (!existsSync(url)) continue;
+    const pkg = JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version: string };
+    if (pkg.name === 'weft') return pkg.version;
+  }
+  return 'unknown';
 };
 
 export const helpText = (): string => {
