@@ -1,5 +1,6 @@
+import { resourceCommands } from '../../northbound/cli/resources.js';
 import type { CliCommand } from './command.js';
 import { serveCommand } from './serve.js';
 
 /** Every `weft` subcommand, in the order `weft --help` lists them. */
-export const commands: CliCommand[] = [serveCommand];
+export const commands: CliCommand[] = [serveCommand, ...resourceCommands];

@@ -1,10 +1,31 @@
-import type { CliCommand } from './command.js';
+import { ConfigError, parseServeArgs, serveHelp } from '../config/serve-config.js';
+import { startController } from '../main.js';
+import { type CliCommand, UsageError } from './command.js';
 
+/** `weft serve`: runs the controller until SIGINT/SIGTERM. */
 export const serveCommand: CliCommand = {
   name: 'serve',
   summary: 'run the controller (OpenFlow, OVSDB and REST listeners)',
-  async run(_argv, io) {
-    io.stderr.write('weft serve: not implemented yet\n');
-    return 1;
+  async run(argv, io) {
+    let parsed: ReturnType<typeof parseServeArgs>;
+    try {
+      parsed = parseServeArgs(argv, io.env);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new UsageError(err.message);
+      throw err;
+    }
+    if (parsed.help) {
+      io.stdout.write(serveHelp());
+      return 0;
+    }
+    const controller = await startController(parsed.config, {
+      logStream: { write: (line: string) => io.stdout.write(line) },
+    });
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await controller.stop();
+    return 0;
   },
 };

@@ -1,0 +1,119 @@
+import type { Chassis, Endpoint, Network, VlanBinding } from '../controller/intent/model.js';
+import type { DatapathView, NetworkOnChassis, RemoteChassis, RemoteEndpoint } from './view.js';
+
+/** The intent objects the overlay apps read (a consistent snapshot at one revision). */
+export interface IntentView {
+  networks: readonly Network[];
+  endpoints: readonly Endpoint[];
+  chassis: readonly Chassis[];
+  vlanBindings: readonly VlanBinding[];
+}
+
+/** Facts learned from each chassis's OVSDB: where ports are bound and what their numbers are. */
+export interface ChassisFacts {
+  /** iface-id -> where the interface carrying it sits (the binding of an endpoint). */
+  bindings: ReadonlyMap<string, { chassisId: string; ofport: number }>;
+  /** chassis id -> OpenFlow numbers of its ports. */
+  ports: ReadonlyMap<string, ChassisPorts>;
+}
+
+export interface ChassisPorts {
+  /** The `remote_ip=flow key=flow` VXLAN port. */
+  tunnelPort?: number;
+  /** asap2 profile: VNI -> fixed-key VXLAN port. */
+  vniTunnelPorts?: ReadonlyMap<number, number>;
+  /** Port name -> ofport, for vlan-bindings that name a physical port. */
+  byName: ReadonlyMap<string, number>;
+}
+
+interface Placed {
+  ep: Endpoint;
+  chassisId: string;
+  ofport: number;
+}
+
+const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Joins intent and chassis facts into one DatapathView per chassis. A network is present on a
+ * chassis when one of its endpoints is bound there or a VLAN binding of it lives there; only
+ * those chassis get its flows. Unbound endpoints are reachable from nowhere until they bind.
+ */
+export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map<string, DatapathView> {
+  const chassisById = new Map(intent.chassis.map((c) => [c.id, c]));
+  const placedByNetwork = new Map<string, Placed[]>();
+  for (const ep of intent.endpoints) {
+    const b = facts.bindings.get(ep.ifaceId);
+    if (!b || !chassisById.has(b.chassisId)) continue;
+    const list = placedByNetwork.get(ep.networkId) ?? [];
+    list.push({ ep, chassisId: b.chassisId, ofport: b.ofport });
+    placedByNetwork.set(ep.networkId, list);
+  }
+  const vlanByNetwork = new Map<string, VlanBinding[]>();
+  for (const vb of intent.vlanBindings) {
+    if (!chassisById.has(vb.chassisId)) continue;
+    const list = vlanByNetwork.get(vb.networkId) ?? [];
+    list.push(vb);
+    vlanByNetwork.set(vb.networkId, list);
+  }
+
+  const views = new Map<string, DatapathView>();
+  for (const c of [...intent.chassis].sort(byId)) {
+    const ports = facts.ports.get(c.id);
+    views.set(c.id, {
+      chassisId: c.id,
+      tunnelIp: c.tunnelIp,
+      offload: c.offload,
+      tunnelPort: ports?.tunnelPort,
+      vniTunnelPorts: ports?.vniTunnelPorts ?? new Map(),
+      networks: [],
+    });
+  }
+
+  for (const net of [...intent.networks].sort((a, b) => a.vni - b.vni)) {
+    const placed = (placedByNetwork.get(net.id) ?? []).sort((a, b) => byId(a.ep, b.ep));
+    const vlans = (vlanByNetwork.get(net.id) ?? []).sort(byId);
+    const hosts = new Set([...placed.map((p) => p.chassisId), ...vlans.map((v) => v.chassisId)]);
+    for (const chassisId of [...hosts].sort()) {
+      const view = views.get(chassisId);
+      if (!view) continue;
+      const remoteChassis: RemoteChassis[] = [...hosts]
+        .filter((h) => h !== chassisId)
+        .sort()
+        .map((h) => ({ chassisId: h, tunnelIp: chassisById.get(h)!.tunnelIp }));
+      const remote: RemoteEndpoint[] = placed
+        .filter((p) => p.chassisId !== chassisId)
+        .map((p) => ({
+          endpointId: p.ep.id,
+          mac: p.ep.mac.toLowerCase(),
+          ips: p.ep.ips,
+          chassisId: p.chassisId,
+          tunnelIp: chassisById.get(p.chassisId)!.tunnelIp,
+        }));
+      const byName = facts.ports.get(chassisId)?.byName;
+      const entry: NetworkOnChassis = {
+        networkId: net.id,
+        tenantId: net.tenantId,
+        vni: net.vni,
+        local: placed
+          .filter((p) => p.chassisId === chassisId)
+          .map((p) => ({
+            endpointId: p.ep.id,
+            ofport: p.ofport,
+            mac: p.ep.mac.toLowerCase(),
+            ips: p.ep.ips,
+            portSecurity: p.ep.portSecurity,
+            securityGroupIds: p.ep.securityGroupIds,
+          })),
+        remote,
+        remoteChassis,
+        vlanPorts: vlans
+          .filter((v) => v.chassisId === chassisId && byName?.get(v.port) !== undefined)
+          .map((v) => ({ bindingId: v.id, ofport: byName!.get(v.port)!, vlan: v.vlan })),
+        hasVlanBinding: vlans.length > 0,
+      };
+      view.networks.push(entry);
+    }
+  }
+  return views;
+}

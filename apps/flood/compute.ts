@@ -1,0 +1,120 @@
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
+import { cookieFor } from '../../controller/pipeline/cookies.js';
+import {
+  apply,
+  type Desired,
+  type DesiredFlow,
+  type DesiredGroup,
+  group,
+  output,
+  setField,
+} from '../../controller/pipeline/flow.js';
+import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
+import { metadataForVni, PORT_CLASS, REG_OUTPORT, REG_PORT_CLASS } from '../../controller/pipeline/registers.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
+
+const ANY = 0xffffffff;
+const OFPP_IN_PORT_16 = 0xfff8;
+const MULTICAST_BIT = '01:00:00:00:00:00';
+const OFPVID_PRESENT = 0x1000;
+
+const bucket = (actions: Action[]): Bucket => ({ weight: 0, watchPort: ANY, watchGroup: ANY, actions });
+
+/**
+ * Broadcast, multicast (and, on networks bridged to a VLAN, unknown unicast) through one ALL group
+ * per network per chassis. Two groups, so nothing loops or comes back twice:
+ * - FLOOD_ALL for traffic from a local or VLAN port: every local port, every VLAN port, one bucket
+ *   per remote chassis of the network (tun_dst + tun_id, out of the tunnel).
+ * - FLOOD_LOCAL for traffic that came in through the tunnel: local and VLAN ports only; the sending
+ *   chassis already reached every other chassis.
+ * Local ports are reached through the ingress policy tables (reg7 + resubmit), so a broadcast obeys
+ * the same ACLs and security groups as unicast. OVS drops an output to the packet's own in_port, so
+ * the sender never receives its own frame.
+ */
+export function compute(view: DatapathView): Desired {
+  const flows: DesiredFlow[] = [];
+  const groups: DesiredGroup[] = [];
+  for (const net of view.networks) computeNetwork(view, net, flows, groups);
+  return { flows, groups };
+}
+
+function localBuckets(net: NetworkOnChassis): Bucket[] {
+  const buckets = net.local.map((p) =>
+    bucket([
+      setField(REG_OUTPORT, p.ofport),
+      { type: 'resubmit', port: OFPP_IN_PORT_16, table: TABLE.INGRESS_ACL },
+    ]),
+  );
+  for (const v of net.vlanPorts) {
+    buckets.push(
+      bucket([
+        { type: 'push_vlan', ethertype: 0x8100 },
+        setField('vlan_vid', OFPVID_PRESENT | v.vlan),
+        output(v.ofport),
+      ]),
+    );
+  }
+  return buckets;
+}
+
+function computeNetwork(
+  view: DatapathView,
+  net: NetworkOnChassis,
+  flows: DesiredFlow[],
+  groups: DesiredGroup[],
+): void {
+  const allId = groupId(GROUP_KIND.FLOOD_ALL, net.vni);
+  const localId = groupId(GROUP_KIND.FLOOD_LOCAL, net.vni);
+  const tunnelPort = tunnelPortFor(view, net.vni);
+  const local = localBuckets(net);
+  const remote: Bucket[] = [];
+  if (tunnelPort !== undefined) {
+    for (const c of net.remoteChassis) {
+      const actions = [setField('tun_dst', c.tunnelIp)];
+      if (view.offload !== 'asap2') actions.push(setField('tun_id', BigInt(net.vni)));
+      actions.push(output(tunnelPort));
+      remote.push(bucket(actions));
+    }
+  }
+  groups.push({ groupId: allId, type: 'all', buckets: [...local, ...remote] });
+  groups.push({ groupId: localId, type: 'all', buckets: local });
+
+  const cookie = cookieFor('flood', `network/${net.networkId}`);
+  const meta = metadataForVni(net.vni);
+  const multicast = { field: 'eth_dst', value: MULTICAST_BIT, mask: MULTICAST_BIT };
+  const fromTunnel = { field: REG_PORT_CLASS, value: PORT_CLASS.TUNNEL };
+  const metaMatch = { field: 'metadata', value: meta };
+  flows.push({
+    tableId: TABLE.L2_LOOKUP,
+    priority: 60,
+    cookie,
+    match: [fromTunnel, metaMatch, multicast],
+    instructions: [apply(group(localId))],
+  });
+  flows.push({
+    tableId: TABLE.L2_LOOKUP,
+    priority: 50,
+    cookie,
+    match: [metaMatch, multicast],
+    instructions: [apply(group(allId))],
+  });
+  if (net.hasVlanBinding) {
+    // Hosts behind a VLAN binding have MACs weft never learns: unknown unicast must flood too.
+    flows.push({
+      tableId: TABLE.L2_LOOKUP,
+      priority: 20,
+      cookie,
+      match: [fromTunnel, metaMatch],
+      instructions: [apply(group(localId))],
+    });
+    flows.push({
+      tableId: TABLE.L2_LOOKUP,
+      priority: 10,
+      cookie,
+      match: [metaMatch],
+      instructions: [apply(group(allId))],
+    });
+  }
+}

@@ -1,0 +1,109 @@
+import { cookieFor } from '../../controller/pipeline/cookies.js';
+import {
+  apply,
+  type Desired,
+  type DesiredFlow,
+  goto,
+  output,
+  setField,
+  writeMetadata,
+} from '../../controller/pipeline/flow.js';
+import {
+  METADATA_VNI_MASK,
+  metadataForVni,
+  PORT_CLASS,
+  REG_OUTPORT,
+  REG_PORT_CLASS,
+} from '../../controller/pipeline/registers.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
+
+/**
+ * The overlay: which network a packet belongs to, and where a known MAC lives.
+ * - classify: a local port -> its network; the tunnel port + tun_id -> the network (asap2: the
+ *   per-VNI fixed-key port alone says which network).
+ * - l2-lookup: a local MAC -> reg7 and on to ingress policy; a remote MAC -> tun_dst + tun_id and
+ *   out of the single `remote_ip=flow` VXLAN port (asap2: the network's fixed-key port).
+ *   OVS never outputs a packet to its own in_port, so traffic from the tunnel cannot hairpin.
+ * - output: reg7 -> the local port.
+ */
+export function compute(view: DatapathView): Desired {
+  const flows: DesiredFlow[] = [];
+  for (const net of view.networks) computeNetwork(view, net, flows);
+  return { flows, groups: [] };
+}
+
+function computeNetwork(view: DatapathView, net: NetworkOnChassis, flows: DesiredFlow[]): void {
+  const meta = metadataForVni(net.vni);
+  const tunnelPort = tunnelPortFor(view, net.vni);
+  const netCookie = cookieFor('overlay', `network/${net.networkId}`);
+
+  if (tunnelPort !== undefined && net.remoteChassis.length > 0) {
+    flows.push({
+      tableId: TABLE.CLASSIFY,
+      priority: 100,
+      cookie: netCookie,
+      match:
+        view.offload === 'asap2'
+          ? [{ field: 'in_port', value: tunnelPort }]
+          : [
+              { field: 'in_port', value: tunnelPort },
+              { field: 'tun_id', value: BigInt(net.vni) },
+            ],
+      instructions: [
+        apply(setField(REG_PORT_CLASS, PORT_CLASS.TUNNEL)),
+        writeMetadata(meta, METADATA_VNI_MASK),
+        goto(TABLE.L2_LOOKUP),
+      ],
+    });
+  }
+
+  for (const port of net.local) {
+    const cookie = cookieFor('overlay', `endpoint/${port.endpointId}`);
+    flows.push({
+      tableId: TABLE.CLASSIFY,
+      priority: 100,
+      cookie,
+      match: [{ field: 'in_port', value: port.ofport }],
+      instructions: [
+        apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL)),
+        writeMetadata(meta, METADATA_VNI_MASK),
+        goto(TABLE.PORT_SECURITY),
+      ],
+    });
+    flows.push({
+      tableId: TABLE.L2_LOOKUP,
+      priority: 100,
+      cookie,
+      match: [
+        { field: 'metadata', value: meta },
+        { field: 'eth_dst', value: port.mac },
+      ],
+      instructions: [apply(setField(REG_OUTPORT, port.ofport)), goto(TABLE.INGRESS_ACL)],
+    });
+    flows.push({
+      tableId: TABLE.OUTPUT,
+      priority: 100,
+      cookie,
+      match: [{ field: REG_OUTPORT, value: port.ofport }],
+      instructions: [apply(output(port.ofport))],
+    });
+  }
+
+  if (tunnelPort === undefined) return;
+  for (const ep of net.remote) {
+    const actions = [setField('tun_dst', ep.tunnelIp)];
+    if (view.offload !== 'asap2') actions.push(setField('tun_id', BigInt(net.vni)));
+    actions.push(output(tunnelPort));
+    flows.push({
+      tableId: TABLE.L2_LOOKUP,
+      priority: 100,
+      cookie: cookieFor('overlay', `endpoint/${ep.endpointId}`),
+      match: [
+        { field: 'metadata', value: meta },
+        { field: 'eth_dst', value: ep.mac },
+      ],
+      instructions: [apply(...actions)],
+    });
+  }
+}

@@ -1,0 +1,61 @@
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
+import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { type Desired, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import type { DatapathView, LocalPort } from '../view.js';
+
+const ETH_IP = 0x0800;
+const ETH_ARP = 0x0806;
+const ETH_IPV6 = 0x86dd;
+const isIpv4 = (ip: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(ip);
+
+/**
+ * Only an endpoint's own MAC and IPs leave its port: IPv4 with its source address, ARP with its
+ * sha/spa, IPv6 with its source address or any link-local one (neighbour discovery needs them).
+ * Anything else from the port meets the table's drop miss. An endpoint with port security off
+ * passes unchecked; one with no IPs yet may send anything from its own MAC.
+ */
+export function compute(view: DatapathView): Desired {
+  const flows: DesiredFlow[] = [];
+  for (const net of view.networks) for (const port of net.local) portFlows(port, flows);
+  return { flows, groups: [] };
+}
+
+function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
+  const cookie = cookieFor('portSecurity', `endpoint/${port.endpointId}`);
+  const inPort: OxmTlv = { field: 'in_port', value: port.ofport };
+  const pass = (priority: number, match: OxmTlv[]) =>
+    flows.push({ tableId: TABLE.PORT_SECURITY, priority, cookie, match, instructions: [goto(TABLE.EGRESS_ACL)] });
+
+  if (!port.portSecurity) {
+    pass(100, [inPort]);
+    return;
+  }
+  const src: OxmTlv = { field: 'eth_src', value: port.mac };
+  if (port.ips.length === 0) {
+    pass(90, [inPort, src]);
+    return;
+  }
+  for (const ip of port.ips) {
+    if (isIpv4(ip)) {
+      pass(100, [inPort, src, { field: 'eth_type', value: ETH_IP }, { field: 'ipv4_src', value: ip }]);
+      pass(100, [
+        inPort,
+        src,
+        { field: 'eth_type', value: ETH_ARP },
+        { field: 'arp_spa', value: ip },
+        { field: 'arp_sha', value: port.mac },
+      ]);
+    } else {
+      pass(100, [inPort, src, { field: 'eth_type', value: ETH_IPV6 }, { field: 'ipv6_src', value: ip }]);
+    }
+  }
+  if (port.ips.some((ip) => !isIpv4(ip))) {
+    pass(90, [
+      inPort,
+      src,
+      { field: 'eth_type', value: ETH_IPV6 },
+      { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' },
+    ]);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What an app sees of one datapath: the intent that concerns this chassis joined with the facts
+ * learned from OVSDB (which port a VM sits on, the tunnel port's number). Apps are pure functions
+ * of this view, so the same view always yields the same flows.
+ */
+export interface LocalPort {
+  endpointId: string;
+  ofport: number;
+  mac: string;
+  ips: string[];
+  portSecurity: boolean;
+  securityGroupIds: string[];
+}
+
+export interface RemoteEndpoint {
+  endpointId: string;
+  mac: string;
+  ips: string[];
+  chassisId: string;
+  tunnelIp: string;
+}
+
+export interface RemoteChassis {
+  chassisId: string;
+  tunnelIp: string;
+}
+
+/** A physical port of this chassis carrying one VLAN of a network (a vlan-binding). */
+export interface VlanPort {
+  bindingId: string;
+  ofport: number;
+  vlan: number;
+}
+
+export interface NetworkOnChassis {
+  networkId: string;
+  tenantId: string;
+  vni: number;
+  local: LocalPort[];
+  remote: RemoteEndpoint[];
+  /** Other chassis that host this network (an endpoint or a VLAN binding), sorted by id. */
+  remoteChassis: RemoteChassis[];
+  vlanPorts: VlanPort[];
+  /** Some chassis (this or another) bridges this network to a VLAN: hosts with MACs weft does not know. */
+  hasVlanBinding: boolean;
+}
+
+export interface DatapathView {
+  chassisId: string;
+  tunnelIp: string;
+  offload: 'none' | 'asap2';
+  /** The one `remote_ip=flow key=flow` VXLAN port (profile none); unknown until OVSDB reports it. */
+  tunnelPort: number | undefined;
+  /** asap2 profile: the fixed-key VXLAN port of each VNI. */
+  vniTunnelPorts: ReadonlyMap<number, number>;
+  /** Networks present on this chassis, sorted by VNI. */
+  networks: NetworkOnChassis[];
+}
+
+/** The output port for traffic of a VNI into the overlay, by offload profile. */
+export function tunnelPortFor(view: DatapathView, vni: number): number | undefined {
+  return view.offload === 'asap2' ? view.vniTunnelPorts.get(vni) : view.tunnelPort;
+}

@@ -1,0 +1,265 @@
+import { parseArgs } from 'node:util';
+import {
+  type ListenAddress,
+  parseHostPort,
+  parseListenAddress,
+} from '../../southbound/openflow/session/listen-address.js';
+import { defaultSessionOptions, type SessionOptions } from '../../southbound/openflow/session/options.js';
+
+/** Everything `weft serve` needs, from flags first, then WEFT_* variables, then defaults. */
+export interface ServeConfig {
+  openflow: ListenAddress[];
+  tls: TlsFiles | null;
+  /** OVSDB manager listener, or null for `none`. */
+  ovsdb: OvsdbListen | null;
+  api: { host: string; port: number };
+  store: StoreUrl;
+  logLevel: LogLevel;
+  session: SessionOptions;
+}
+
+export interface TlsFiles {
+  ca: string;
+  cert: string;
+  key: string;
+}
+export type OvsdbListen =
+  | { kind: 'ptcp'; port: number; host: string }
+  | { kind: 'pssl'; port: number; host: string }
+  | { kind: 'punix'; path: string };
+export type StoreUrl = { kind: 'file'; dir: string } | { kind: 'redis'; url: string };
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** One option: its flag, environment variable, default and help line. */
+interface OptionSpec {
+  flag: string;
+  env: string;
+  arg: string;
+  help: string;
+  def?: string;
+  multiple?: boolean;
+}
+
+const specs: OptionSpec[] = [
+  {
+    flag: 'openflow',
+    env: 'WEFT_OPENFLOW',
+    arg: 'ADDR',
+    def: 'tcp:0.0.0.0:6653',
+    multiple: true,
+    help: 'listen for switches: tcp:HOST:PORT, ssl:HOST:PORT or unix:PATH (repeatable; env: comma-separated)',
+  },
+  {
+    flag: 'tls-ca',
+    env: 'WEFT_TLS_CA',
+    arg: 'FILE',
+    help: 'CA certificate that switch certificates must chain to',
+  },
+  { flag: 'tls-cert', env: 'WEFT_TLS_CERT', arg: 'FILE', help: "the controller's certificate (PEM)" },
+  { flag: 'tls-key', env: 'WEFT_TLS_KEY', arg: 'FILE', help: "the controller's private key (PEM)" },
+  {
+    flag: 'ovsdb',
+    env: 'WEFT_OVSDB',
+    arg: 'ADDR',
+    def: 'ptcp:6640',
+    help: 'OVSDB manager listener: ptcp:PORT[:IP], pssl:PORT[:IP], punix:PATH or none',
+  },
+  { flag: 'api', env: 'WEFT_API', arg: 'HOST:PORT', def: '0.0.0.0:8080', help: 'REST API listener' },
+  { flag: 'store', env: 'WEFT_STORE', arg: 'URL', def: 'file:./weft-data', help: 'file:DIR or redis://...' },
+  { flag: 'log-level', env: 'WEFT_LOG_LEVEL', arg: 'LEVEL', def: 'info', help: logLevels.join('|') },
+  {
+    flag: 'echo-interval',
+    env: 'WEFT_ECHO_INTERVAL',
+    arg: 'SECONDS',
+    def: String(defaultSessionOptions.echoIntervalMs / 1000),
+    help: 'probe an idle switch with ECHO_REQUEST after this long',
+  },
+  {
+    flag: 'echo-misses',
+    env: 'WEFT_ECHO_MISSES',
+    arg: 'N',
+    def: String(defaultSessionOptions.echoMisses),
+    help: 'disconnect after N unanswered echo intervals',
+  },
+  {
+    flag: 'hello-timeout',
+    env: 'WEFT_HELLO_TIMEOUT',
+    arg: 'SECONDS',
+    def: String(defaultSessionOptions.helloTimeoutMs / 1000),
+    help: 'drop a peer that has not completed the handshake by then',
+  },
+  {
+    flag: 'request-timeout',
+    env: 'WEFT_REQUEST_TIMEOUT',
+    arg: 'SECONDS',
+    def: String(defaultSessionOptions.requestTimeoutMs / 1000),
+    help: 'deadline of one request to a switch',
+  },
+  {
+    flag: 'max-message-bytes',
+    env: 'WEFT_MAX_MESSAGE_BYTES',
+    arg: 'N',
+    def: String(defaultSessionOptions.maxMessageBytes),
+    help: 'close a switch that announces a longer message',
+  },
+  {
+    flag: 'write-queue-bytes',
+    env: 'WEFT_WRITE_QUEUE_BYTES',
+    arg: 'N',
+    def: String(defaultSessionOptions.writeQueueBytes),
+    help: 'bytes queued towards one switch before writers wait',
+  },
+  {
+    flag: 'packet-in-rate',
+    env: 'WEFT_PACKET_IN_RATE',
+    arg: 'PER_SECOND',
+    def: String(defaultSessionOptions.packetInRate),
+    help: 'PACKET_IN accepted per switch per second; the excess is shed',
+  },
+  {
+    flag: 'packet-in-burst',
+    env: 'WEFT_PACKET_IN_BURST',
+    arg: 'N',
+    def: String(defaultSessionOptions.packetInBurst),
+    help: 'PACKET_IN burst allowed above the rate',
+  },
+];
+
+export function serveHelp(): string {
+  const rows = specs.map((s) => {
+    const left = `  --${s.flag} ${s.arg}`;
+    const def = s.def !== undefined ? ` (default ${s.def})` : '';
+    return `${left.padEnd(32)} ${s.help}${def}; env ${s.env}`;
+  });
+  return [
+    'Usage: weft serve [options]',
+    '',
+    'Runs the controller: OpenFlow listeners for switches, the OVSDB manager listener, the REST API.',
+    'Every option can also be set with the environment variable named after it; flags win.',
+    '',
+    'Options:',
+    ...rows,
+    `  ${'-h, --help'.padEnd(30)} show this help`,
+    '',
+  ].join('\n');
+}
+
+export type ParsedServeArgs = { help: true } | { help: false; config: ServeConfig };
+
+/** Flags override WEFT_* variables, which override defaults. Throws ConfigError naming the bad value. */
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedServeArgs {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+  };
+  for (const s of specs) options[s.flag] = { type: 'string', ...(s.multiple ? { multiple: true } : {}) };
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  if (values.help) return { help: true };
+
+  const raw = (flag: string): string[] => {
+    const spec = specs.find((s) => s.flag === flag)!;
+    const v = values[flag];
+    if (Array.isArray(v)) return v as string[];
+    if (typeof v === 'string') return [v];
+    const e = env[spec.env];
+    if (e !== undefined && e !== '') return spec.multiple ? e.split(',').map((x) => x.trim()) : [e];
+    return spec.def !== undefined ? [spec.def] : [];
+  };
+  const one = (flag: string): string | undefined => raw(flag)[0];
+  const withSource = <T>(flag: string, parse: (v: string) => T): T => {
+    const v = one(flag)!;
+    try {
+      return parse(v);
+    } catch (err) {
+      throw new ConfigError(`--${flag}: ${(err as Error).message}`);
+    }
+  };
+
+  const openflow = raw('openflow').map((a) => {
+    try {
+      return parseListenAddress(a);
+    } catch (err) {
+      throw new ConfigError(`--openflow ${(err as Error).message}`);
+    }
+  });
+  const tlsParts = { ca: one('tls-ca'), cert: one('tls-cert'), key: one('tls-key') };
+  const tls = tlsParts.ca && tlsParts.cert && tlsParts.key ? (tlsParts as TlsFiles) : null;
+  const ovsdb = withSource('ovsdb', parseOvsdbListen);
+  const needsTls = openflow.some((a) => a.kind === 'ssl') || ovsdb?.kind === 'pssl';
+  if (needsTls && !tls) throw new ConfigError('ssl:/pssl: listeners need --tls-ca, --tls-cert and --tls-key');
+  if (!needsTls && (tlsParts.ca || tlsParts.cert || tlsParts.key) && !tls) {
+    throw new ConfigError('--tls-ca, --tls-cert and --tls-key go together');
+  }
+
+  const seconds = (flag: string) => withSource(flag, (v) => Math.round(positiveNumber(v) * 1000));
+  const count = (flag: string) => withSource(flag, positiveInteger);
+  const maxMessageBytes = count('max-message-bytes');
+  if (maxMessageBytes < 8 || maxMessageBytes > 65535) {
+    throw new ConfigError(`--max-message-bytes: ${maxMessageBytes} is outside 8..65535`);
+  }
+  const logLevel = withSource('log-level', (v) => {
+    if (!(logLevels as readonly string[]).includes(v))
+      throw new Error(`'${v}' is not one of ${logLevels.join(', ')}`);
+    return v as LogLevel;
+  });
+  return {
+    help: false,
+    config: {
+      openflow,
+      tls,
+      ovsdb,
+      api: withSource('api', (v) => parseHostPort(v)),
+      store: withSource('store', parseStoreUrl),
+      logLevel,
+      session: {
+        ...defaultSessionOptions,
+        echoIntervalMs: seconds('echo-interval'),
+        echoMisses: count('echo-misses'),
+        helloTimeoutMs: seconds('hello-timeout'),
+        requestTimeoutMs: seconds('request-timeout'),
+        maxMessageBytes,
+        writeQueueBytes: count('write-queue-bytes'),
+        packetInRate: count('packet-in-rate'),
+        packetInBurst: count('packet-in-burst'),
+      },
+    },
+  };
+}
+
+function positiveNumber(v: string): number {
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v) || !(n > 0)) throw new Error(`'${v}' is not a positive number`);
+  return n;
+}
+
+function positiveInteger(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new Error(`'${v}' is not a positive integer`);
+  return Number(v);
+}
+
+export function parseOvsdbListen(v: string): OvsdbListen | null {
+  if (v === 'none') return null;
+  const m = /^(ptcp|pssl):(\d{1,5})(?::(.+))?$/.exec(v);
+  if (m) {
+    const port = Number(m[2]);
+    if (port > 65535) throw new Error(`'${v}': port ${port} is over 65535`);
+    return { kind: m[1] as 'ptcp' | 'pssl', port, host: m[3] ?? '0.0.0.0' };
+  }
+  if (v.startsWith('punix:') && v.length > 'punix:'.length) return { kind: 'punix', path: v.slice(6) };
+  throw new Error(`'${v}': expected ptcp:PORT[:IP], pssl:PORT[:IP], punix:PATH or none`);
+}
+
+export function parseStoreUrl(v: string): StoreUrl {
+  if (v.startsWith('file:') && v.length > 5) return { kind: 'file', dir: v.slice(5) };
+  if (/^rediss?:\/\/.+/.test(v)) return { kind: 'redis', url: v };
+  throw new Error(`'${v}': expected file:DIR or redis://HOST[:PORT][/DB]`);
+}

@@ -1,0 +1,70 @@
+import { conflict } from './errors.js';
+import type { Kind } from './model.js';
+import { type IntentState, keyOf, parseKey } from './state.js';
+
+/**
+ * Which objects a delete removes. Dependants (a network's endpoints, ACLs and VLAN bindings; a
+ * tenant's networks, security groups and tokens; a chassis' VLAN bindings) block the delete with a
+ * conflict unless `cascade` is set, in which case they go in the same transaction. A security
+ * group still used by an endpoint or another group's rule always blocks (cascade would silently
+ * open or close traffic on endpoints the caller did not name).
+ */
+const CASCADES: Partial<Record<Kind, Kind[]>> = {
+  tenant: ['network', 'securityGroup', 'token'],
+  network: ['endpoint', 'networkAcl', 'vlanBinding'],
+  chassis: ['vlanBinding'],
+};
+
+export function planDelete(state: IntentState, kind: Kind, id: string, cascade: boolean): string[] {
+  const keys: string[] = [keyOf(kind, id)];
+  const seen = new Set(keys);
+  for (let i = 0; i < keys.length; i++) {
+    const k = parseKey(keys[i]!)!;
+    if (k.kind === 'securityGroup') {
+      const users = state.referrersOf(k.kind, k.id).filter((r) => !seen.has(r));
+      // Within a tenant cascade the users may be deleted too; check again at the end.
+      if (users.length > 0 && !cascade) {
+        throw conflict(undefined, `security group '${k.id}' is still used by ${describe(users)}`, {
+          referrers: users,
+        });
+      }
+      continue;
+    }
+    const dependants = (CASCADES[k.kind] ?? []).flatMap((c) => state.referrersOf(k.kind, k.id, c));
+    const fresh = dependants.filter((r) => !seen.has(r));
+    if (fresh.length > 0 && !cascade) {
+      throw conflict(
+        undefined,
+        `${k.kind} '${k.id}' still has ${describe(fresh)}; delete them first or use cascade`,
+        { dependants: fresh },
+      );
+    }
+    for (const r of fresh) {
+      seen.add(r);
+      keys.push(r);
+    }
+  }
+  // After a cascade every remaining reference must point at something that stays.
+  for (const key of keys) {
+    const k = parseKey(key)!;
+    if (k.kind !== 'securityGroup') continue;
+    const outside = state.referrersOf(k.kind, k.id).filter((r) => !seen.has(r));
+    if (outside.length > 0) {
+      throw conflict(undefined, `security group '${k.id}' is still used by ${describe(outside)}`, {
+        referrers: outside,
+      });
+    }
+  }
+  return keys;
+}
+
+function describe(keys: string[]): string {
+  const counts = new Map<string, number>();
+  for (const k of keys) {
+    const kind = k.slice(0, k.indexOf('/'));
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  const parts = [...counts].map(([kind, n]) => `${n} ${kind}${n === 1 ? '' : 's'}`);
+  const sample = keys.length <= 3 ? ` (${keys.join(', ')})` : '';
+  return parts.join(', ') + sample;
+}

@@ -1,0 +1,25 @@
+/**
+ * The intent service's one error type. Codes map 1:1 onto HTTP in the northbound error catalogue:
+ * invalid 400, not_found 404, conflict 409, precondition_failed 412, unavailable 503.
+ * Messages name the field and the reason ("vni: 0 is reserved ..."), ready to show to a user.
+ */
+export type IntentErrorCode = 'invalid' | 'not_found' | 'conflict' | 'precondition_failed' | 'unavailable';
+
+export class IntentError extends Error {
+  override readonly name = 'IntentError';
+  constructor(
+    readonly code: IntentErrorCode,
+    message: string,
+    readonly field?: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export const invalid = (field: string | undefined, message: string, details?: Record<string, unknown>) =>
+  new IntentError('invalid', field ? `${field}: ${message}` : message, field, details);
+export const conflict = (field: string | undefined, message: string, details?: Record<string, unknown>) =>
+  new IntentError('conflict', field ? `${field}: ${message}` : message, field, details);
+export const notFound = (kind: string, id: string) =>
+  new IntentError('not_found', `${kind} '${id}' not found`, undefined, { kind, id });

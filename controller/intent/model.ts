@@ -1,0 +1,370 @@
+import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+
+/**
+ * The intent model: what users ask for, in the form the store keeps it. Three schemas per kind:
+ * - `XxxSchema`        the stored object (what GET returns; carries revision/createdAt/updatedAt),
+ * - `XxxCreateSchema`  what a client may send to create it (POST) or replace it (PUT),
+ * - `XxxPatchSchema`   the fields a PATCH may change (present fields replace; absent ones stay).
+ * Shape checks live here; rules that need other objects (uniqueness, references, subnets) live in
+ * the intent service. Read-only status (bound chassis, OpenFlow port) is not intent and not stored.
+ */
+
+export const KINDS = [
+  'tenant',
+  'network',
+  'endpoint',
+  'securityGroup',
+  'networkAcl',
+  'chassis',
+  'vlanBinding',
+  'token',
+] as const;
+export type Kind = (typeof KINDS)[number];
+
+/** Inclusive VNI bounds: 0 and 16777215 (2^24-1) are reserved and refused. */
+export const VNI_MIN = 1;
+export const VNI_MAX = 16_777_214;
+export const DEFAULT_VNI_RANGE: [number, number] = [4096, 16_777_214];
+/** VXLAN over IPv4: outer IPv4 (20) + UDP (8) + VXLAN (8) + inner Ethernet (14). */
+export const VXLAN_OVERHEAD = 50;
+export const DEFAULT_UNDERLAY_MTU = 1500;
+
+// Ids are client-choosable (PUT) and part of store keys and URLs: no '/', no spaces.
+export const IdSchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$',
+  description: 'letters, digits, . _ : - (first a letter or digit), at most 64',
+});
+const Name = Type.String({ minLength: 1, maxLength: 128 });
+const Description = Type.String({ maxLength: 1024 });
+/** An IPv4 or IPv6 prefix such as 10.0.0.0/24 or fd00::/64 (checked exactly by the service). */
+export const CidrSchema = Type.String({ minLength: 3, maxLength: 49, description: 'IPv4 or IPv6 CIDR' });
+/** One IPv4 or IPv6 address without prefix length (checked exactly by the service). */
+export const IpSchema = Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address' });
+export const MacSchema = Type.String({
+  pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$',
+  description: 'unicast MAC, e.g. 02:00:00:00:00:01',
+});
+const Vni = Type.Integer({ minimum: VNI_MIN, maximum: VNI_MAX, description: '1-16777214' });
+const Mtu = Type.Integer({ minimum: 576, maximum: 9216 });
+const UnderlayMtu = Type.Integer({ minimum: 626, maximum: 9266 });
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const Direction = Type.Union([Type.Literal('ingress'), Type.Literal('egress')]);
+const Ethertype = Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6')]);
+const Protocol = Type.Union([
+  Type.Literal('tcp'),
+  Type.Literal('udp'),
+  Type.Literal('icmp'),
+  Type.Literal('any'),
+]);
+
+/** Every stored object: `revision` is the store revision of its last write (its ETag). */
+export const MetaSchema = Type.Object({
+  revision: Type.Integer({ minimum: 1 }),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+export type Meta = Static<typeof MetaSchema>;
+const withMeta = <P extends TProperties>(props: P) =>
+  Type.Object({ ...props, ...MetaSchema.properties }, { additionalProperties: false });
+
+// ---------- tenant ----------
+const TenantFields = { name: Name, description: Type.Optional(Description) };
+export const TenantSchema = withMeta({ id: IdSchema, ...TenantFields });
+export const TenantCreateSchema = Type.Object(
+  { id: Type.Optional(IdSchema), ...TenantFields },
+  { additionalProperties: false },
+);
+export const TenantPatchSchema = Type.Partial(Type.Object(TenantFields), { additionalProperties: false });
+
+// ---------- network ----------
+export const NetworkSchema = withMeta({
+  id: IdSchema,
+  tenantId: IdSchema,
+  name: Name,
+  vni: Vni,
+  mtu: Mtu,
+  subnets: Type.Array(CidrSchema, { maxItems: 16 }),
+});
+export const NetworkCreateSchema = Type.Object(
+  {
+    id: Type.Optional(IdSchema),
+    /** Optional for tenant-scoped callers (their tenant is implied). */
+    tenantId: Type.Optional(IdSchema),
+    name: Name,
+    vni: Type.Optional(Vni),
+    mtu: Type.Optional(Mtu),
+    subnets: Type.Optional(Type.Array(CidrSchema, { maxItems: 16 })),
+  },
+  { additionalProperties: false },
+);
+export const NetworkPatchSchema = Type.Partial(
+  Type.Object({ name: Name, mtu: Mtu, subnets: Type.Array(CidrSchema, { maxItems: 16 }) }),
+  { additionalProperties: false },
+);
+
+// ---------- endpoint ----------
+export const EndpointSchema = withMeta({
+  id: IdSchema,
+  tenantId: IdSchema,
+  networkId: IdSchema,
+  name: Type.Optional(Name),
+  mac: MacSchema,
+  ips: Type.Array(IpSchema, { maxItems: 16 }),
+  /** The binding key: OVS Interface external_ids:iface-id. */
+  ifaceId: Type.String({ minLength: 1, maxLength: 255 }),
+  securityGroupIds: Type.Array(IdSchema, { maxItems: 32 }),
+  portSecurity: Type.Boolean(),
+});
+const EndpointMutable = {
+  name: Name,
+  mac: MacSchema,
+  ips: Type.Array(IpSchema, { maxItems: 16 }),
+  ifaceId: Type.String({ minLength: 1, maxLength: 255 }),
+  securityGroupIds: Type.Array(IdSchema, { maxItems: 32 }),
+  portSecurity: Type.Boolean(),
+};
+export const EndpointCreateSchema = Type.Object(
+  {
+    id: Type.Optional(IdSchema),
+    /** Implied by the network; when given it must match the network's tenant. */
+    tenantId: Type.Optional(IdSchema),
+    networkId: IdSchema,
+    name: Type.Optional(EndpointMutable.name),
+    /** Generated (locally administered unicast 02:…) when absent. */
+    mac: Type.Optional(EndpointMutable.mac),
+    ips: Type.Optional(EndpointMutable.ips),
+    /** Defaults to the endpoint id. */
+    ifaceId: Type.Optional(EndpointMutable.ifaceId),
+    securityGroupIds: Type.Optional(EndpointMutable.securityGroupIds),
+    /** Default true. */
+    portSecurity: Type.Optional(EndpointMutable.portSecurity),
+  },
+  { additionalProperties: false },
+);
+export const EndpointPatchSchema = Type.Partial(Type.Object(EndpointMutable), {
+  additionalProperties: false,
+});
+
+// ---------- security group ----------
+const SgRuleFields = {
+  direction: Direction,
+  ethertype: Ethertype,
+  protocol: Protocol,
+  portMin: Type.Optional(Port),
+  portMax: Type.Optional(Port),
+  remoteCidr: Type.Optional(CidrSchema),
+  remoteGroupId: Type.Optional(IdSchema),
+};
+export const SgRuleSchema = Type.Object({ id: IdSchema, ...SgRuleFields }, { additionalProperties: false });
+export const SgRuleInputSchema = Type.Object(
+  { id: Type.Optional(IdSchema), ...SgRuleFields },
+  { additionalProperties: false },
+);
+export const SecurityGroupSchema = withMeta({
+  id: IdSchema,
+  tenantId: IdSchema,
+  name: Name,
+  rules: Type.Array(SgRuleSchema, { maxItems: 256 }),
+});
+export const SecurityGroupCreateSchema = Type.Object(
+  {
+    id: Type.Optional(IdSchema),
+    tenantId: Type.Optional(IdSchema),
+    name: Name,
+    rules: Type.Optional(Type.Array(SgRuleInputSchema, { maxItems: 256 })),
+  },
+  { additionalProperties: false },
+);
+export const SecurityGroupPatchSchema = Type.Partial(
+  Type.Object({ name: Name, rules: Type.Array(SgRuleInputSchema, { maxItems: 256 }) }),
+  { additionalProperties: false },
+);
+
+// ---------- network ACL ----------
+const AclMutable = {
+  /** Higher priority is evaluated first. */
+  priority: Type.Integer({ minimum: 0, maximum: 32767 }),
+  direction: Direction,
+  action: Type.Union([Type.Literal('allow'), Type.Literal('drop')]),
+  protocol: Protocol,
+  srcCidr: CidrSchema,
+  dstCidr: CidrSchema,
+  portMin: Port,
+  portMax: Port,
+};
+export const NetworkAclSchema = withMeta({
+  id: IdSchema,
+  tenantId: IdSchema,
+  networkId: IdSchema,
+  priority: AclMutable.priority,
+  direction: AclMutable.direction,
+  action: AclMutable.action,
+  protocol: AclMutable.protocol,
+  srcCidr: Type.Optional(CidrSchema),
+  dstCidr: Type.Optional(CidrSchema),
+  portMin: Type.Optional(Port),
+  portMax: Type.Optional(Port),
+});
+export const NetworkAclCreateSchema = Type.Object(
+  {
+    id: Type.Optional(IdSchema),
+    tenantId: Type.Optional(IdSchema),
+    networkId: IdSchema,
+    priority: AclMutable.priority,
+    direction: AclMutable.direction,
+    action: AclMutable.action,
+    protocol: AclMutable.protocol,
+    srcCidr: Type.Optional(CidrSchema),
+    dstCidr: Type.Optional(CidrSchema),
+    portMin: Type.Optional(Port),
+    portMax: Type.Optional(Port),
+  },
+  { additionalProperties: false },
+);
+export const NetworkAclPatchSchema = Type.Partial(Type.Object(AclMutable), { additionalProperties: false });
+
+// ---------- chassis ----------
+const ChassisMutable = {
+  name: Name,
+  tunnelIp: IpSchema,
+  bridge: Type.String({ minLength: 1, maxLength: 15, pattern: '^[A-Za-z0-9_.-]+$' }),
+  datapathType: Type.Union([Type.Literal('system'), Type.Literal('netdev')]),
+  offload: Type.Union([Type.Literal('none'), Type.Literal('asap2')]),
+  underlayMtu: UnderlayMtu,
+};
+export const ChassisSchema = withMeta({ id: IdSchema, ...ChassisMutable });
+export const ChassisCreateSchema = Type.Object(
+  {
+    /** The OVS system-id. */
+    id: Type.Optional(IdSchema),
+    name: ChassisMutable.name,
+    tunnelIp: ChassisMutable.tunnelIp,
+    /** Default 'br-int'. */
+    bridge: Type.Optional(ChassisMutable.bridge),
+    /** Default 'system'. */
+    datapathType: Type.Optional(ChassisMutable.datapathType),
+    /** Default 'none'. */
+    offload: Type.Optional(ChassisMutable.offload),
+    /** Default 1500. */
+    underlayMtu: Type.Optional(ChassisMutable.underlayMtu),
+  },
+  { additionalProperties: false },
+);
+export const ChassisPatchSchema = Type.Partial(Type.Object(ChassisMutable), { additionalProperties: false });
+
+// ---------- VLAN binding ----------
+const VlanBindingMutable = {
+  port: Type.String({ minLength: 1, maxLength: 255, description: 'physical port name on the chassis' }),
+  vlan: Type.Integer({ minimum: 1, maximum: 4094 }),
+  networkId: IdSchema,
+};
+export const VlanBindingSchema = withMeta({ id: IdSchema, chassisId: IdSchema, ...VlanBindingMutable });
+export const VlanBindingCreateSchema = Type.Object(
+  { id: Type.Optional(IdSchema), chassisId: IdSchema, ...VlanBindingMutable },
+  { additionalProperties: false },
+);
+export const VlanBindingPatchSchema = Type.Partial(Type.Object(VlanBindingMutable), {
+  additionalProperties: false,
+});
+
+// ---------- API token ----------
+export const ApiTokenSchema = withMeta({
+  id: IdSchema,
+  /** null: an admin token. */
+  tenantId: Type.Union([IdSchema, Type.Null()]),
+  name: Name,
+  /** sha256 hex of the secret; the secret itself is shown once and never stored. */
+  hash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+});
+export const ApiTokenCreateSchema = Type.Object(
+  { tenantId: Type.Union([IdSchema, Type.Null()]), name: Name },
+  { additionalProperties: false },
+);
+export const ApiTokenPatchSchema = Type.Partial(Type.Object({ name: Name }), { additionalProperties: false });
+
+export type Tenant = Static<typeof TenantSchema>;
+export type TenantCreate = Static<typeof TenantCreateSchema>;
+export type TenantPatch = Static<typeof TenantPatchSchema>;
+export type Network = Static<typeof NetworkSchema>;
+export type NetworkCreate = Static<typeof NetworkCreateSchema>;
+export type NetworkPatch = Static<typeof NetworkPatchSchema>;
+export type Endpoint = Static<typeof EndpointSchema>;
+export type EndpointCreate = Static<typeof EndpointCreateSchema>;
+export type EndpointPatch = Static<typeof EndpointPatchSchema>;
+export type SgRule = Static<typeof SgRuleSchema>;
+export type SgRuleInput = Static<typeof SgRuleInputSchema>;
+export type SecurityGroup = Static<typeof SecurityGroupSchema>;
+export type SecurityGroupCreate = Static<typeof SecurityGroupCreateSchema>;
+export type SecurityGroupPatch = Static<typeof SecurityGroupPatchSchema>;
+export type NetworkAcl = Static<typeof NetworkAclSchema>;
+export type NetworkAclCreate = Static<typeof NetworkAclCreateSchema>;
+export type NetworkAclPatch = Static<typeof NetworkAclPatchSchema>;
+export type Chassis = Static<typeof ChassisSchema>;
+export type ChassisCreate = Static<typeof ChassisCreateSchema>;
+export type ChassisPatch = Static<typeof ChassisPatchSchema>;
+export type VlanBinding = Static<typeof VlanBindingSchema>;
+export type VlanBindingCreate = Static<typeof VlanBindingCreateSchema>;
+export type VlanBindingPatch = Static<typeof VlanBindingPatchSchema>;
+export type ApiToken = Static<typeof ApiTokenSchema>;
+export type ApiTokenCreate = Static<typeof ApiTokenCreateSchema>;
+export type ApiTokenPatch = Static<typeof ApiTokenPatchSchema>;
+
+/** Stored object type per kind. */
+export interface ObjectOf {
+  tenant: Tenant;
+  network: Network;
+  endpoint: Endpoint;
+  securityGroup: SecurityGroup;
+  networkAcl: NetworkAcl;
+  chassis: Chassis;
+  vlanBinding: VlanBinding;
+  token: ApiToken;
+}
+/** Create/replace input per kind (tokens are made with IntentService.createToken instead). */
+export interface CreateInputOf {
+  tenant: TenantCreate;
+  network: NetworkCreate;
+  endpoint: EndpointCreate;
+  securityGroup: SecurityGroupCreate;
+  networkAcl: NetworkAclCreate;
+  chassis: ChassisCreate;
+  vlanBinding: VlanBindingCreate;
+  token: ApiTokenCreate;
+}
+/** Patch input per kind. */
+export interface PatchOf {
+  tenant: TenantPatch;
+  network: NetworkPatch;
+  endpoint: EndpointPatch;
+  securityGroup: SecurityGroupPatch;
+  networkAcl: NetworkAclPatch;
+  chassis: ChassisPatch;
+  vlanBinding: VlanBindingPatch;
+  token: ApiTokenPatch;
+}
+export type AnyObject = ObjectOf[Kind];
+
+export const SCHEMAS: { [K in Kind]: { object: TObject; create: TObject; patch: TObject } } = {
+  tenant: { object: TenantSchema, create: TenantCreateSchema, patch: TenantPatchSchema },
+  network: { object: NetworkSchema, create: NetworkCreateSchema, patch: NetworkPatchSchema },
+  endpoint: { object: EndpointSchema, create: EndpointCreateSchema, patch: EndpointPatchSchema },
+  securityGroup: {
+    object: SecurityGroupSchema,
+    create: SecurityGroupCreateSchema,
+    patch: SecurityGroupPatchSchema,
+  },
+  networkAcl: { object: NetworkAclSchema, create: NetworkAclCreateSchema, patch: NetworkAclPatchSchema },
+  chassis: { object: ChassisSchema, create: ChassisCreateSchema, patch: ChassisPatchSchema },
+  vlanBinding: { object: VlanBindingSchema, create: VlanBindingCreateSchema, patch: VlanBindingPatchSchema },
+  token: { object: ApiTokenSchema, create: ApiTokenCreateSchema, patch: ApiTokenPatchSchema },
+};
+
+/** Kinds that belong to a tenant; the others (chassis, VLAN bindings) are infrastructure, admin only. */
+export const TENANT_OWNED: ReadonlySet<Kind> = new Set([
+  'network',
+  'endpoint',
+  'securityGroup',
+  'networkAcl',
+]);

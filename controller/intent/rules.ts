@@ -1,0 +1,369 @@
+import { conflict, invalid } from './errors.js';
+import type { AnyObject, Kind, ObjectOf, SgRule, SgRuleInput } from './model.js';
+import { DEFAULT_UNDERLAY_MTU, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
+import {
+  type Cidr,
+  cidrContains,
+  cidrsOverlap,
+  isMulticastMac,
+  normalizeMac,
+  parseCidr,
+  parseIp,
+} from './net.js';
+import { type IntentState, vlanSlot } from './state.js';
+
+/**
+ * The domain rules: given the current intent and a proposed object (all fields, no meta), check it
+ * against the other objects and return it normalised. Pure apart from the injected generators.
+ * Throws IntentError (invalid / conflict) naming the field.
+ */
+
+export interface RuleEnv {
+  state: IntentState;
+  /** Tenant of a tenant-scoped caller: references to other tenants read as "does not exist". */
+  tenantScope?: string;
+  vniRange: [number, number];
+  newId(): string;
+  randomMac(): string;
+  /** Next-fit cursor of the VNI allocator (the last VNI handed out). */
+  vniCursor: { last: number };
+}
+
+type Fields<K extends Kind> = Omit<ObjectOf[K], 'revision' | 'createdAt' | 'updatedAt'>;
+export type Draft = Record<string, unknown> & { id: string };
+
+/** Looks up a referenced object of the same tenant, or throws `invalid` naming the field. */
+function mustRef<K extends Kind>(
+  env: RuleEnv,
+  kind: K,
+  id: string,
+  field: string,
+  tenantId?: string,
+): ObjectOf[K] {
+  const o = env.state.get(kind, id);
+  const owner = o && 'tenantId' in o ? o.tenantId : undefined;
+  if (!o || (env.tenantScope && owner && owner !== env.tenantScope)) {
+    throw invalid(field, `${kind} '${id}' does not exist`);
+  }
+  if (tenantId && owner && owner !== tenantId) {
+    throw invalid(field, `${kind} '${id}' belongs to tenant '${owner}', not '${tenantId}'`);
+  }
+  return o;
+}
+
+function tenantOf(env: RuleEnv, d: Draft, existing: AnyObject | undefined): string {
+  const given = d.tenantId as string | undefined;
+  const tenantId = given ?? (existing as { tenantId?: string } | undefined)?.tenantId ?? env.tenantScope;
+  if (!tenantId) throw invalid('tenantId', 'is required');
+  if (env.tenantScope && tenantId !== env.tenantScope)
+    throw invalid('tenantId', `tenant '${tenantId}' does not exist`);
+  mustRef(env, 'tenant', tenantId, 'tenantId');
+  return tenantId;
+}
+
+function immutable(d: Draft, existing: AnyObject | undefined, field: string): void {
+  if (!existing) return;
+  const before = (existing as Record<string, unknown>)[field];
+  if (d[field] !== undefined && d[field] !== before) {
+    throw invalid(field, `cannot change from '${String(before)}' to '${String(d[field])}'`);
+  }
+}
+
+function cidrList(list: string[], field: string): Cidr[] {
+  const out: Cidr[] = [];
+  for (const [i, s] of list.entries()) {
+    const c = parseCidr(s);
+    if (typeof c === 'string') throw invalid(`${field}[${i}]`, c);
+    const clash = out.find((o) => cidrsOverlap(o, c));
+    if (clash) throw invalid(`${field}[${i}]`, `'${c.text}' overlaps '${clash.text}'`);
+    out.push(c);
+  }
+  return out;
+}
+
+function ports(d: Draft, protocol: string): void {
+  const min = d.portMin as number | undefined;
+  const max = d.portMax as number | undefined;
+  if (min === undefined && max === undefined) return;
+  if (protocol !== 'tcp' && protocol !== 'udp') {
+    throw invalid(
+      min !== undefined ? 'portMin' : 'portMax',
+      `port ranges need protocol tcp or udp, not ${protocol}`,
+    );
+  }
+  if (min === undefined) throw invalid('portMin', 'is required with portMax');
+  if (max === undefined) d.portMax = min;
+  else if (min > max) throw invalid('portMin', `${min} is greater than portMax ${max}`);
+}
+
+function cidrText(d: Draft, field: string, family?: 4 | 6): 4 | 6 | undefined {
+  const s = d[field] as string | undefined;
+  if (s === undefined) return family;
+  const c = parseCidr(s);
+  if (typeof c === 'string') throw invalid(field, c);
+  if (family && c.family !== family) throw invalid(field, `is IPv${c.family} but the rule is IPv${family}`);
+  d[field] = c.text;
+  return c.family;
+}
+
+function minUnderlayMtu(state: IntentState): number {
+  let min = Number.POSITIVE_INFINITY;
+  for (const c of state.all('chassis').values()) min = Math.min(min, c.underlayMtu);
+  return Number.isFinite(min) ? min : DEFAULT_UNDERLAY_MTU;
+}
+
+function allocateVni(env: RuleEnv): number {
+  const [lo, hi] = env.vniRange;
+  // Next-fit from the last allocation keeps allocation O(1) on average.
+  const start = Math.min(Math.max(env.vniCursor.last + 1, lo), hi);
+  for (let v = start, n = 0; n <= hi - lo; n++, v = v === hi ? lo : v + 1) {
+    if (!env.state.vnis.has(v)) {
+      env.vniCursor.last = v;
+      return v;
+    }
+  }
+  throw conflict('vni', `no free VNI left in ${lo}-${hi}`);
+}
+
+function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields<'network'> {
+  immutable(d, existing, 'tenantId');
+  const tenantId = tenantOf(env, d, existing);
+  let vni = (d.vni as number | undefined) ?? existing?.vni;
+  if (vni === undefined) vni = allocateVni(env);
+  else if (!Number.isInteger(vni) || vni < VNI_MIN || vni > VNI_MAX) {
+    throw invalid('vni', `${vni} is reserved or out of range; use ${VNI_MIN}-${VNI_MAX}`);
+  }
+  const owner = env.state.vnis.get(vni);
+  if (owner !== undefined && owner !== d.id)
+    throw conflict('vni', `${vni} is already used by another network`);
+  const subnets = cidrList((d.subnets as string[] | undefined) ?? [], 'subnets');
+  if (existing && subnets.length > 0) {
+    for (const [ip] of env.state.ips.get(d.id) ?? []) {
+      const a = parseIp(ip)!;
+      if (!subnets.some((c) => cidrContains(c, a))) {
+        throw conflict('subnets', `endpoint address ${ip} would lie outside every subnet`);
+      }
+    }
+  }
+  const mtu = (d.mtu as number | undefined) ?? existing?.mtu ?? minUnderlayMtu(env.state) - VXLAN_OVERHEAD;
+  return { id: d.id, tenantId, name: d.name as string, vni, mtu, subnets: subnets.map((c) => c.text) };
+}
+
+function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fields<'endpoint'> {
+  immutable(d, existing, 'networkId');
+  const net = mustRef(env, 'network', d.networkId as string, 'networkId');
+  if (d.tenantId !== undefined && d.tenantId !== net.tenantId) {
+    throw invalid('tenantId', `must be the network's tenant '${net.tenantId}'`);
+  }
+  const macs = env.state.macs.get(net.id);
+  let mac: string;
+  if (d.mac !== undefined) {
+    const m = normalizeMac(d.mac as string);
+    if (!m) throw invalid('mac', `'${d.mac}' is not a MAC address (xx:xx:xx:xx:xx:xx)`);
+    if (isMulticastMac(m)) throw invalid('mac', `${m} is a multicast address; endpoints need unicast`);
+    if (m === '00:00:00:00:00:00') throw invalid('mac', 'the all-zero address is not usable');
+    const owner = macs?.get(m);
+    if (owner !== undefined && owner !== d.id)
+      throw conflict('mac', `${m} is already used in network '${net.id}'`);
+    mac = m;
+  } else if (existing) {
+    mac = existing.mac;
+  } else {
+    do mac = env.randomMac();
+    while (macs?.has(mac));
+  }
+  const subnets = net.subnets.map((s) => parseCidr(s) as Cidr);
+  const ips: string[] = [];
+  const taken = env.state.ips.get(net.id);
+  for (const [i, s] of ((d.ips as string[] | undefined) ?? []).entries()) {
+    const a = parseIp(s);
+    if (!a) throw invalid(`ips[${i}]`, `'${s}' is not an IPv4 or IPv6 address`);
+    if (ips.includes(a.text)) throw invalid(`ips[${i}]`, `${a.text} is listed twice`);
+    if (subnets.length > 0 && !subnets.some((c) => cidrContains(c, a))) {
+      throw conflict(
+        `ips[${i}]`,
+        `${a.text} is outside the subnets of network '${net.id}' (${net.subnets.join(', ')})`,
+      );
+    }
+    const owner = taken?.get(a.text);
+    if (owner !== undefined && owner !== d.id)
+      throw conflict(`ips[${i}]`, `${a.text} is already used in network '${net.id}'`);
+    ips.push(a.text);
+  }
+  const ifaceId = (d.ifaceId as string | undefined) ?? existing?.ifaceId ?? d.id;
+  const ifaceOwner = env.state.ifaceIds.get(ifaceId);
+  if (ifaceOwner !== undefined && ifaceOwner !== d.id) {
+    throw conflict('ifaceId', `'${ifaceId}' is already bound to endpoint '${ifaceOwner}'`);
+  }
+  const securityGroupIds = (d.securityGroupIds as string[] | undefined) ?? [];
+  for (const [i, sg] of securityGroupIds.entries()) {
+    if (securityGroupIds.indexOf(sg) !== i)
+      throw invalid(`securityGroupIds[${i}]`, `'${sg}' is listed twice`);
+    mustRef(env, 'securityGroup', sg, `securityGroupIds[${i}]`, net.tenantId);
+  }
+  const portSecurity = (d.portSecurity as boolean | undefined) ?? true;
+  if (!portSecurity && securityGroupIds.length > 0) {
+    throw invalid(
+      'portSecurity',
+      'security groups need port security; remove them or keep portSecurity true',
+    );
+  }
+  const out: Fields<'endpoint'> = {
+    id: d.id,
+    tenantId: net.tenantId,
+    networkId: net.id,
+    mac,
+    ips,
+    ifaceId,
+    securityGroupIds,
+    portSecurity,
+  };
+  if (d.name !== undefined) out.name = d.name as string;
+  return out;
+}
+
+function sgRule(
+  env: RuleEnv,
+  r: SgRuleInput,
+  i: number,
+  sgId: string,
+  tenantId: string,
+  seen: Set<string>,
+): SgRule {
+  const d: Draft = { ...r, id: r.id ?? env.newId() };
+  const at = (f: string) => `rules[${i}].${f}`;
+  if (seen.has(d.id)) throw invalid(at('id'), `'${d.id}' is used by two rules`);
+  seen.add(d.id);
+  try {
+    ports(d, r.protocol);
+    cidrText(d, 'remoteCidr', r.ethertype === 'ipv4' ? 4 : 6);
+  } catch (e) {
+    const err = e as { field?: string };
+    throw invalid(at(err.field ?? '?'), (e as Error).message.replace(/^[^:]+: /, ''));
+  }
+  if (r.remoteCidr !== undefined && r.remoteGroupId !== undefined) {
+    throw invalid(at('remoteGroupId'), 'give remoteCidr or remoteGroupId, not both');
+  }
+  if (r.remoteGroupId !== undefined && r.remoteGroupId !== sgId) {
+    mustRef(env, 'securityGroup', r.remoteGroupId, at('remoteGroupId'), tenantId);
+  }
+  const out: Record<string, unknown> = {
+    id: d.id,
+    direction: r.direction,
+    ethertype: r.ethertype,
+    protocol: r.protocol,
+  };
+  for (const f of ['portMin', 'portMax', 'remoteCidr', 'remoteGroupId'])
+    if (d[f] !== undefined) out[f] = d[f];
+  return out as SgRule;
+}
+
+function securityGroup(
+  env: RuleEnv,
+  d: Draft,
+  existing?: ObjectOf['securityGroup'],
+): Fields<'securityGroup'> {
+  immutable(d, existing, 'tenantId');
+  const tenantId = tenantOf(env, d, existing);
+  const seen = new Set<string>();
+  const rules = ((d.rules as SgRuleInput[] | undefined) ?? []).map((r, i) =>
+    sgRule(env, r, i, d.id, tenantId, seen),
+  );
+  return { id: d.id, tenantId, name: d.name as string, rules };
+}
+
+function networkAcl(env: RuleEnv, d: Draft, existing?: ObjectOf['networkAcl']): Fields<'networkAcl'> {
+  immutable(d, existing, 'networkId');
+  const net = mustRef(env, 'network', d.networkId as string, 'networkId');
+  if (d.tenantId !== undefined && d.tenantId !== net.tenantId) {
+    throw invalid('tenantId', `must be the network's tenant '${net.tenantId}'`);
+  }
+  ports(d, d.protocol as string);
+  cidrText(d, 'dstCidr', cidrText(d, 'srcCidr'));
+  const out: Record<string, unknown> = {
+    id: d.id,
+    tenantId: net.tenantId,
+    networkId: net.id,
+    priority: d.priority,
+    direction: d.direction,
+    action: d.action,
+    protocol: d.protocol,
+  };
+  for (const f of ['srcCidr', 'dstCidr', 'portMin', 'portMax']) if (d[f] !== undefined) out[f] = d[f];
+  return out as Fields<'networkAcl'>;
+}
+
+function chassis(env: RuleEnv, d: Draft): Fields<'chassis'> {
+  const ip = parseIp(d.tunnelIp as string);
+  if (!ip) throw invalid('tunnelIp', `'${d.tunnelIp}' is not an IPv4 or IPv6 address`);
+  const owner = env.state.tunnelIps.get(ip.text);
+  if (owner !== undefined && owner !== d.id)
+    throw conflict('tunnelIp', `${ip.text} is already chassis '${owner}'`);
+  return {
+    id: d.id,
+    name: d.name as string,
+    tunnelIp: ip.text,
+    bridge: (d.bridge as string | undefined) ?? 'br-int',
+    datapathType: (d.datapathType as 'system' | 'netdev' | undefined) ?? 'system',
+    offload: (d.offload as 'none' | 'asap2' | undefined) ?? 'none',
+    underlayMtu: (d.underlayMtu as number | undefined) ?? DEFAULT_UNDERLAY_MTU,
+  };
+}
+
+function vlanBinding(env: RuleEnv, d: Draft, existing?: ObjectOf['vlanBinding']): Fields<'vlanBinding'> {
+  immutable(d, existing, 'chassisId');
+  mustRef(env, 'chassis', d.chassisId as string, 'chassisId');
+  mustRef(env, 'network', d.networkId as string, 'networkId');
+  const slot = vlanSlot(d.chassisId as string, d.port as string, d.vlan as number);
+  const owner = env.state.vlanSlots.get(slot);
+  if (owner !== undefined && owner !== d.id) {
+    throw conflict('vlan', `VLAN ${d.vlan} on ${d.chassisId}/${d.port} is already bound by '${owner}'`);
+  }
+  return {
+    id: d.id,
+    chassisId: d.chassisId as string,
+    port: d.port as string,
+    vlan: d.vlan as number,
+    networkId: d.networkId as string,
+  };
+}
+
+function token(_env: RuleEnv, d: Draft, existing?: ObjectOf['token']): Fields<'token'> {
+  if (!existing)
+    throw invalid(undefined, 'tokens are created with createToken (POST /v1/tokens), not written');
+  return { id: d.id, tenantId: existing.tenantId, name: d.name as string, hash: existing.hash };
+}
+
+function tenant(_env: RuleEnv, d: Draft): Fields<'tenant'> {
+  const out: Fields<'tenant'> = { id: d.id, name: d.name as string };
+  if (d.description !== undefined) out.description = d.description as string;
+  return out;
+}
+
+/** Checks and normalises a full proposed object of `kind` (create, replace or patched). */
+export function buildObject(
+  kind: Kind,
+  env: RuleEnv,
+  d: Draft,
+  existing?: AnyObject,
+): Record<string, unknown> {
+  const ex = existing as never;
+  switch (kind) {
+    case 'tenant':
+      return tenant(env, d);
+    case 'network':
+      return network(env, d, ex);
+    case 'endpoint':
+      return endpoint(env, d, ex);
+    case 'securityGroup':
+      return securityGroup(env, d, ex);
+    case 'networkAcl':
+      return networkAcl(env, d, ex);
+    case 'chassis':
+      return chassis(env, d);
+    case 'vlanBinding':
+      return vlanBinding(env, d, ex);
+    case 'token':
+      return token(env, d, ex);
+  }
+}

@@ -1,0 +1,507 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { type Logger, pino } from 'pino';
+import { type Op, type Store, StoreError } from '../store/store.js';
+import { planDelete } from './deletion.js';
+import { conflict, IntentError, invalid, notFound } from './errors.js';
+import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf } from './model.js';
+import { DEFAULT_VNI_RANGE, TENANT_OWNED, VNI_MAX, VNI_MIN } from './model.js';
+import { macFromRandom } from './net.js';
+import { IntentReplica, type Plan, toIntentError } from './replica.js';
+import { buildObject, type RuleEnv } from './rules.js';
+import {
+  compareIds,
+  IDEMPOTENCY_PREFIX,
+  type IdempotencyRecord,
+  type IntentState,
+  keyOf,
+  parseKey,
+} from './state.js';
+import { hashSecret, newSecret, sameHash } from './tokens.js';
+import { checkId, checkKind, checkShape } from './validate.js';
+
+export type { IntentErrorCode } from './errors.js';
+export { IntentError } from './errors.js';
+
+/** Who is asking and under which conditions. */
+export interface IntentContext {
+  /** Set for tenant-scoped tokens: other tenants' objects (and infrastructure kinds) are not_found. */
+  tenantScope?: string;
+  /** If-Match: the object's current revision must equal this, else precondition_failed. */
+  ifMatch?: number;
+  /** Idempotency-Key of a create: a replay returns the first result instead of writing again. */
+  idempotencyKey?: string;
+  /** For logs. */
+  requestId?: string;
+}
+export interface DeleteContext extends IntentContext {
+  /** Delete dependants (a network's endpoints/ACLs/VLAN bindings; a tenant's everything) too. */
+  cascade?: boolean;
+}
+
+export interface WriteResult<K extends Kind = Kind> {
+  object: ObjectOf[K];
+  /** Store revision this write produced (or, for a no-op PUT / idempotent replay, the first one). */
+  revision: number;
+}
+export interface DeleteResult<K extends Kind = Kind> extends WriteResult<K> {
+  /** Everything removed by this delete, the object itself first (more than one with cascade). */
+  deleted: Array<{ kind: Kind; id: string }>;
+}
+
+export interface ListQuery {
+  tenantId?: string;
+  networkId?: string;
+  /** Default 100, at most 10000. */
+  limit?: number;
+  /** Opaque; from a previous page's nextCursor. */
+  cursor?: string;
+}
+export interface ListResult<K extends Kind = Kind> {
+  /** Sorted by id. */
+  items: Array<ObjectOf[K]>;
+  nextCursor?: string;
+}
+
+/** One object changed by a committed revision (own writes and other controllers' alike). */
+export interface ObjectChange {
+  kind: Kind;
+  id: string;
+  /** Absent for a create. */
+  before?: AnyObject;
+  /** Absent for a delete. */
+  after?: AnyObject;
+}
+export interface IntentChangeEvent {
+  revision: number;
+  changes: ObjectChange[];
+}
+
+/**
+ * The engine plugs this in once it exists: resolves true when every switch affected by the
+ * revision has confirmed it (barrier), false on timeout.
+ */
+export interface ApplyTracker {
+  waitApplied(revision: number, timeoutMs: number): Promise<boolean>;
+}
+
+export interface IntentServiceOptions {
+  /** Inclusive range VNIs are allocated from when a network has none. Default [4096, 16777214]. */
+  vniRange?: [number, number];
+  /** Admin bearer secrets from config (never stored; compared in constant time). */
+  adminTokens?: string[];
+  logger?: Logger;
+}
+
+export interface CreatedToken {
+  /** The bearer secret: shown once, never stored. */
+  token: string;
+  record: ApiToken;
+}
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 10_000;
+
+type Meta = 'revision' | 'createdAt' | 'updatedAt';
+
+/**
+ * The intent service: the one place the model's rules are enforced, over a Store.
+ * - Reads (`get`, `list`) are synchronous, from this controller's in-memory copy at `revision()`.
+ * - Writes are validated against the in-memory copy, serialised in-process, batched and committed
+ *   with an optimistic precondition (see ./replica.ts); each resolves once durable in the store.
+ * - A write that changes nothing (a repeated PUT, a PATCH to the same values) commits nothing and
+ *   returns the object with its current revision.
+ * - References to missing objects (networkId, securityGroupIds, remoteGroupId, chassisId,
+ *   tenantId) are `invalid` naming the field; to another tenant's objects likewise.
+ * - Tenant-scoped callers see only their tenant (get/list/update of their own tenant object, their
+ *   tenant's networks, endpoints, security groups and ACLs); chassis, VLAN bindings and tokens are
+ *   admin-only and read as not_found.
+ * - `waitApplied(rev, timeout)`: until the engine registers an ApplyTracker, "applied" means the
+ *   revision is in this controller's intent (no switch is affected yet): it resolves
+ *   `{applied: true}` at once for any revision this controller has, or after it arrives through
+ *   the change feed, and `{applied: false}` when `timeoutMs` passes first.
+ */
+export class IntentService {
+  private readonly adminHashes: string[];
+  private tracker?: ApplyTracker;
+  private readonly vniCursor = { last: 0 };
+
+  private constructor(
+    private readonly replica: IntentReplica,
+    private readonly opts: IntentServiceOptions,
+  ) {
+    this.adminHashes = (opts.adminTokens ?? []).map(hashSecret);
+  }
+
+  static async open(store: Store, opts: IntentServiceOptions = {}): Promise<IntentService> {
+    const range = opts.vniRange ?? DEFAULT_VNI_RANGE;
+    const [lo, hi] = range;
+    if (!(Number.isInteger(lo) && Number.isInteger(hi) && lo >= VNI_MIN && hi <= VNI_MAX && lo <= hi)) {
+      throw invalid('vniRange', `[${lo}, ${hi}] must be integers within ${VNI_MIN}-${VNI_MAX}, low <= high`);
+    }
+    const log = opts.logger ?? pino({ level: 'silent' });
+    const replica = new IntentReplica(store, log);
+    try {
+      await replica.open();
+    } catch (err) {
+      throw toIntentError(err, store.description);
+    }
+    return new IntentService(replica, { ...opts, vniRange: range });
+  }
+
+  revision(): number {
+    return this.replica.committed.revision;
+  }
+
+  /** The engine registers itself here so `waitApplied` means "every affected switch confirmed". */
+  setApplyTracker(tracker: ApplyTracker | undefined): void {
+    this.tracker = tracker;
+  }
+
+  async waitApplied(revision: number, timeoutMs: number): Promise<{ applied: boolean; revision: number }> {
+    const started = Date.now();
+    let applied = await this.replica.waitRevision(revision, timeoutMs);
+    if (applied && this.tracker) {
+      applied = await this.tracker.waitApplied(revision, Math.max(0, timeoutMs - (Date.now() - started)));
+    }
+    return { applied, revision: this.revision() };
+  }
+
+  onChange(cb: (ev: IntentChangeEvent) => void): () => void {
+    return this.replica.onChange((revision, changes) => {
+      cb({
+        revision,
+        changes: changes.map((c) => {
+          const { kind, id } = parseKey(c.key)!;
+          const out: ObjectChange = { kind, id };
+          if (c.before) out.before = c.before;
+          if (c.after) out.after = c.after;
+          return out;
+        }),
+      });
+    });
+  }
+
+  get<K extends Kind>(kind: K, id: string, ctx: IntentContext = {}): ObjectOf[K] {
+    checkKind(kind);
+    const o = this.replica.committed.get(kind, id);
+    if (!o || !visible(kind, o, ctx.tenantScope)) throw notFound(kind, id);
+    return o;
+  }
+
+  list<K extends Kind>(kind: K, query: ListQuery = {}, ctx: IntentContext = {}): ListResult<K> {
+    checkKind(kind);
+    const state = this.replica.committed;
+    const limit = query.limit ?? DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+      throw invalid('limit', `${limit} must be an integer in 1-${MAX_LIMIT}`);
+    }
+    let after: string | undefined;
+    if (query.cursor !== undefined) {
+      after = Buffer.from(query.cursor, 'base64url').toString('utf8');
+      if (!after || Buffer.from(after, 'utf8').toString('base64url') !== query.cursor) {
+        throw invalid('cursor', 'is not a cursor this API returned');
+      }
+    }
+    const scope = ctx.tenantScope;
+    if (scope && query.tenantId && query.tenantId !== scope) return { items: [] };
+    const tenantId = query.tenantId ?? scope;
+    let ids: string[];
+    if (query.networkId !== undefined) {
+      ids = state.referrersOf('network', query.networkId, kind).map((k) => k.slice(kind.length + 1));
+      ids.sort(compareIds);
+    } else if (tenantId !== undefined && kind !== 'tenant' && kind !== 'chassis') {
+      ids = state.referrersOf('tenant', tenantId, kind).map((k) => k.slice(kind.length + 1));
+      ids.sort(compareIds);
+    } else ids = state.sorted(kind);
+    let start = 0;
+    if (after !== undefined) {
+      let lo = 0;
+      let hi = ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (compareIds(ids[mid]!, after) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+      start = lo;
+    }
+    const items: Array<ObjectOf[K]> = [];
+    let i = start;
+    for (; i < ids.length && items.length < limit; i++) {
+      const o = state.get(kind, ids[i]!)!;
+      if (!visible(kind, o, scope)) continue;
+      if (tenantId !== undefined && (o as { tenantId?: string | null }).tenantId !== undefined) {
+        if ((o as { tenantId?: string | null }).tenantId !== tenantId) continue;
+      } else if (tenantId !== undefined && kind === 'tenant' && o.id !== tenantId) continue;
+      items.push(o);
+    }
+    const last = items[items.length - 1];
+    return i < ids.length && last
+      ? { items, nextCursor: Buffer.from(last.id, 'utf8').toString('base64url') }
+      : { items };
+  }
+
+  create<K extends Kind>(kind: K, input: CreateInputOf[K], ctx: IntentContext = {}): Promise<WriteResult<K>> {
+    return this.write(ctx, (rev, state) => {
+      checkKind(kind);
+      if (kind === 'token') throw invalid(undefined, 'tokens are created with createToken (POST /v1/tokens)');
+      writable(kind, ctx.tenantScope);
+      checkShape(kind, 'create', input);
+      const idemKey = ctx.idempotencyKey === undefined ? undefined : idempotencyKeyOf(ctx);
+      const fingerprint = idemKey ? sha256(stableStringify({ kind, input })) : '';
+      if (idemKey) {
+        const first = state.idempotency.get(idemKey);
+        if (first) {
+          if (first.fingerprint !== fingerprint || first.kind !== kind) {
+            throw conflict('Idempotency-Key', 'was already used for a different request');
+          }
+          return { ops: [], finish: () => ({ object: first.object, revision: first.revision }) };
+        }
+      }
+      const id = (input as { id?: string }).id ?? randomUUID();
+      if (state.get(kind, id)) throw conflict('id', `${kind} '${id}' already exists`);
+      const fields = buildObject(kind, this.env(ctx, state), { ...(input as object), id });
+      const object = stamp(fields, rev, undefined);
+      const ops: Op[] = [{ type: 'put', key: keyOf(kind, id), value: object as never }];
+      if (idemKey) {
+        const record: IdempotencyRecord = { fingerprint, kind, revision: rev, object, at: object.createdAt };
+        ops.push({ type: 'put', key: idemKey, value: record as never });
+      }
+      return { ops, finish: () => ({ object, revision: rev }) };
+    }) as Promise<WriteResult<K>>;
+  }
+
+  put<K extends Kind>(
+    kind: K,
+    id: string,
+    input: CreateInputOf[K],
+    ctx: IntentContext = {},
+  ): Promise<WriteResult<K>> {
+    return this.write(ctx, (rev, state) => {
+      checkKind(kind);
+      checkId(id);
+      writable(kind, ctx.tenantScope);
+      checkShape(kind, 'create', input);
+      const bodyId = (input as { id?: string }).id;
+      if (bodyId !== undefined && bodyId !== id)
+        throw invalid('id', `'${bodyId}' differs from the id in the path '${id}'`);
+      const existing = state.get(kind, id);
+      if (existing && !visible(kind, existing, ctx.tenantScope)) throw notFound(kind, id);
+      checkIfMatch(kind, id, existing, ctx.ifMatch);
+      if (kind === 'token' && !existing)
+        throw invalid(undefined, 'tokens are created with createToken (POST /v1/tokens)');
+      const fields = buildObject(kind, this.env(ctx, state), { ...(input as object), id }, existing);
+      return this.replaceWith(kind, fields, existing, rev);
+    }) as Promise<WriteResult<K>>;
+  }
+
+  update<K extends Kind>(
+    kind: K,
+    id: string,
+    patch: PatchOf[K],
+    ctx: IntentContext = {},
+  ): Promise<WriteResult<K>> {
+    return this.write(ctx, (rev, state) => {
+      checkKind(kind);
+      const existing = state.get(kind, id);
+      if (!existing || !visible(kind, existing, ctx.tenantScope)) throw notFound(kind, id);
+      checkIfMatch(kind, id, existing, ctx.ifMatch);
+      checkShape(kind, 'patch', patch);
+      const { revision: _r, createdAt: _c, updatedAt: _u, ...current } = existing as AnyObject;
+      const fields = buildObject(
+        kind,
+        this.env(ctx, state),
+        { ...current, ...(patch as object), id },
+        existing,
+      );
+      return this.replaceWith(kind, fields, existing, rev);
+    }) as Promise<WriteResult<K>>;
+  }
+
+  delete<K extends Kind>(kind: K, id: string, ctx: DeleteContext = {}): Promise<DeleteResult<K>> {
+    return this.write(ctx, (_rev, state) => {
+      checkKind(kind);
+      const existing = state.get(kind, id);
+      if (!existing || !visible(kind, existing, ctx.tenantScope) || (ctx.tenantScope && kind === 'tenant')) {
+        throw notFound(kind, id);
+      }
+      checkIfMatch(kind, id, existing, ctx.ifMatch);
+      const keys = planDelete(state, kind, id, ctx.cascade === true);
+      const deleted = keys.map((k) => parseKey(k)!);
+      return {
+        ops: keys.map((key) => ({ type: 'delete' as const, key })),
+        finish: (revision) => ({ object: existing, revision, deleted }),
+      };
+    }) as Promise<DeleteResult<K>>;
+  }
+
+  /** Makes a bearer token; the secret is returned once and only its sha256 is stored. */
+  async createToken(tenantId: string | null, name: string, ctx: IntentContext = {}): Promise<CreatedToken> {
+    const secret = newSecret();
+    const object = (await this.write(ctx, (rev, state) => {
+      writable('token', ctx.tenantScope);
+      checkShape('token', 'create', { tenantId, name });
+      if (tenantId !== null && !state.get('tenant', tenantId))
+        throw invalid('tenantId', `tenant '${tenantId}' does not exist`);
+      const object = stamp({ id: randomUUID(), tenantId, name, hash: hashSecret(secret) }, rev, undefined);
+      return {
+        ops: [{ type: 'put', key: keyOf('token', object.id), value: object as never }],
+        finish: () => object,
+      };
+    })) as ApiToken;
+    return { token: secret, record: object };
+  }
+
+  /** The token a bearer secret belongs to (config admin tokens included), compared in constant time. */
+  authenticate(secret: string): ApiToken | undefined {
+    if (typeof secret !== 'string' || secret.length === 0 || secret.length > 512) return undefined;
+    const hash = hashSecret(secret);
+    let admin = -1;
+    this.adminHashes.forEach((h, i) => {
+      if (sameHash(h, hash)) admin = i;
+    });
+    if (admin >= 0) {
+      const epoch = new Date(0).toISOString();
+      return {
+        id: `config-admin-${admin}`,
+        tenantId: null,
+        name: 'admin token from config',
+        hash,
+        revision: 1,
+        createdAt: epoch,
+        updatedAt: epoch,
+      };
+    }
+    const state = this.replica.committed;
+    const id = state.tokenHashes.get(hash);
+    const record = id === undefined ? undefined : state.get('token', id);
+    return record && sameHash(record.hash, hash) ? record : undefined;
+  }
+
+  /** Stops following the store (the store itself belongs to the caller). */
+  async close(): Promise<void> {
+    this.replica.close();
+  }
+
+  private write(ctx: IntentContext, plan: Plan): Promise<unknown> {
+    // Store failures become IntentErrors; anything else is a bug and stays what it is (a 500).
+    return this.replica.submit(plan).catch((err) => {
+      throw err instanceof StoreError ? toIntentError(err, `(request ${ctx.requestId ?? '-'})`) : err;
+    });
+  }
+
+  private env(ctx: IntentContext, state: IntentState): RuleEnv {
+    const env: RuleEnv = {
+      state,
+      vniRange: this.opts.vniRange ?? DEFAULT_VNI_RANGE,
+      newId: randomUUID,
+      randomMac,
+      vniCursor: this.vniCursor,
+    };
+    if (ctx.tenantScope) env.tenantScope = ctx.tenantScope;
+    return env;
+  }
+
+  private replaceWith(
+    kind: Kind,
+    fields: Record<string, unknown>,
+    existing: AnyObject | undefined,
+    rev: number,
+  ) {
+    if (existing) {
+      const { revision, createdAt: _c, updatedAt: _u, ...current } = existing as AnyObject;
+      if (stableStringify(current) === stableStringify(fields)) {
+        return { ops: [], finish: () => ({ object: existing, revision }) };
+      }
+    }
+    const object = stamp(fields, rev, existing);
+    return {
+      ops: [{ type: 'put' as const, key: keyOf(kind, object.id), value: object as never }],
+      finish: () => ({ object, revision: rev }),
+    };
+  }
+}
+
+/** MACs draw from a pooled random buffer: one getrandom call per 800 MACs instead of one each. */
+const macPool = { buf: Buffer.alloc(0), off: 0 };
+function randomMac(): string {
+  if (macPool.off + 5 > macPool.buf.length) {
+    macPool.buf = randomBytes(4000);
+    macPool.off = 0;
+  }
+  macPool.off += 5;
+  return macFromRandom(macPool.buf.subarray(macPool.off - 5, macPool.off));
+}
+
+function stamp(fields: Record<string, unknown>, revision: number, existing: AnyObject | undefined) {
+  const now = new Date().toISOString();
+  return {
+    ...fields,
+    revision,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  } as unknown as AnyObject & Record<Meta, never>;
+}
+
+function visible(kind: Kind, o: AnyObject, scope: string | undefined): boolean {
+  if (!scope) return true;
+  if (kind === 'tenant') return o.id === scope;
+  return TENANT_OWNED.has(kind) && (o as { tenantId: string }).tenantId === scope;
+}
+
+function writable(kind: Kind, scope: string | undefined): void {
+  if (scope && !TENANT_OWNED.has(kind)) {
+    throw new IntentError(
+      'not_found',
+      `${kind} objects are not available to tenant-scoped callers`,
+      undefined,
+      { kind },
+    );
+  }
+}
+
+function checkIfMatch(
+  kind: Kind,
+  id: string,
+  existing: AnyObject | undefined,
+  ifMatch: number | undefined,
+): void {
+  if (ifMatch === undefined) return;
+  if (!existing) {
+    throw new IntentError(
+      'precondition_failed',
+      `If-Match ${ifMatch}: ${kind} '${id}' does not exist`,
+      'If-Match',
+    );
+  }
+  if (existing.revision !== ifMatch) {
+    throw new IntentError(
+      'precondition_failed',
+      `If-Match ${ifMatch}: ${kind} '${id}' is at revision ${existing.revision}`,
+      'If-Match',
+      { current: existing.revision },
+    );
+  }
+}
+
+function idempotencyKeyOf(ctx: IntentContext): string {
+  const key = ctx.idempotencyKey!;
+  if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
+    throw invalid('Idempotency-Key', 'must be 1-255 characters');
+  }
+  return `${IDEMPOTENCY_PREFIX}${ctx.tenantScope ?? '*'}/${sha256(key)}`;
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/** JSON with sorted keys, for content comparison independent of property order. */
+export function stableStringify(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableStringify(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

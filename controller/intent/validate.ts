@@ -1,0 +1,54 @@
+import type { TObject } from '@sinclair/typebox';
+import { type TypeCheck, TypeCompiler, ValueErrorType } from '@sinclair/typebox/compiler';
+import { invalid } from './errors.js';
+import { IdSchema, KINDS, type Kind, SCHEMAS } from './model.js';
+
+/**
+ * Shape checks with the same TypeBox schemas the API publishes, so the service refuses bad input
+ * on its own (CLI, tests, other callers) with the same wording: the field path and the reason.
+ */
+const compiled = new Map<TObject, TypeCheck<TObject>>();
+function checker(schema: TObject): TypeCheck<TObject> {
+  let c = compiled.get(schema);
+  if (!c) {
+    c = TypeCompiler.Compile(schema);
+    compiled.set(schema, c);
+  }
+  return c;
+}
+const idCheck = TypeCompiler.Compile(IdSchema);
+
+/** '/rules/0/portMin' -> 'rules[0].portMin' */
+export function fieldPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+export function checkShape(kind: Kind, form: 'create' | 'patch', input: unknown): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw invalid(undefined, `${kind} ${form === 'patch' ? 'patch' : 'body'} must be a JSON object`);
+  }
+  const c = checker(SCHEMAS[kind][form]);
+  if (c.Check(input)) return;
+  const first = c.Errors(input).First();
+  if (!first) throw invalid(undefined, `${kind}: invalid input`);
+  const field = fieldPath(first.path);
+  const reason = first.type === ValueErrorType.ObjectAdditionalProperties ? 'is not a known field' : first.message;
+  throw invalid(field || undefined, reason);
+}
+
+export function checkId(id: unknown, field = 'id'): asserts id is string {
+  if (!idCheck.Check(id)) {
+    throw invalid(
+      field,
+      `'${String(id)}' is not a valid id (letters, digits, . _ : - ; first a letter or digit; at most 64)`,
+    );
+  }
+}
+
+export function checkKind(kind: unknown): asserts kind is Kind {
+  if (!KINDS.includes(kind as Kind)) throw invalid('kind', `unknown kind '${String(kind)}'`);
+}

@@ -1,0 +1,25 @@
+/**
+ * Register and metadata layout, one place. A packet's state between tables lives only here.
+ *
+ *   metadata[0..23]  VNI of the packet's network (the network key; set in classify)
+ *   reg5[0..3]       where the packet came from (PORT_CLASS below)
+ *   reg6             conntrack zone of the endpoint the packet is checked for
+ *   reg7             logical output: ofport of the local port chosen by l2-lookup
+ */
+export const METADATA_VNI_MASK = 0xffffffn;
+
+export const REG_PORT_CLASS = 'reg5';
+export const REG_CT_ZONE = 'reg6';
+export const REG_OUTPORT = 'reg7';
+
+export const PORT_CLASS = {
+  /** A VM/container port on this chassis. */
+  LOCAL: 1,
+  /** The VXLAN tunnel port: traffic from another chassis. */
+  TUNNEL: 2,
+  /** A physical port carrying a VLAN bound to a network. */
+  VLAN: 3,
+} as const;
+export const PORT_CLASS_MASK = 0xf;
+
+export const metadataForVni = (vni: number): bigint => BigInt(vni);

@@ -1,0 +1,125 @@
+/**
+ * THE OpenFlow pipeline of a weft integration bridge, declared once as data. Every flow an app
+ * emits is checked against it (checkFlow in flow.ts): the table must exist, its matches must be
+ * among the table's allowed fields, and goto/resubmit targets must be among its next tables. The
+ * table-miss flow of each table is emitted from `miss` by the pipeline app, so an unmatched packet
+ * always has a declared fate.
+ *
+ * Direction words follow the endpoint's point of view, as security groups do (OpenStack, AWS):
+ * "egress" is traffic leaving an endpoint (checked on the chassis it leaves from), "ingress" is
+ * traffic arriving at an endpoint (checked on the chassis it arrives at), so every packet meets
+ * each policy exactly once however many hypervisors it crosses.
+ */
+export const TABLE = {
+  CLASSIFY: 0,
+  PORT_SECURITY: 10,
+  EGRESS_ACL: 20,
+  EGRESS_SG: 25,
+  ARP_RESPONDER: 30,
+  L2_LOOKUP: 40,
+  INGRESS_ACL: 50,
+  INGRESS_SG: 55,
+  OUTPUT: 60,
+} as const;
+export type TableId = (typeof TABLE)[keyof typeof TABLE];
+
+export type MissAction = { kind: 'drop' } | { kind: 'goto'; table: TableId };
+
+export interface TableDecl {
+  id: TableId;
+  name: string;
+  purpose: string;
+  /** Match fields allowed in this table (OVS meta-flow names as in codec/oxm-fields.ts). */
+  matches: readonly string[];
+  /** Tables a flow here may continue to (goto_table or resubmit). */
+  next: readonly TableId[];
+  miss: MissAction;
+}
+
+const L2 = ['eth_src', 'eth_dst', 'eth_type', 'vlan_vid'] as const;
+const L3 = ['ip_proto', 'ipv4_src', 'ipv4_dst', 'ipv6_src', 'ipv6_dst'] as const;
+const L4 = ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'icmp_type', 'icmp_code'] as const;
+const CT = ['ct_state', 'ct_zone', 'ct_mark'] as const;
+
+export const PIPELINE: readonly TableDecl[] = [
+  {
+    id: TABLE.CLASSIFY,
+    name: 'classify',
+    purpose:
+      'in_port -> network (VNI in metadata) and port class in reg5; tunnel: tun_id -> network; VLAN binding port: vlan_vid -> network, tag popped',
+    matches: ['in_port', 'tun_id', 'vlan_vid'],
+    next: [TABLE.PORT_SECURITY, TABLE.ARP_RESPONDER, TABLE.L2_LOOKUP],
+    miss: { kind: 'drop' },
+  },
+  {
+    id: TABLE.PORT_SECURITY,
+    name: 'port-security',
+    purpose: "only the endpoint's own source MAC and IPs (and ARP sha/spa) leave its port",
+    matches: ['in_port', 'eth_src', 'eth_type', 'ipv4_src', 'ipv6_src', 'arp_sha', 'arp_spa', 'ip_proto', 'udp_src', 'udp_dst'],
+    next: [TABLE.EGRESS_ACL],
+    miss: { kind: 'drop' },
+  },
+  {
+    id: TABLE.EGRESS_ACL,
+    name: 'egress-acl',
+    purpose: 'network ACLs, direction egress (stateless, ordered by priority)',
+    matches: ['metadata', 'in_port', ...L2, ...L3, ...L4],
+    next: [TABLE.EGRESS_SG],
+    miss: { kind: 'goto', table: TABLE.EGRESS_SG },
+  },
+  {
+    id: TABLE.EGRESS_SG,
+    name: 'egress-sg',
+    purpose: 'security groups, direction egress (stateful through conntrack; default deny once attached)',
+    matches: ['metadata', 'in_port', 'reg5', ...L2, ...L3, ...L4, ...CT],
+    next: [TABLE.EGRESS_SG, TABLE.ARP_RESPONDER],
+    miss: { kind: 'goto', table: TABLE.ARP_RESPONDER },
+  },
+  {
+    id: TABLE.ARP_RESPONDER,
+    name: 'arp-responder',
+    purpose: 'answer ARP requests for known endpoint IPs on the spot (no flood)',
+    matches: ['metadata', 'eth_type', 'arp_op', 'arp_tpa'],
+    next: [TABLE.L2_LOOKUP],
+    miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
+  },
+  {
+    id: TABLE.L2_LOOKUP,
+    name: 'l2-lookup',
+    purpose:
+      'dl_dst -> local port (reg7) | remote chassis (tun_dst + tun_id, VXLAN port) ; broadcast/multicast -> flood group',
+    matches: ['metadata', 'eth_dst', 'reg5'],
+    next: [TABLE.INGRESS_ACL],
+    miss: { kind: 'drop' },
+  },
+  {
+    id: TABLE.INGRESS_ACL,
+    name: 'ingress-acl',
+    purpose: 'network ACLs, direction ingress (stateless, ordered by priority)',
+    matches: ['metadata', 'reg7', ...L2, ...L3, ...L4],
+    next: [TABLE.INGRESS_SG],
+    miss: { kind: 'goto', table: TABLE.INGRESS_SG },
+  },
+  {
+    id: TABLE.INGRESS_SG,
+    name: 'ingress-sg',
+    purpose: 'security groups, direction ingress (stateful through conntrack; default deny once attached)',
+    matches: ['metadata', 'reg7', ...L2, ...L3, ...L4, ...CT],
+    next: [TABLE.INGRESS_SG, TABLE.OUTPUT],
+    miss: { kind: 'goto', table: TABLE.OUTPUT },
+  },
+  {
+    id: TABLE.OUTPUT,
+    name: 'output',
+    purpose: 'reg7 -> output to the local port (VLAN binding ports get their tag pushed)',
+    matches: ['reg7'],
+    next: [],
+    miss: { kind: 'drop' },
+  },
+];
+
+const byId = new Map<number, TableDecl>(PIPELINE.map((t) => [t.id, t]));
+
+export function tableDecl(id: number): TableDecl | undefined {
+  return byId.get(id);
+}

@@ -1,0 +1,116 @@
+import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
+import { isOwned } from '../pipeline/cookies.js';
+import type { DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import { isOwnedGroup } from '../pipeline/groups.js';
+import { bucketsKey, flowKey, instructionsKey } from './canonical.js';
+
+/** A flow as the switch reports it in a flow-stats dump. */
+export interface ActualFlow {
+  tableId: number;
+  priority: number;
+  cookie: bigint;
+  match: DesiredFlow['match'];
+  instructions: DesiredFlow['instructions'];
+}
+
+export interface ActualGroup {
+  groupId: number;
+  type: DesiredGroup['type'];
+  buckets: DesiredGroup['buckets'];
+}
+
+export interface FlowDiff {
+  add: DesiredFlow[];
+  /** Same table+priority+match, other instructions or cookie: rewritten in place (no gap). */
+  modify: DesiredFlow[];
+  /** Owned flows the desired state no longer has. Flows without weft's cookie are never here. */
+  remove: ActualFlow[];
+}
+
+export interface GroupDiff {
+  add: DesiredGroup[];
+  modify: DesiredGroup[];
+  remove: ActualGroup[];
+}
+
+export function diffFlows(desired: readonly DesiredFlow[], actual: readonly ActualFlow[]): FlowDiff {
+  const have = new Map<string, ActualFlow>();
+  for (const f of actual) have.set(flowKey(f), f);
+  const out: FlowDiff = { add: [], modify: [], remove: [] };
+  const wanted = new Set<string>();
+  for (const f of desired) {
+    const key = flowKey(f);
+    wanted.add(key);
+    const cur = have.get(key);
+    if (!cur) out.add.push(f);
+    else if (cur.cookie !== f.cookie || instructionsKey(cur.instructions) !== instructionsKey(f.instructions)) {
+      out.modify.push(f);
+    }
+  }
+  for (const [key, f] of have) if (!wanted.has(key) && isOwned(f.cookie)) out.remove.push(f);
+  return out;
+}
+
+export function diffGroups(desired: readonly DesiredGroup[], actual: readonly ActualGroup[]): GroupDiff {
+  const have = new Map(actual.map((g) => [g.groupId, g]));
+  const out: GroupDiff = { add: [], modify: [], remove: [] };
+  const wanted = new Set<number>();
+  for (const g of desired) {
+    wanted.add(g.groupId);
+    const cur = have.get(g.groupId);
+    if (!cur) out.add.push(g);
+    else if (cur.type !== g.type || bucketsKey(cur.buckets) !== bucketsKey(g.buckets)) out.modify.push(g);
+  }
+  for (const g of actual) if (!wanted.has(g.groupId) && isOwnedGroup(g.groupId)) out.remove.push(g);
+  return out;
+}
+
+export const isEmptyDiff = (f: FlowDiff, g: GroupDiff): boolean =>
+  f.add.length + f.modify.length + f.remove.length + g.add.length + g.modify.length + g.remove.length === 0;
+
+const OFPFC = { ADD: 0, MODIFY_STRICT: 2, DELETE_STRICT: 4 } as const;
+const OFPGC = { ADD: 0, MODIFY: 1, DELETE: 2 } as const;
+const OFPP_ANY = 0xffffffff;
+const OFPG_ANY = 0xffffffff;
+const ALL_ONES_64 = 0xffffffffffffffffn;
+
+/**
+ * The messages that turn actual into desired, in the one safe order: groups appear before flows
+ * that point at them, new flows before stale ones go (a moved MAC is never unreachable), and a
+ * group goes only after the flows using it. Sent inside one bundle, the switch applies them
+ * atomically anyway; the order still matters for switches without bundles and for readability.
+ * Deletes are strict and carry the exact cookie, so they can never hit a flow weft does not own.
+ */
+export function planMessages(f: FlowDiff, g: GroupDiff): Array<FlowMod | GroupMod> {
+  const msgs: Array<FlowMod | GroupMod> = [];
+  const groupMod = (command: number, x: DesiredGroup | ActualGroup): GroupMod => ({
+    type: 'GROUP_MOD',
+    xid: 0,
+    command,
+    groupType: x.type,
+    groupId: x.groupId,
+    buckets: command === OFPGC.DELETE ? [] : x.buckets,
+  });
+  const flowMod = (command: number, x: DesiredFlow | ActualFlow): FlowMod => ({
+    type: 'FLOW_MOD',
+    xid: 0,
+    command,
+    tableId: x.tableId,
+    priority: x.priority,
+    match: x.match,
+    instructions: command === OFPFC.DELETE_STRICT ? [] : x.instructions,
+    cookie: x.cookie,
+    cookieMask: command === OFPFC.DELETE_STRICT ? ALL_ONES_64 : 0n,
+    outPort: OFPP_ANY,
+    outGroup: OFPG_ANY,
+  });
+  for (const x of g.add) msgs.push(groupMod(OFPGC.ADD, x));
+  for (const x of g.modify) msgs.push(groupMod(OFPGC.MODIFY, x));
+  for (const x of f.add) msgs.push(flowMod(OFPFC.ADD, x));
+  // MODIFY_STRICT keeps counters and replaces instructions; the cookie is replaced as well by OVS
+  // only through ADD, so a cookie change is sent as ADD (which overwrites the same match).
+  for (const x of f.modify) msgs.push(flowMod(OFPFC.ADD, x));
+  for (const x of f.remove) msgs.push(flowMod(OFPFC.DELETE_STRICT, x));
+  for (const x of g.remove) msgs.push(groupMod(OFPGC.DELETE, x));
+  return msgs;
+}

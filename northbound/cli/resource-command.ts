@@ -1,0 +1,250 @@
+import { parseArgs } from 'node:util';
+import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { ApiCallError, ApiClient, defaultApi } from './client.js';
+import { type Column, details, table } from './format.js';
+
+/** One command-line flag that sets one body field on create/update. */
+export interface FieldFlag {
+  flag: string;
+  field: string;
+  /** 'flag' takes no value (its value is parse([]) or true). */
+  type: 'string' | 'int' | 'bool' | 'list' | 'custom' | 'flag';
+  help: string;
+  /** For 'custom' and 'flag': turns the repeated flag values into the field value (throws UsageError). */
+  parse?: (values: string[]) => unknown;
+  /** The parsed value is an object whose fields are merged into the body (e.g. portMin + portMax). */
+  spread?: boolean;
+  /** Only on create (ids of parents cannot change). */
+  createOnly?: boolean;
+}
+
+export interface ResourceCli {
+  /** Command word, e.g. `security-group`. */
+  word: string;
+  /** URL segment under /v1, e.g. `security-groups`. */
+  path: string;
+  noun: string;
+  fields: FieldFlag[];
+  filters: Array<'tenant' | 'network'>;
+  columns: Column[];
+  /** Verbs this resource supports (tokens cannot be updated). */
+  verbs?: Verb[];
+}
+
+type Verb = 'create' | 'list' | 'show' | 'update' | 'delete';
+const allVerbs: Verb[] = ['create', 'list', 'show', 'update', 'delete'];
+
+const common = {
+  api: { type: 'string', help: `API base URL (env WEFT_API, default ${defaultApi})` },
+  token: { type: 'string', help: 'bearer token (env WEFT_TOKEN)' },
+  json: { type: 'boolean', help: 'print the API answer as JSON instead of a table' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+  id: { type: 'string', help: 'create: client-chosen id (PUT, idempotent)' },
+  data: { type: 'string', help: 'create/update: JSON object merged under the field flags' },
+  'if-match': { type: 'string', help: 'update/delete: only if the object is still at this revision' },
+  'idempotency-key': { type: 'string', help: 'create without --id: retry-safe key' },
+  cascade: { type: 'boolean', help: 'delete: also delete what depends on the object' },
+  wait: { type: 'boolean', help: 'writes: answer once every affected switch applied the change' },
+  timeout: { type: 'string', help: 'with --wait: 500ms, 5s, 1m (default 5s)' },
+  limit: { type: 'string', help: 'list: one page of at most this many (default: every page)' },
+} as const;
+
+export const usage = (r: ResourceCli): string => {
+  const verbs = r.verbs ?? allVerbs;
+  const flags = [
+    ...r.fields.map((f) => [
+      `--${f.flag}${f.type === 'bool' ? ' on|off' : f.type === 'flag' ? '' : ' VALUE'}`,
+      f.help,
+    ]),
+    ...(r.filters.length ? [[`--${r.filters.join(', --')}`, 'list: filter']] : []),
+    ...Object.entries(common).map(([k, v]) => [`--${k}${v.type === 'string' ? ' VALUE' : ''}`, v.help]),
+  ];
+  const w = Math.max(...flags.map(([a]) => a!.length));
+  return [
+    `Usage: weft ${r.word} ${verbs.join('|')} [ID] [options]`,
+    '',
+    ...verbs.map((v) => `  weft ${r.word} ${v}${v === 'create' || v === 'list' ? '' : ' ID'}`),
+    '',
+    'Options:',
+    ...flags.map(([a, b]) => `  ${a!.padEnd(w)}  ${b}`),
+    '',
+  ].join('\n');
+};
+
+const parseValue = (f: FieldFlag, values: string[]): unknown => {
+  const last = values[values.length - 1]!;
+  switch (f.type) {
+    case 'int': {
+      if (!/^-?[0-9]+$/.test(last)) throw new UsageError(`--${f.flag} must be an integer, got '${last}'`);
+      return Number(last);
+    }
+    case 'bool': {
+      if (['on', 'true', 'yes'].includes(last)) return true;
+      if (['off', 'false', 'no'].includes(last)) return false;
+      throw new UsageError(`--${f.flag} must be on or off, got '${last}'`);
+    }
+    case 'list':
+      return values.flatMap((v) => v.split(',')).filter((v) => v !== '');
+    case 'custom':
+    case 'flag':
+      return f.parse ? f.parse(values) : true;
+    default:
+      return last;
+  }
+};
+
+const bodyOf = (r: ResourceCli, values: Record<string, unknown>, verb: Verb): Record<string, unknown> => {
+  let body: Record<string, unknown> = {};
+  if (typeof values.data === 'string') {
+    try {
+      body = JSON.parse(values.data);
+    } catch (err) {
+      throw new UsageError(`--data is not valid JSON: ${(err as Error).message}`);
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw new UsageError('--data must be a JSON object');
+  }
+  for (const f of r.fields) {
+    const given = values[f.flag] as string[] | boolean | undefined;
+    if (given === undefined || given === false) continue;
+    if (verb === 'update' && f.createOnly) throw new UsageError(`--${f.flag} cannot be changed by update`);
+    const value = parseValue(f, given === true ? [] : given);
+    if (f.spread) Object.assign(body, value);
+    else body[f.field] = value;
+  }
+  return body;
+};
+
+const writeQuery = (values: Record<string, unknown>) =>
+  values.wait === true ? { wait: 'applied', timeout: values.timeout as string | undefined } : {};
+
+async function runVerb(
+  r: ResourceCli,
+  verb: Verb,
+  args: string[],
+  values: Record<string, unknown>,
+  io: CliIo,
+) {
+  const api = (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi;
+  const client = new ApiClient(api, (values.token as string | undefined) ?? io.env.WEFT_TOKEN);
+  const base = `/v1/${r.path}`;
+  const needId = (): string => {
+    if (args.length !== 1) throw new UsageError(`${verb} needs exactly one ID`);
+    return encodeURIComponent(args[0]!);
+  };
+  if ((verb === 'create' || verb === 'list') && args.length > 0) {
+    throw new UsageError(`unexpected argument '${args[0]}' (use --id to choose the id)`);
+  }
+  const ifMatch: Record<string, string> =
+    values['if-match'] === undefined ? {} : { 'if-match': `"${values['if-match']}"` };
+  const print = (o: unknown) =>
+    io.stdout.write(values.json ? `${JSON.stringify(o, null, 2)}\n` : details(o as Record<string, unknown>));
+
+  switch (verb) {
+    case 'create': {
+      const body = bodyOf(r, values, verb);
+      const id = values.id as string | undefined;
+      const key = values['idempotency-key'] as string | undefined;
+      const res = id
+        ? await client.request('PUT', `${base}/${encodeURIComponent(id)}`, {
+            body,
+            query: writeQuery(values),
+          })
+        : await client.request('POST', base, {
+            body,
+            query: writeQuery(values),
+            headers: key === undefined ? {} : { 'idempotency-key': key },
+          });
+      return print(res.body);
+    }
+    case 'update': {
+      const id = needId();
+      const body = bodyOf(r, values, verb);
+      if (Object.keys(body).length === 0)
+        throw new UsageError('update needs at least one field flag or --data');
+      const res = await client.request('PATCH', `${base}/${id}`, {
+        body,
+        query: writeQuery(values),
+        headers: ifMatch,
+      });
+      return print(res.body);
+    }
+    case 'show':
+      return print((await client.request('GET', `${base}/${needId()}`)).body);
+    case 'delete': {
+      const id = needId();
+      const res = await client.request<{ revision: number; cascaded?: Array<{ kind: string; id: string }> }>(
+        'DELETE',
+        `${base}/${id}`,
+        { query: { ...writeQuery(values), ...(values.cascade ? { cascade: true } : {}) }, headers: ifMatch },
+      );
+      if (values.json) return io.stdout.write(`${JSON.stringify(res.body, null, 2)}\n`);
+      const extra = (res.body.cascaded?.length ?? 1) - 1;
+      return io.stdout.write(
+        `deleted ${r.noun} ${args[0]}${extra > 0 ? ` and ${extra} dependants` : ''} (revision ${res.body.revision})\n`,
+      );
+    }
+    case 'list': {
+      const filters = Object.fromEntries(r.filters.map((f) => [f, values[f]?.toString()]));
+      const limit = values.limit as string | undefined;
+      if (limit !== undefined && !/^[0-9]+$/.test(limit))
+        throw new UsageError(`--limit must be a number, got '${limit}'`);
+      const items: Array<Record<string, unknown>> = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.request<{ items: Array<Record<string, unknown>>; nextCursor?: string }>(
+          'GET',
+          base,
+          {
+            query: { ...filters, limit: limit ?? 1000, cursor },
+          },
+        );
+        items.push(...page.body.items);
+        cursor = limit === undefined ? page.body.nextCursor : undefined;
+      } while (cursor);
+      if (values.json) return io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
+      return io.stdout.write(items.length === 0 ? `no ${r.noun}s\n` : table(items, r.columns));
+    }
+  }
+}
+
+/** `weft <resource> <verb> ...` over the REST API: table output by default, `--json` on request. */
+export const resourceCommand = (r: ResourceCli): CliCommand => ({
+  name: r.word,
+  summary: `${(r.verbs ?? allVerbs).join('/')} ${r.noun}s over the REST API`,
+  async run(argv, io) {
+    const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {};
+    for (const [k, v] of Object.entries(common)) {
+      options[k] = { type: v.type, ...('short' in v ? { short: v.short } : {}) };
+    }
+    for (const f of r.fields)
+      options[f.flag] = f.type === 'flag' ? { type: 'boolean' } : { type: 'string', multiple: true };
+    for (const f of r.filters) options[f] ??= { type: 'string', multiple: true };
+    let parsed: ReturnType<typeof parseArgs>;
+    try {
+      parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const [verb, ...rest] = parsed.positionals;
+    if (parsed.values.help || verb === undefined || verb === 'help') {
+      io.stdout.write(usage(r));
+      return verb === undefined && !parsed.values.help ? 2 : 0;
+    }
+    if (!(r.verbs ?? allVerbs).includes(verb as Verb)) throw new UsageError(`unknown action '${verb}'`);
+    // Filters share flags with fields (e.g. --tenant); as filters they take the last value.
+    const values: Record<string, unknown> = { ...parsed.values };
+    if (verb === 'list') for (const f of r.filters) values[f] = (values[f] as string[] | undefined)?.at(-1);
+    try {
+      await runVerb(r, verb as Verb, rest, values, io);
+      return 0;
+    } catch (err) {
+      if (!(err instanceof ApiCallError)) throw err;
+      const where = err.field ? ` [${err.field}]` : '';
+      const http =
+        err.status === undefined ? '' : ` (HTTP ${[err.status, err.code].filter(Boolean).join(' ')})`;
+      io.stderr.write(`weft ${r.word}: ${err.message}${where}${http}\n`);
+      return 1;
+    }
+  },
+});

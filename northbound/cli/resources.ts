@@ -1,0 +1,293 @@
+import { type CliCommand, UsageError } from '../../controller/cli/command.js';
+import { type Column, cell, col } from './format.js';
+import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
+
+const revision = col('REV', 'revision');
+
+/** `80`, `80-443` -> [min, max]. */
+const portRange = (text: string, flag: string): [number, number] => {
+  const m = /^([0-9]{1,5})(?:-([0-9]{1,5}))?$/.exec(text);
+  if (!m) throw new UsageError(`${flag}: '${text}' is not a port or port range like 80 or 8000-8080`);
+  return [Number(m[1]), Number(m[2] ?? m[1])];
+};
+
+/**
+ * `--rule DIRECTION,ETHERTYPE,PROTOCOL[,PORTS][,remote=CIDR|group=ID]`, e.g.
+ * `ingress,ipv4,tcp,22,remote=10.0.0.0/8`. Each --rule adds one; together they replace the rules.
+ */
+export const parseRule = (text: string): Record<string, unknown> => {
+  const [direction, ethertype, protocol, ...rest] = text.split(',');
+  if (!direction || !ethertype || !protocol) {
+    throw new UsageError(
+      `--rule '${text}': expected DIRECTION,ETHERTYPE,PROTOCOL[,PORTS][,remote=CIDR|group=ID]`,
+    );
+  }
+  const rule: Record<string, unknown> = { direction, ethertype, protocol };
+  for (const part of rest) {
+    if (part.startsWith('remote=')) rule.remoteCidr = part.slice(7);
+    else if (part.startsWith('group=')) rule.remoteGroupId = part.slice(6);
+    else [rule.portMin, rule.portMax] = portRange(part, '--rule');
+  }
+  return rule;
+};
+
+const rulesOf = (o: Record<string, unknown>): string =>
+  cell(
+    ((o.rules as Array<Record<string, unknown>>) ?? []).map((r) =>
+      [
+        r.direction,
+        r.protocol,
+        r.portMin === undefined
+          ? undefined
+          : r.portMin === r.portMax
+            ? r.portMin
+            : `${r.portMin}-${r.portMax}`,
+        r.remoteCidr ?? (r.remoteGroupId ? `sg:${r.remoteGroupId}` : undefined),
+      ]
+        .filter((x) => x !== undefined)
+        .join(' '),
+    ),
+  );
+
+/** ACL port ranges travel as portMin/portMax; the CLI takes one --ports flag. */
+const ports: FieldFlag = {
+  flag: 'ports',
+  field: 'portMin',
+  type: 'custom',
+  spread: true,
+  help: 'port or range, e.g. 80 or 8000-8080',
+  parse: (v) => {
+    const [portMin, portMax] = portRange(v.at(-1)!, '--ports');
+    return { portMin, portMax };
+  },
+};
+
+const bound: Column = {
+  header: 'BOUND',
+  value: (o) => {
+    const s = o.status as { bound?: boolean; chassis?: string; ofport?: number } | undefined;
+    return s?.bound ? `${s.chassis ?? '?'}:${s.ofport ?? '?'}` : 'no';
+  },
+};
+
+export const resourceClis: ResourceCli[] = [
+  {
+    word: 'tenant',
+    path: 'tenants',
+    noun: 'tenant',
+    fields: [
+      { flag: 'name', field: 'name', type: 'string', help: 'display name' },
+      { flag: 'description', field: 'description', type: 'string', help: 'free text' },
+    ],
+    filters: [],
+    columns: [col('ID', 'id'), col('NAME', 'name'), col('DESCRIPTION', 'description'), revision],
+  },
+  {
+    word: 'network',
+    path: 'networks',
+    noun: 'network',
+    fields: [
+      {
+        flag: 'tenant',
+        field: 'tenantId',
+        type: 'string',
+        help: 'owning tenant (implied for tenant tokens)',
+        createOnly: true,
+      },
+      { flag: 'name', field: 'name', type: 'string', help: 'display name' },
+      {
+        flag: 'vni',
+        field: 'vni',
+        type: 'int',
+        help: 'VXLAN VNI 1-16777214 (allocated if absent)',
+        createOnly: true,
+      },
+      { flag: 'mtu', field: 'mtu', type: 'int', help: 'tenant MTU (default: underlay MTU - 50)' },
+      { flag: 'subnet', field: 'subnets', type: 'list', help: 'CIDR; repeat or comma-separate' },
+    ],
+    filters: ['tenant'],
+    columns: [
+      col('ID', 'id'),
+      col('TENANT', 'tenantId'),
+      col('NAME', 'name'),
+      col('VNI', 'vni'),
+      col('MTU', 'mtu'),
+      col('SUBNETS', 'subnets'),
+      revision,
+    ],
+  },
+  {
+    word: 'endpoint',
+    path: 'endpoints',
+    noun: 'endpoint',
+    fields: [
+      {
+        flag: 'network',
+        field: 'networkId',
+        type: 'string',
+        help: 'network the NIC is on',
+        createOnly: true,
+      },
+      { flag: 'name', field: 'name', type: 'string', help: 'display name' },
+      { flag: 'mac', field: 'mac', type: 'string', help: 'MAC (generated if absent)' },
+      { flag: 'ip', field: 'ips', type: 'list', help: 'IP address; repeat or comma-separate' },
+      {
+        flag: 'iface-id',
+        field: 'ifaceId',
+        type: 'string',
+        help: 'OVS external_ids:iface-id (default: the id)',
+      },
+      {
+        flag: 'security-group',
+        field: 'securityGroupIds',
+        type: 'list',
+        help: 'security group id; repeatable',
+      },
+      {
+        flag: 'port-security',
+        field: 'portSecurity',
+        type: 'bool',
+        help: 'source MAC/IP checks (default on)',
+      },
+    ],
+    filters: ['tenant', 'network'],
+    columns: [
+      col('ID', 'id'),
+      col('NETWORK', 'networkId'),
+      col('MAC', 'mac'),
+      col('IPS', 'ips'),
+      col('IFACE-ID', 'ifaceId'),
+      bound,
+      revision,
+    ],
+  },
+  {
+    word: 'security-group',
+    path: 'security-groups',
+    noun: 'security group',
+    fields: [
+      { flag: 'tenant', field: 'tenantId', type: 'string', help: 'owning tenant', createOnly: true },
+      { flag: 'name', field: 'name', type: 'string', help: 'display name' },
+      {
+        flag: 'rule',
+        field: 'rules',
+        type: 'custom',
+        help: 'DIRECTION,ETHERTYPE,PROTOCOL[,PORTS][,remote=CIDR|group=ID]; repeatable, replaces all rules',
+        parse: (v) => v.map(parseRule),
+      },
+    ],
+    filters: ['tenant'],
+    columns: [
+      col('ID', 'id'),
+      col('TENANT', 'tenantId'),
+      col('NAME', 'name'),
+      { header: 'RULES', value: rulesOf },
+      revision,
+    ],
+  },
+  {
+    word: 'acl',
+    path: 'acls',
+    noun: 'network ACL',
+    fields: [
+      {
+        flag: 'network',
+        field: 'networkId',
+        type: 'string',
+        help: 'network the rule applies to',
+        createOnly: true,
+      },
+      { flag: 'priority', field: 'priority', type: 'int', help: '0-32767, higher first' },
+      { flag: 'direction', field: 'direction', type: 'string', help: 'ingress or egress' },
+      { flag: 'action', field: 'action', type: 'string', help: 'allow or drop' },
+      { flag: 'protocol', field: 'protocol', type: 'string', help: 'tcp, udp, icmp or any' },
+      { flag: 'src', field: 'srcCidr', type: 'string', help: 'source CIDR' },
+      { flag: 'dst', field: 'dstCidr', type: 'string', help: 'destination CIDR' },
+      ports,
+    ],
+    filters: ['tenant', 'network'],
+    columns: [
+      col('ID', 'id'),
+      col('NETWORK', 'networkId'),
+      col('PRIO', 'priority'),
+      col('DIR', 'direction'),
+      col('ACTION', 'action'),
+      col('PROTO', 'protocol'),
+      col('SRC', 'srcCidr'),
+      col('DST', 'dstCidr'),
+      { header: 'PORTS', value: (o) => (o.portMin === undefined ? '-' : `${o.portMin}-${o.portMax}`) },
+      revision,
+    ],
+  },
+  {
+    word: 'chassis',
+    path: 'chassis',
+    noun: 'chassis',
+    fields: [
+      { flag: 'name', field: 'name', type: 'string', help: 'display name' },
+      { flag: 'tunnel-ip', field: 'tunnelIp', type: 'string', help: 'VXLAN tunnel endpoint address' },
+      { flag: 'bridge', field: 'bridge', type: 'string', help: 'integration bridge (default br-int)' },
+      { flag: 'datapath-type', field: 'datapathType', type: 'string', help: 'system or netdev' },
+      { flag: 'offload', field: 'offload', type: 'string', help: 'none or asap2' },
+      { flag: 'underlay-mtu', field: 'underlayMtu', type: 'int', help: 'underlay MTU (default 1500)' },
+    ],
+    filters: [],
+    columns: [
+      col('ID', 'id'),
+      col('NAME', 'name'),
+      col('TUNNEL-IP', 'tunnelIp'),
+      col('BRIDGE', 'bridge'),
+      col('DATAPATH', 'datapathType'),
+      col('OFFLOAD', 'offload'),
+      col('MTU', 'underlayMtu'),
+      revision,
+    ],
+  },
+  {
+    word: 'vlan-binding',
+    path: 'vlan-bindings',
+    noun: 'VLAN binding',
+    fields: [
+      {
+        flag: 'chassis',
+        field: 'chassisId',
+        type: 'string',
+        help: 'chassis the physical port is on',
+        createOnly: true,
+      },
+      { flag: 'port', field: 'port', type: 'string', help: 'physical port name' },
+      { flag: 'vlan', field: 'vlan', type: 'int', help: 'VLAN id 1-4094' },
+      { flag: 'network', field: 'networkId', type: 'string', help: 'network (VNI) the VLAN maps to' },
+    ],
+    filters: ['network'],
+    columns: [
+      col('ID', 'id'),
+      col('CHASSIS', 'chassisId'),
+      col('PORT', 'port'),
+      col('VLAN', 'vlan'),
+      col('NETWORK', 'networkId'),
+      revision,
+    ],
+  },
+  {
+    word: 'token',
+    path: 'tokens',
+    noun: 'API token',
+    verbs: ['create', 'list', 'show', 'delete'],
+    fields: [
+      { flag: 'tenant', field: 'tenantId', type: 'string', help: 'tenant the token is confined to' },
+      {
+        flag: 'admin',
+        field: 'tenantId',
+        type: 'flag',
+        help: 'an admin token (tenantId null)',
+        parse: () => null,
+      },
+      { flag: 'name', field: 'name', type: 'string', help: 'what the token is for' },
+    ],
+    filters: ['tenant'],
+    columns: [col('ID', 'id'), col('TENANT', 'tenantId'), col('NAME', 'name'), col('CREATED', 'createdAt')],
+  },
+];
+
+export const resourceCommands: CliCommand[] = resourceClis.map(resourceCommand);

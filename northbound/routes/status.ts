@@ -1,0 +1,53 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { errorResponses } from '../errors.js';
+import type { IntentService } from '../intents.js';
+import { requireAdmin } from '../plugins/auth.js';
+import { ControllerStatus, type Readiness, type StatusProvider, SwitchStatus } from '../status.js';
+
+export interface StatusRouteOptions {
+  intents: IntentService;
+  status: StatusProvider;
+  readiness: Readiness;
+}
+
+const StatusBody = Type.Object(
+  { controller: ControllerStatus, switches: Type.Array(SwitchStatus) },
+  { title: 'Status' },
+);
+
+/**
+ * /v1/status: the controller's role and store health, and every switch's session and applied
+ * revision. Admin only (it names chassis); endpoint status is part of each endpoint object.
+ */
+export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async (app, opts) => {
+  app.get(
+    '/status',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['status'],
+        summary:
+          'Controller role, store health, and per-switch connection / role / applied revision / counts',
+        response: { 200: StatusBody, ...errorResponses(401, 403) },
+      },
+    },
+    async (_req, reply) => {
+      const checks = await opts
+        .readiness()
+        .catch((err: Error) => [{ name: 'store', ok: false, detail: err.message }]);
+      const store = checks.find((c) => c.name === 'store');
+      const revision = opts.intents.revision();
+      reply.header('x-weft-revision', String(revision));
+      return {
+        controller: {
+          ...opts.status.controller(),
+          storeHealthy: store?.ok ?? true,
+          storeRevision: revision,
+          ...(store?.detail === undefined ? {} : { storeDetail: store.detail }),
+        },
+        switches: opts.status.switches(),
+      };
+    },
+  );
+};

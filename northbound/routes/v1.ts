@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { IntentService } from '../intents.js';
+import type { Readiness, StatusProvider } from '../status.js';
+import { registerCrud } from './crud.js';
+import { resourceDefs } from './resources.js';
+import { statusRoutes } from './status.js';
+import { tokenRoutes } from './tokens.js';
+
+export interface V1Options {
+  intents: IntentService;
+  status: StatusProvider;
+  readiness: Readiness;
+}
+
+/** Everything under /v1: the intent resources, tokens and status. */
+export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, status, readiness }) => {
+  for (const def of resourceDefs(status)) registerCrud(app, def, intents);
+  await app.register(tokenRoutes, { intents });
+  await app.register(statusRoutes, { intents, status, readiness });
+};

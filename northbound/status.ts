@@ -1,0 +1,71 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/**
+ * What the engine and southbound sessions report for /v1/status. The API only reads it; until the
+ * engine exists, buildApp uses `emptyStatus` (no switches, no bindings, role unknown).
+ */
+export const SwitchStatus = Type.Object(
+  {
+    datapathId: Type.String({ description: '16 hex digits' }),
+    chassis: Type.Optional(Type.String({ description: 'chassis name (system-id) the bridge belongs to' })),
+    bridge: Type.Optional(Type.String()),
+    connected: Type.Boolean(),
+    role: Type.Union([
+      Type.Literal('master'),
+      Type.Literal('slave'),
+      Type.Literal('equal'),
+      Type.Literal('unknown'),
+    ]),
+    appliedRevision: Type.Integer({ minimum: 0, description: 'last store revision confirmed by barrier' }),
+    flowCount: Type.Integer({ minimum: 0 }),
+    groupCount: Type.Integer({ minimum: 0 }),
+  },
+  { title: 'SwitchStatus', additionalProperties: false },
+);
+export type SwitchStatus = Static<typeof SwitchStatus>;
+
+export const EndpointStatus = Type.Object(
+  {
+    endpointId: Type.String(),
+    bound: Type.Boolean(),
+    chassis: Type.Optional(Type.String()),
+    ofport: Type.Optional(Type.Integer({ minimum: 1 })),
+    up: Type.Boolean(),
+  },
+  { title: 'EndpointStatus', additionalProperties: false },
+);
+export type EndpointStatus = Static<typeof EndpointStatus>;
+
+export const ControllerStatus = Type.Object(
+  {
+    role: Type.Union([Type.Literal('leader'), Type.Literal('standby'), Type.Literal('unknown')]),
+    leaderId: Type.Optional(Type.String()),
+    storeHealthy: Type.Boolean(),
+    storeRevision: Type.Integer({ minimum: 0 }),
+    storeDetail: Type.Optional(Type.String()),
+  },
+  { title: 'ControllerStatus', additionalProperties: false },
+);
+export type ControllerStatus = Static<typeof ControllerStatus>;
+
+export interface StatusProvider {
+  switches(): SwitchStatus[];
+  /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */
+  endpoint(endpointId: string): EndpointStatus | undefined;
+  /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */
+  controller(): { role: 'leader' | 'standby' | 'unknown'; leaderId?: string };
+}
+
+export const emptyStatus: StatusProvider = {
+  switches: () => [],
+  endpoint: () => undefined,
+  controller: () => ({ role: 'unknown' }),
+};
+
+/** /readyz: every check must pass for the controller to take traffic. */
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+export type Readiness = () => Promise<ReadinessCheck[]>;

@@ -1,0 +1,90 @@
+import {
+  type MultipartReplyBody,
+  type OfpMessage,
+  bundleCtrlTypeNames,
+  errorName,
+  ofpfc,
+  roleNames,
+} from '../codec/index.js';
+import { formatFlow, formatGroup } from '../text/index.js';
+
+/**
+ * One-line human form of a message for `weft ofp print`, modelled on `ovs-ofctl ofp-print`:
+ * `OFPT_FLOW_MOD (xid=0x11): ADD table=20, priority=100,... actions=...`. Flows and groups use
+ * the text module's ovs-ofctl syntax; other messages list their fields as key=value. A flow
+ * stats reply prints one indented line per flow after its header line.
+ */
+
+const commandNames = Object.fromEntries(Object.entries(ofpfc).map(([k, v]) => [v, k]));
+const groupCommands = ['ADD', 'MOD', 'DEL'];
+
+function hex(n: number | bigint): string {
+  return `0x${n.toString(16)}`;
+}
+
+/** key=value for the fields of a plain object, in declaration order. */
+function fields(o: object, skip: readonly string[] = []): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(o)) {
+    if (skip.includes(k) || v === undefined) continue;
+    parts.push(`${k}=${value(v)}`);
+  }
+  return parts.join(' ');
+}
+
+function value(v: unknown): string {
+  if (typeof v === 'bigint') return hex(v);
+  if (Buffer.isBuffer(v)) return v.length === 0 ? '""' : v.toString('hex');
+  if (Array.isArray(v)) return `[${v.map(value).join(',')}]`;
+  if (v !== null && typeof v === 'object') return `{${fields(v)}}`;
+  return String(v);
+}
+
+function multipartBody(b: MultipartReplyBody, prefix: string): string {
+  switch (b.kind) {
+    case 'FLOW':
+      return [
+        `${prefix} flows=${b.flows.length}`,
+        ...b.flows.map((f) => ` ${formatFlow(f, { stats: true })}`),
+      ].join('\n');
+    case 'GROUP_DESC':
+      return [
+        `${prefix} groups=${b.groups.length}`,
+        ...b.groups.map((g) => ` ${formatGroup({ groupId: g.groupId, type: g.groupType, buckets: g.buckets })}`),
+      ].join('\n');
+    default:
+      return `${prefix} ${fields(b, ['kind'])}`.trimEnd();
+  }
+}
+
+export function formatMessage(m: OfpMessage): string {
+  const head = `OFPT_${m.type} (xid=${hex(m.xid)}):`;
+  switch (m.type) {
+    case 'FLOW_MOD': {
+      const extra = fields({ cookieMask: m.cookieMask || undefined, bufferId: m.bufferId, outPort: m.outPort });
+      return `${head} ${commandNames[m.command] ?? m.command} ${formatFlow(m)} ${extra}`.trimEnd();
+    }
+    case 'GROUP_MOD':
+      return `${head} ${groupCommands[m.command] ?? m.command} ${formatGroup({
+        groupId: m.groupId,
+        type: m.groupType,
+        buckets: m.buckets,
+      })}`;
+    case 'ERROR':
+      return `${head} ${errorName(m.errType, m.code, m.experimenter)} data=${value(m.data)}`;
+    case 'ROLE_REQUEST':
+    case 'ROLE_REPLY':
+    case 'ROLE_STATUS':
+      return `${head} role=${roleNames[m.role] ?? m.role} ${fields(m, ['type', 'xid', 'role'])}`;
+    case 'BUNDLE_CONTROL':
+      return `${head} bundle_id=${hex(m.bundleId)} type=${bundleCtrlTypeNames[m.ctrlType] ?? m.ctrlType} flags=${m.flags}`;
+    case 'BUNDLE_ADD':
+      return `${head} bundle_id=${hex(m.bundleId)} flags=${m.flags} message: ${formatMessage(m.message)}`;
+    case 'MULTIPART_REQUEST':
+      return `${head} ${m.body.kind}${m.flags ? ' flags=more' : ''} ${fields(m.body, ['kind'])}`.trimEnd();
+    case 'MULTIPART_REPLY':
+      return multipartBody(m.body, `${head} ${m.body.kind}${m.flags ? ' flags=more' : ''}`);
+    default:
+      return `${head} ${fields(m, ['type', 'xid'])}`.trimEnd();
+  }
+}

@@ -1,0 +1,261 @@
+import { decodeNxAction, encodeNxAction, NX_VENDOR_ID, type NxAction } from './nx-actions.js';
+import { decodeOxm, encodeOxm, type OxmValue } from './oxm.js';
+import type { OfReader } from './reader.js';
+import type { OfWriter } from './writer.js';
+
+/**
+ * OpenFlow 1.3 actions (spec section 7.2.5) plus the Nicira extension actions (nx-actions.ts),
+ * one union discriminated by `type`. Unknown experimenter actions decode to 'experimenter' and
+ * unknown standard types to 'opaque'; both keep their exact bytes.
+ */
+export type OfAction =
+  | { type: 'output'; port: number; maxLen: number }
+  | { type: 'copy_ttl_out' }
+  | { type: 'copy_ttl_in' }
+  | { type: 'set_mpls_ttl'; ttl: number }
+  | { type: 'dec_mpls_ttl' }
+  | { type: 'push_vlan'; ethertype: number }
+  | { type: 'pop_vlan' }
+  | { type: 'push_mpls'; ethertype: number }
+  | { type: 'pop_mpls'; ethertype: number }
+  | { type: 'set_queue'; queueId: number }
+  | { type: 'group'; groupId: number }
+  | { type: 'set_nw_ttl'; ttl: number }
+  | { type: 'dec_nw_ttl' }
+  | { type: 'set_field'; field: string; value: OxmValue; mask?: OxmValue }
+  | { type: 'push_pbb'; ethertype: number }
+  | { type: 'pop_pbb' }
+  /** Any experimenter action not modelled: `data` is everything after the experimenter id. */
+  | { type: 'experimenter'; experimenter: number; data: Buffer }
+  /** A standard action type this codec does not know: `data` is everything after type+length. */
+  | { type: 'opaque'; actionType: number; data: Buffer };
+
+export type Action = OfAction | NxAction;
+export type ActionType = Action['type'];
+
+export const OFPAT = {
+  OUTPUT: 0,
+  COPY_TTL_OUT: 11,
+  COPY_TTL_IN: 12,
+  SET_MPLS_TTL: 15,
+  DEC_MPLS_TTL: 16,
+  PUSH_VLAN: 17,
+  POP_VLAN: 18,
+  PUSH_MPLS: 19,
+  POP_MPLS: 20,
+  SET_QUEUE: 21,
+  GROUP: 22,
+  SET_NW_TTL: 23,
+  DEC_NW_TTL: 24,
+  SET_FIELD: 25,
+  PUSH_PBB: 26,
+  POP_PBB: 27,
+  EXPERIMENTER: 0xffff,
+} as const;
+
+function header(w: OfWriter, type: number, len: number): void {
+  w.ensure(len);
+  w.buf.writeUInt16BE(type, w.offset);
+  w.buf.writeUInt16BE(len, w.offset + 2);
+  w.offset += 4;
+}
+
+function ethertypeAction(w: OfWriter, type: number, ethertype: number): void {
+  header(w, type, 8);
+  w.u16(ethertype).zeros(2);
+}
+
+function bare(w: OfWriter, type: number): void {
+  header(w, type, 8);
+  w.zeros(4);
+}
+
+export function encodeAction(w: OfWriter, a: Action): void {
+  switch (a.type) {
+    case 'output':
+      header(w, OFPAT.OUTPUT, 16);
+      w.u32(a.port).u16(a.maxLen).zeros(6);
+      return;
+    case 'set_field': {
+      const start = w.offset;
+      w.u16(OFPAT.SET_FIELD).u16(0);
+      encodeOxm(w, a, 'set_field');
+      w.padTo8(start);
+      w.patchU16(start + 2, w.offset - start);
+      return;
+    }
+    case 'group':
+      header(w, OFPAT.GROUP, 8);
+      w.u32(a.groupId);
+      return;
+    case 'push_vlan':
+      ethertypeAction(w, OFPAT.PUSH_VLAN, a.ethertype);
+      return;
+    case 'pop_vlan':
+      bare(w, OFPAT.POP_VLAN);
+      return;
+    case 'copy_ttl_out':
+      bare(w, OFPAT.COPY_TTL_OUT);
+      return;
+    case 'copy_ttl_in':
+      bare(w, OFPAT.COPY_TTL_IN);
+      return;
+    case 'set_mpls_ttl':
+      header(w, OFPAT.SET_MPLS_TTL, 8);
+      w.u8(a.ttl).zeros(3);
+      return;
+    case 'dec_mpls_ttl':
+      bare(w, OFPAT.DEC_MPLS_TTL);
+      return;
+    case 'push_mpls':
+      ethertypeAction(w, OFPAT.PUSH_MPLS, a.ethertype);
+      return;
+    case 'pop_mpls':
+      ethertypeAction(w, OFPAT.POP_MPLS, a.ethertype);
+      return;
+    case 'set_queue':
+      header(w, OFPAT.SET_QUEUE, 8);
+      w.u32(a.queueId);
+      return;
+    case 'set_nw_ttl':
+      header(w, OFPAT.SET_NW_TTL, 8);
+      w.u8(a.ttl).zeros(3);
+      return;
+    case 'dec_nw_ttl':
+      bare(w, OFPAT.DEC_NW_TTL);
+      return;
+    case 'push_pbb':
+      ethertypeAction(w, OFPAT.PUSH_PBB, a.ethertype);
+      return;
+    case 'pop_pbb':
+      bare(w, OFPAT.POP_PBB);
+      return;
+    case 'experimenter':
+      header(w, OFPAT.EXPERIMENTER, 8 + a.data.length);
+      w.u32(a.experimenter).bytes(a.data);
+      return;
+    case 'opaque':
+      header(w, a.actionType, 4 + a.data.length);
+      w.bytes(a.data);
+      return;
+    default:
+      encodeNxAction(w, a);
+  }
+}
+
+export function encodeActions(w: OfWriter, actions: Action[]): void {
+  for (let i = 0; i < actions.length; i++) encodeAction(w, actions[i]!);
+}
+
+/** Decodes one action at r.offset; r must be bounded to the action list. */
+export function decodeAction(r: OfReader): Action {
+  const start = r.offset;
+  const type = r.u16('action type');
+  const len = r.u16('action length');
+  if (len < 8 || len % 8 !== 0) {
+    r.fail('bad-length', `action type ${type} length ${len} is not a multiple of 8 (min 8)`, start + 2);
+  }
+  if (r.remaining < len - 4) {
+    r.fail(
+      'truncated',
+      `action type ${type} length ${len} runs past the list (${r.remaining + 4} left)`,
+      start + 2,
+    );
+  }
+  const end = start + len;
+  const fixed = (expected: number, name: string) => {
+    if (len !== expected)
+      r.fail('bad-length', `${name} action length ${len}, expected ${expected}`, start + 2);
+  };
+  let a: Action;
+  switch (type) {
+    case OFPAT.OUTPUT: {
+      fixed(16, 'output');
+      const port = r.u32();
+      const maxLen = r.u16();
+      r.pad(6, 'output padding');
+      return { type: 'output', port, maxLen };
+    }
+    case OFPAT.SET_FIELD: {
+      const body = r.sub(len - 4, `${r.context}/set_field`);
+      const t = decodeOxm(body);
+      body.pad(body.remaining, 'set_field padding');
+      a =
+        t.mask === undefined
+          ? { type: 'set_field', field: t.field, value: t.value }
+          : { type: 'set_field', field: t.field, value: t.value, mask: t.mask };
+      return a;
+    }
+    case OFPAT.GROUP:
+      fixed(8, 'group');
+      return { type: 'group', groupId: r.u32() };
+    case OFPAT.SET_QUEUE:
+      fixed(8, 'set_queue');
+      return { type: 'set_queue', queueId: r.u32() };
+    case OFPAT.PUSH_VLAN:
+    case OFPAT.PUSH_MPLS:
+    case OFPAT.POP_MPLS:
+    case OFPAT.PUSH_PBB: {
+      fixed(8, 'ethertype');
+      const ethertype = r.u16();
+      r.pad(2, 'action padding');
+      const t =
+        type === OFPAT.PUSH_VLAN
+          ? 'push_vlan'
+          : type === OFPAT.PUSH_MPLS
+            ? 'push_mpls'
+            : type === OFPAT.POP_MPLS
+              ? 'pop_mpls'
+              : 'push_pbb';
+      return { type: t, ethertype };
+    }
+    case OFPAT.SET_MPLS_TTL:
+    case OFPAT.SET_NW_TTL: {
+      fixed(8, 'set ttl');
+      const ttl = r.u8();
+      r.pad(3, 'action padding');
+      return { type: type === OFPAT.SET_MPLS_TTL ? 'set_mpls_ttl' : 'set_nw_ttl', ttl };
+    }
+    case OFPAT.COPY_TTL_OUT:
+    case OFPAT.COPY_TTL_IN:
+    case OFPAT.DEC_MPLS_TTL:
+    case OFPAT.POP_VLAN:
+    case OFPAT.DEC_NW_TTL:
+    case OFPAT.POP_PBB: {
+      fixed(8, 'bare');
+      r.pad(4, 'action padding');
+      return { type: BARE_NAMES[type]! } as Action;
+    }
+    case OFPAT.EXPERIMENTER: {
+      const body = r.sub(len - 4, `${r.context}/experimenter action`);
+      const experimenter = body.u32('experimenter id');
+      if (experimenter === NX_VENDOR_ID) {
+        const nx = decodeNxAction(body, start);
+        if (nx !== undefined) {
+          body.expectEnd('nicira action');
+          return nx;
+        }
+      }
+      return { type: 'experimenter', experimenter, data: Buffer.from(r.buf.subarray(start + 8, end)) };
+    }
+    default:
+      r.offset = end;
+      return { type: 'opaque', actionType: type, data: Buffer.from(r.buf.subarray(start + 4, end)) };
+  }
+}
+
+const BARE_NAMES: Record<number, Action['type']> = {
+  [OFPAT.COPY_TTL_OUT]: 'copy_ttl_out',
+  [OFPAT.COPY_TTL_IN]: 'copy_ttl_in',
+  [OFPAT.DEC_MPLS_TTL]: 'dec_mpls_ttl',
+  [OFPAT.POP_VLAN]: 'pop_vlan',
+  [OFPAT.DEC_NW_TTL]: 'dec_nw_ttl',
+  [OFPAT.POP_PBB]: 'pop_pbb',
+};
+
+/** Decodes every action in r (which must be bounded to exactly the action list). */
+export function decodeActions(r: OfReader): Action[] {
+  const out: Action[] = [];
+  while (r.remaining > 0) out.push(decodeAction(r));
+  return out;
+}

@@ -1,0 +1,92 @@
+import { OFP_HEADER_LEN, OFP_MAX_MESSAGE_LEN } from './constants.js';
+import { OfpCodecError } from './errors.js';
+import { readHeader } from './header.js';
+
+export interface OfpFramerOptions {
+  /** Largest message accepted; at most (and by default) 65535, the most a u16 length can say. */
+  maxMessageBytes?: number;
+}
+
+/**
+ * Cuts a byte stream into whole OpenFlow messages. Frames are views into the pushed chunks when
+ * a message lies within one chunk (no copy), else a fresh concatenation; pushed chunks must not
+ * be modified afterwards. Headers are checked as soon as their 8 bytes arrive (version, length
+ * not below 8, not above the cap), so a bad peer is detected without waiting for a body. After a
+ * throw the stream is out of sync: the caller closes the connection.
+ */
+export class OfpFramer {
+  readonly maxMessageBytes: number;
+  private pending: Buffer[] = [];
+  private pendingLen = 0;
+  /** Absolute stream offset of pending[0][0], for error positions. */
+  private streamOffset = 0;
+
+  constructor(opts: OfpFramerOptions = {}) {
+    this.maxMessageBytes = Math.min(opts.maxMessageBytes ?? OFP_MAX_MESSAGE_LEN, OFP_MAX_MESSAGE_LEN);
+  }
+
+  /** Bytes held back waiting for the rest of a message. */
+  get buffered(): number {
+    return this.pendingLen;
+  }
+
+  push(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    if (chunk.length === 0) return out;
+    let buf: Buffer;
+    if (this.pendingLen === 0) {
+      buf = chunk;
+    } else {
+      this.pending.push(chunk);
+      this.pendingLen += chunk.length;
+      if (this.pendingLen < OFP_HEADER_LEN) return out;
+      if (this.pending[0]!.length < OFP_HEADER_LEN) this.pending = [Buffer.concat(this.pending, this.pendingLen)];
+      const need = this.checkHeader(this.pending[0]!, 0);
+      if (this.pendingLen < need) return out;
+      buf = Buffer.concat(this.pending, this.pendingLen);
+      this.pending = [];
+      this.pendingLen = 0;
+    }
+    let off = 0;
+    while (buf.length - off >= OFP_HEADER_LEN) {
+      const len = this.checkHeader(buf, off);
+      if (buf.length - off < len) break;
+      out.push(buf.subarray(off, off + len));
+      off += len;
+    }
+    this.streamOffset += off;
+    if (off < buf.length) {
+      this.pending = [off === 0 ? buf : buf.subarray(off)];
+      this.pendingLen = buf.length - off;
+    }
+    return out;
+  }
+
+  private checkHeader(buf: Buffer, at: number): number {
+    let len: number;
+    try {
+      len = readHeader(buf, at, at + OFP_HEADER_LEN).length;
+    } catch (err) {
+      this.reset();
+      if (err instanceof OfpCodecError) {
+        throw new OfpCodecError(err.kind, err.context, this.streamOffset + err.offset, err.reason);
+      }
+      throw err;
+    }
+    if (len > this.maxMessageBytes) {
+      this.reset();
+      throw new OfpCodecError(
+        'too-large',
+        'framer',
+        this.streamOffset + at + 2,
+        `message of ${len} bytes exceeds the ${this.maxMessageBytes}-byte cap`,
+      );
+    }
+    return len;
+  }
+
+  private reset(): void {
+    this.pending = [];
+    this.pendingLen = 0;
+  }
+}

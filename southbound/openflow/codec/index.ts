@@ -1,0 +1,31 @@
+/**
+ * The OpenFlow 1.3 codec's public API. Sessions, apps and the CLI import only this module.
+ *
+ *   const framer = new OfpFramer();
+ *   for (const frame of framer.push(chunk)) handle(decodeMessage(frame));
+ *   socket.write(encodeMessage({ type: 'BARRIER_REQUEST', xid: 7 }));
+ *
+ * Every decode failure is an OfpCodecError (kind, context, offset, reason).
+ */
+export * from './errors.js';
+export { OfReader } from './reader.js';
+export { OfWriter } from './writer.js';
+export * from './constants.js';
+export type * from './messages.js';
+export type * from './multipart-types.js';
+export { type OfpHeader, msgTypeName, readHeader } from './header.js';
+export { OfpFramer, type OfpFramerOptions } from './framing.js';
+export { decodeMessage } from './decode.js';
+export { encodeMessage, encodeInto } from './encode.js';
+export { helloVersions, versionBitmap } from './msg-basic.js';
+export type { Match, OxmTlv, OxmValue } from './match.js';
+export type { Action } from './actions.js';
+export type { Instruction } from './instructions.js';
+export type { Bucket } from './buckets.js';
+export {
+  messageFromJson,
+  messageToJson,
+  parseCodecJson,
+  stringifyCodecJson,
+  toJsonValue,
+} from './json.js';

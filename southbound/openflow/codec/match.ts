@@ -1,0 +1,44 @@
+import { decodeOxm, encodeOxm, type OxmTlv } from './oxm.js';
+import type { OfReader } from './reader.js';
+import type { OfWriter } from './writer.js';
+
+export type { OxmTlv, OxmValue } from './oxm.js';
+export { OPAQUE_FIELD } from './oxm.js';
+
+/** An OXM match: TLVs in wire order (kept, so decode -> encode is byte-exact). */
+export type Match = OxmTlv[];
+
+export const OFPMT_OXM = 1;
+
+/** Writes a whole ofp_match: type=OXM, length (header + TLVs, without padding), TLVs, zero pad to 8. */
+export function encodeMatch(w: OfWriter, m: Match): void {
+  const start = w.offset;
+  w.u16(OFPMT_OXM);
+  w.u16(0);
+  for (let i = 0; i < m.length; i++) encodeOxm(w, m[i]!, 'match');
+  w.patchU16(start + 2, w.offset - start);
+  w.padTo8(start);
+}
+
+/** Reads a whole ofp_match including its padding. */
+export function decodeMatch(r: OfReader): Match {
+  const start = r.offset;
+  const type = r.u16('match type');
+  const length = r.u16('match length');
+  if (type !== OFPMT_OXM) r.fail('bad-value', `match type ${type}, only OXM (1) is OpenFlow 1.3`, start);
+  if (length < 4) r.fail('bad-length', `match length ${length} is below its 4-byte header`, start + 2);
+  if (r.remaining < length - 4) {
+    r.fail(
+      'truncated',
+      `match length ${length} runs past the end (${r.remaining + 4} bytes left)`,
+      start + 2,
+    );
+  }
+  const m: Match = [];
+  if (length > 4) {
+    const tlvs = r.sub(length - 4, `${r.context}/match`);
+    while (tlvs.remaining > 0) m.push(decodeOxm(tlvs));
+  }
+  r.pad(((length + 7) & ~7) - length, 'match padding');
+  return m;
+}

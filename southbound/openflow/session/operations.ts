@@ -1,0 +1,139 @@
+import type { FlowStats, GroupDesc, OfpMessage } from '../codec/index.js';
+import { ofpbct, ofpbf, ofpet, ofpg, ofpp, ofptt } from '../codec/index.js';
+import type { RoleName } from './events.js';
+import { roleName, roleNumber } from './handshake.js';
+import { OfpErrorReply } from './session-errors.js';
+import { expectType, type SwitchSession } from './switch-session.js';
+
+/**
+ * Higher-level operations on a session: dumps, roles, atomic bundles. Each is one round of
+ * pipelined requests, so they cost a round trip or two whatever their size.
+ */
+
+/** Every flow of the switch (or of one table), decoded; multipart replies are reassembled. */
+export async function dumpFlows(session: SwitchSession, tableId: number = ofptt.ALL): Promise<FlowStats[]> {
+  const bodies = await session.multipart({
+    kind: 'FLOW',
+    tableId,
+    outPort: ofpp.ANY,
+    outGroup: ofpg.ANY,
+    cookie: 0n,
+    cookieMask: 0n,
+    match: [],
+  });
+  const out: FlowStats[] = [];
+  for (const b of bodies) if (b.kind === 'FLOW') for (const f of b.flows) out.push(f);
+  return out;
+}
+
+export async function dumpGroups(session: SwitchSession): Promise<GroupDesc[]> {
+  const bodies = await session.multipart({ kind: 'GROUP_DESC' });
+  const out: GroupDesc[] = [];
+  for (const b of bodies) if (b.kind === 'GROUP_DESC') for (const g of b.groups) out.push(g);
+  return out;
+}
+
+/**
+ * ROLE_REQUEST. Resolves with the role the switch granted. A STALE refusal (an older
+ * generation_id than the switch has seen) rejects with the OfpErrorReply and is also emitted as a
+ * `role` event with cause 'stale', so a controller learns it lost mastership either way.
+ */
+export async function setRole(
+  session: SwitchSession,
+  role: RoleName,
+  generationId = 0n,
+): Promise<{ role: RoleName; generationId: bigint }> {
+  try {
+    const reply = await session.request(
+      { type: 'ROLE_REQUEST', xid: 0, role: roleNumber(role), generationId },
+      expectType('ROLE_REPLY', (m) => ({ role: roleName(m.role), generationId: m.generationId })),
+    );
+    session.noteRole({ ...reply, cause: 'reply' });
+    return reply;
+  } catch (err) {
+    if (err instanceof OfpErrorReply && err.errorType === ofpet.ROLE_REQUEST_FAILED && err.code === 0) {
+      session.noteRole({ role, generationId, cause: 'stale' });
+    }
+    throw err;
+  }
+}
+
+/** A bundle refused: every ERROR the switch raised, each with the message it refused. */
+export class BundleRejectedError extends Error {
+  override name = 'BundleRejectedError';
+  constructor(
+    readonly bundleId: number,
+    readonly errors: OfpErrorReply<OfpMessage>[],
+  ) {
+    super(`bundle ${bundleId} rolled back: ${errors.map((e) => e.message).join('; ')}`);
+  }
+}
+
+let nextBundleId = 1;
+
+/**
+ * Applies flow/group changes all-or-nothing with an ONF bundle: OPEN, ADD each message, a barrier
+ * (so every per-message ERROR is in before we decide), then COMMIT, or DISCARD if anything was
+ * refused. Rejects with BundleRejectedError; the switch's tables are then unchanged.
+ */
+export async function applyAtomically(session: SwitchSession, messages: OfpMessage[]): Promise<void> {
+  const bundleId = nextBundleId++ >>> 0;
+  const flags = ofpbf.ATOMIC | ofpbf.ORDERED;
+  const control = (ctrlType: number, reply: number) =>
+    session.request(
+      { type: 'BUNDLE_CONTROL', xid: 0, bundleId, ctrlType, flags, properties: [] },
+      expectType('BUNDLE_CONTROL', (m) => {
+        if (m.ctrlType !== reply)
+          throw new Error(`bundle ${bundleId}: expected reply ${reply}, got ${m.ctrlType}`);
+      }),
+    );
+  const opened = control(ofpbct.OPEN_REQUEST, ofpbct.OPEN_REPLY);
+  opened.catch(() => undefined);
+  // The inner message's xid must equal the outer one (OVS checks).
+  const adds: OfpMessage[] = messages.map((message) => ({
+    type: 'BUNDLE_ADD',
+    xid: 0,
+    bundleId,
+    flags,
+    message,
+    properties: [],
+  }));
+  let errors: OfpErrorReply<OfpMessage>[];
+  try {
+    errors = await session.sendConfirmed(adds, {
+      withXid: (m, xid) =>
+        m.type === 'BUNDLE_ADD' ? { ...m, xid, message: { ...m.message, xid } } : { ...m, xid },
+    });
+    await opened;
+  } catch (err) {
+    if (err instanceof OfpErrorReply) throw new BundleRejectedError(bundleId, [err]);
+    throw err;
+  }
+  if (errors.length > 0) {
+    await control(ofpbct.DISCARD_REQUEST, ofpbct.DISCARD_REPLY).catch(() => undefined);
+    throw new BundleRejectedError(bundleId, errors.map(unwrapBundleAdd));
+  }
+  try {
+    await control(ofpbct.COMMIT_REQUEST, ofpbct.COMMIT_REPLY);
+  } catch (err) {
+    if (!(err instanceof OfpErrorReply)) throw err;
+    // A failed commit leaves nothing applied; OVS has dropped the bundle, a discard is harmless.
+    await control(ofpbct.DISCARD_REQUEST, ofpbct.DISCARD_REPLY).catch(() => undefined);
+    throw new BundleRejectedError(bundleId, [err]);
+  }
+}
+
+/** Errors name the flow/group mod the bundle carried, not the wrapper. */
+function unwrapBundleAdd(err: OfpErrorReply<OfpMessage>): OfpErrorReply<OfpMessage> {
+  const req = err.request;
+  if (req?.type !== 'BUNDLE_ADD') return err;
+  return new OfpErrorReply(
+    err.errorType,
+    err.code,
+    err.typeName,
+    err.codeName,
+    req.message,
+    err.data,
+    err.xid,
+  );
+}

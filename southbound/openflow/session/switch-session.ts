@@ -1,0 +1,474 @@
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import {
+  decodeMessage,
+  type ErrorMessage,
+  encodeMessage,
+  errorName,
+  type FeaturesReply,
+  type MultipartReplyBody,
+  type MultipartRequestBody,
+  OfpCodecError,
+  OfpFramer,
+  type OfpMessage,
+  OfWriter,
+  ofppr,
+  type PortDesc,
+} from '../codec/index.js';
+import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from './events.js';
+import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
+import { negotiateHello } from './hello.js';
+import type { SessionOptions } from './options.js';
+import { RequestTable } from './request-table.js';
+import { OfpErrorReply, SessionClosedError } from './session-errors.js';
+import { TokenBucket } from './token-bucket.js';
+import { TypedEmitter } from './typed-emitter.js';
+import { WriteQueue } from './write-queue.js';
+
+/** Bulk sends are encoded into chunks of about this size before queueing. */
+const CHUNK_BYTES = 256 * 1024;
+
+export type SessionState = 'hello' | 'handshake' | 'up' | 'closed';
+
+/** Messages sent without their own promise, whose ERRORs are gathered until a barrier confirms them. */
+interface Batch {
+  firstXid: number;
+  messages: OfpMessage[];
+  errors: OfpErrorReply<OfpMessage>[];
+}
+
+/**
+ * One OpenFlow 1.3 connection to a switch: handshake, liveness, requests and events.
+ * All bytes go through the codec; all writes through the bounded WriteQueue. A bad peer is closed
+ * with exactly one log line (`close(reason)`), and nothing it does reaches other sessions.
+ */
+export class SwitchSession extends TypedEmitter<SessionEvents> {
+  state: SessionState = 'hello';
+  features: FeaturesReply | null = null;
+  readonly ports = new Map<number, PortDesc>();
+  role: RoleName = 'equal';
+  generationId: bigint | null = null;
+  /** Counters for logs, metrics and tests. */
+  readonly stats = { packetInShed: 0, packetIn: 0, messagesIn: 0, unsolicitedErrors: 0 };
+  closeReason: string | null = null;
+
+  readonly #requests = new RequestTable<OfpMessage>((r) => r.type);
+  readonly #batches: Batch[] = [];
+  readonly #queue: WriteQueue;
+  readonly #framer: OfpFramer;
+  readonly #packetIns: TokenBucket;
+  #pre: Buffer | null = Buffer.alloc(0);
+  #missedEchoes = 0;
+  #heardSinceTick = false;
+  #echoTimer: NodeJS.Timeout | null = null;
+  #helloTimer: NodeJS.Timeout | null = null;
+  #lastShedLog = 0;
+  #shedSinceLog = 0;
+  log: Logger;
+
+  constructor(
+    private readonly socket: Socket,
+    readonly peer: string,
+    readonly options: SessionOptions,
+    log: Logger,
+  ) {
+    super();
+    this.log = log.child({ peer });
+    this.#framer = new OfpFramer({ maxMessageBytes: options.maxMessageBytes });
+    this.#packetIns = new TokenBucket(options.packetInRate, options.packetInBurst);
+    this.#queue = new WriteQueue(socket, {
+      maxBytes: options.writeQueueBytes,
+      stallMs: options.writeStallMs,
+      onStall: () => this.close(`write queue stuck for ${options.writeStallMs} ms (switch not reading)`),
+    });
+    socket.setNoDelay?.(true);
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+    socket.on('error', (err) => this.close(`socket error: ${err.message}`, { quiet: isReset(err) }));
+    socket.on('close', () => this.close('connection closed by switch', { quiet: true }));
+    this.#helloTimer = setTimeout(
+      () => this.close(`no OpenFlow handshake within ${options.helloTimeoutMs} ms`),
+      options.helloTimeoutMs,
+    );
+    this.#helloTimer.unref();
+    this.#write(helloMessage(this.#requests.allocate()));
+  }
+
+  get datapathId(): bigint | null {
+    return this.features?.datapathId ?? null;
+  }
+
+  get dpid(): string | null {
+    return this.features ? formatDpid(this.features.datapathId) : null;
+  }
+
+  get queuedBytes(): number {
+    return this.#queue.queuedBytes;
+  }
+
+  get pendingRequests(): number {
+    return this.#requests.size;
+  }
+
+  // ---- sending -------------------------------------------------------------------------------
+
+  /**
+   * Sends one message with a fresh xid (returned). Resolves at once unless the write queue is full,
+   * then once it has room: `await` it to respect backpressure. ERRORs it causes are emitted.
+   */
+  send(msg: OfpMessage): number | Promise<number> {
+    const xid = this.#requests.allocate();
+    const wait = this.#write({ ...msg, xid } as OfpMessage);
+    return wait ? wait.then(() => xid) : xid;
+  }
+
+  /** Sends a request and waits for its answer; `accept` picks it out (default: the first reply). */
+  request<T = OfpMessage>(
+    msg: OfpMessage,
+    accept: (reply: OfpMessage) => { done: true; value: T } | { done: false } = (r) => ({
+      done: true,
+      value: r as T,
+    }),
+    timeoutMs = this.options.requestTimeoutMs,
+  ): Promise<T> {
+    if (this.state === 'closed') return Promise.reject(this.#closedError());
+    const xid = this.#requests.allocate();
+    const sent = { ...msg, xid } as OfpMessage;
+    const answer = this.#requests.track(xid, sent, timeoutMs, accept);
+    const wait = this.#write(sent);
+    if (wait) wait.catch(() => undefined); // failure reaches `answer` through failAll
+    return answer;
+  }
+
+  barrier(): Promise<void> {
+    return this.request(
+      { type: 'BARRIER_REQUEST', xid: 0 },
+      expectType('BARRIER_REPLY', () => undefined),
+    );
+  }
+
+  /** A multipart request; the replies flagged REPLY_MORE are gathered into one list of bodies. */
+  multipart(body: MultipartRequestBody, timeoutMs?: number): Promise<MultipartReplyBody[]> {
+    const bodies: MultipartReplyBody[] = [];
+    return this.request<MultipartReplyBody[]>(
+      { type: 'MULTIPART_REQUEST', xid: 0, flags: 0, body },
+      (r) => {
+        if (r.type !== 'MULTIPART_REPLY') throw new Error(`expected MULTIPART_REPLY, got ${r.type}`);
+        bodies.push(r.body);
+        return r.flags & 1 ? { done: false } : { done: true, value: bodies };
+      },
+      timeoutMs,
+    );
+  }
+
+  /**
+   * Sends every message (fast: batched writes, one xid range), then a barrier. Resolves with the
+   * ERRORs the switch raised for any of them, each carrying its offending message; empty = all applied.
+   */
+  async sendConfirmed(
+    messages: OfpMessage[],
+    opts: { timeoutMs?: number; withXid?: (m: OfpMessage, xid: number) => OfpMessage } = {},
+  ): Promise<OfpErrorReply<OfpMessage>[]> {
+    const withXid = opts.withXid ?? ((m, xid) => ({ ...m, xid }) as OfpMessage);
+    if (this.state === 'closed') throw this.#closedError();
+    const firstXid = this.#requests.allocate(messages.length);
+    const batch: Batch = { firstXid, messages, errors: [] };
+    this.#batches.push(batch);
+    try {
+      // Encode straight into large chunks: no per-message buffers, few queue entries.
+      let w = new OfWriter(CHUNK_BYTES + 4096);
+      for (let i = 0; i < messages.length; i++) {
+        encodeMessage(withXid(messages[i]!, firstXid + i), w);
+        if (w.offset >= CHUNK_BYTES || i === messages.length - 1) {
+          const wait = this.#queue.write(w.view());
+          w = new OfWriter(CHUNK_BYTES + 4096);
+          if (wait) await wait;
+        }
+      }
+      await this.request(
+        { type: 'BARRIER_REQUEST', xid: 0 },
+        expectType('BARRIER_REPLY', () => undefined),
+        opts.timeoutMs,
+      );
+      return batch.errors;
+    } finally {
+      this.#batches.splice(this.#batches.indexOf(batch), 1);
+    }
+  }
+
+  // ---- closing -------------------------------------------------------------------------------
+
+  /**
+   * Closes the connection once, logging one line with the peer, dpid and reason (warn for bad
+   * peers, info for a normal disconnect) and failing everything pending.
+   */
+  close(reason: string, opts: { quiet?: boolean } = {}): void {
+    if (this.state === 'closed') return;
+    const wasUp = this.state === 'up';
+    this.state = 'closed';
+    this.closeReason = reason;
+    if (this.#helloTimer) clearTimeout(this.#helloTimer);
+    if (this.#echoTimer) clearInterval(this.#echoTimer);
+    const fields = { dpid: this.dpid ?? undefined, reason };
+    if (opts.quiet) this.log.info(fields, 'switch disconnected');
+    else this.log.warn(fields, 'switch session closed');
+    const err = new SessionClosedError(this.peer, reason);
+    this.#queue.close(err, { flush: true });
+    this.#requests.failAll(err);
+    // Let queued bytes (e.g. HELLO_FAILED) reach the peer before the socket goes.
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+    if (wasUp) this.emit('down', reason);
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  #write(msg: OfpMessage): Promise<void> | undefined {
+    return this.#queue.write(encodeMessage(msg));
+  }
+
+  /** A method, not a field test, so TypeScript does not narrow `state` across calls that close. */
+  #closed(): boolean {
+    return this.state === 'closed';
+  }
+
+  #closedError(): SessionClosedError {
+    return new SessionClosedError(this.peer, this.closeReason ?? 'closed');
+  }
+
+  #onData(chunk: Buffer): void {
+    if (this.state === 'closed') return;
+    this.#heardSinceTick = true;
+    this.#missedEchoes = 0;
+    try {
+      if (this.#pre) {
+        chunk = this.#takeHello(chunk);
+        if (this.#pre || this.#closed()) return;
+      }
+      for (const frame of this.#framer.push(chunk)) {
+        if (this.#closed()) return;
+        this.#dispatch(decodeMessage(frame));
+      }
+    } catch (err) {
+      if (err instanceof OfpCodecError) this.close(`malformed OpenFlow from switch: ${err.message}`);
+      else this.close(`internal error handling switch message: ${(err as Error).stack ?? String(err)}`);
+    }
+  }
+
+  /**
+   * The first message is read raw (see hello.ts): returns the bytes after it, or an empty buffer
+   * while it is still incomplete (`#pre` stays set).
+   */
+  #takeHello(chunk: Buffer): Buffer {
+    const buf = this.#pre!.length ? Buffer.concat([this.#pre!, chunk]) : chunk;
+    if (buf.length < 8) {
+      this.#pre = buf;
+      return Buffer.alloc(0);
+    }
+    const length = buf.readUInt16BE(2);
+    if (buf[1] !== 0 || buf[0] === 0) {
+      this.close(`first bytes 0x${buf.subarray(0, 8).toString('hex')} are not an OpenFlow HELLO`);
+      return Buffer.alloc(0);
+    }
+    if (length < 8 || length > this.options.maxMessageBytes) {
+      this.close(
+        `first message has length ${length} (version 0x${buf[0]!.toString(16)}): not an OpenFlow HELLO`,
+      );
+      return Buffer.alloc(0);
+    }
+    if (buf.length < length) {
+      this.#pre = buf;
+      return Buffer.alloc(0);
+    }
+    this.#pre = null;
+    const verdict = negotiateHello(buf.subarray(0, length));
+    if (!verdict.ok) {
+      if (!('notHello' in verdict)) this.#write(helloFailed(buf.readUInt32BE(4), verdict.reason));
+      this.close(verdict.reason);
+      return Buffer.alloc(0);
+    }
+    this.state = 'handshake';
+    void this.#handshake();
+    return buf.subarray(length);
+  }
+
+  /** FEATURES, PORT_DESC, SET_CONFIG, SET_ASYNC pipelined; a barrier confirms the last two. */
+  async #handshake(): Promise<void> {
+    try {
+      const features = this.request(
+        { type: 'FEATURES_REQUEST', xid: 0 },
+        expectType('FEATURES_REPLY', (m) => m),
+      );
+      const ports = this.multipart({ kind: 'PORT_DESC' });
+      this.#write(switchConfig(this.#requests.allocate()));
+      this.#write(asyncConfig(this.#requests.allocate()));
+      const confirmed = this.barrier();
+      this.features = await features;
+      for (const body of await ports)
+        if (body.kind === 'PORT_DESC') for (const p of body.ports) this.ports.set(p.portNo, p);
+      await confirmed;
+    } catch (err) {
+      this.close(`handshake failed: ${(err as Error).message}`);
+      return;
+    }
+    if (this.state !== 'handshake') return;
+    if (this.#helloTimer) clearTimeout(this.#helloTimer);
+    this.state = 'up';
+    this.log = this.log.child({ dpid: this.dpid });
+    this.#startEcho();
+    this.emit('up');
+  }
+
+  #startEcho(): void {
+    this.#echoTimer = setInterval(() => {
+      if (this.#heardSinceTick) {
+        this.#heardSinceTick = false;
+        return;
+      }
+      if (this.#missedEchoes >= this.options.echoMisses) {
+        this.close(
+          `no reply to ${this.#missedEchoes} echo requests (${this.options.echoIntervalMs} ms apart)`,
+        );
+        return;
+      }
+      this.#missedEchoes++;
+      this.#queue.urgent(
+        encodeMessage({ type: 'ECHO_REQUEST', xid: this.#requests.allocate(), data: Buffer.alloc(0) }),
+      );
+    }, this.options.echoIntervalMs);
+    this.#echoTimer.unref();
+  }
+
+  #dispatch(msg: OfpMessage): void {
+    this.stats.messagesIn++;
+    switch (msg.type) {
+      case 'ECHO_REQUEST':
+        this.#queue.urgent(encodeMessage({ type: 'ECHO_REPLY', xid: msg.xid, data: msg.data }));
+        return;
+      case 'ERROR':
+        this.#onError(msg);
+        return;
+      case 'PACKET_IN':
+        if (this.#packetIns.take()) {
+          this.stats.packetIn++;
+          this.emit('packet-in', msg);
+        } else this.#shedPacketIn();
+        return;
+      case 'PORT_STATUS': {
+        const change =
+          msg.reason === ofppr.ADD ? 'added' : msg.reason === ofppr.DELETE ? 'removed' : 'changed';
+        if (change === 'removed') this.ports.delete(msg.port.portNo);
+        else this.ports.set(msg.port.portNo, msg.port);
+        this.emit('port', change, msg.port);
+        return;
+      }
+      case 'FLOW_REMOVED':
+        this.emit('flow-removed', msg);
+        return;
+      case 'ROLE_STATUS':
+        this.#setRole({ role: roleName(msg.role), generationId: msg.generationId, cause: 'role-status' });
+        return;
+      case 'HELLO':
+        return;
+      default:
+        if (!this.#requests.offer(msg.xid, msg) && msg.type !== 'ECHO_REPLY') {
+          this.log.debug({ type: msg.type, xid: msg.xid }, 'unsolicited message ignored');
+        }
+    }
+  }
+
+  /** Role bookkeeping shared by replies, role-status and STALE refusals. */
+  #setRole(change: RoleChange): void {
+    if (change.cause !== 'stale') {
+      this.role = change.role;
+      this.generationId = change.generationId;
+    }
+    this.log.info(
+      { role: change.role, generationId: String(change.generationId), cause: change.cause },
+      'role change',
+    );
+    this.emit('role', change);
+  }
+
+  /** Called by operations.ts when a ROLE_REPLY or STALE answer arrives. */
+  noteRole(change: RoleChange): void {
+    this.#setRole(change);
+  }
+
+  #onError(msg: ErrorMessage): void {
+    const request = this.#requests.requestOf(msg.xid) ?? this.#batchMessage(msg.xid);
+    const name = errorName(msg.errType, msg.code, msg.experimenter);
+    const [typeName, codeName] = splitName(name);
+    const err = new OfpErrorReply<OfpMessage>(
+      msg.errType,
+      msg.code,
+      typeName,
+      codeName,
+      request,
+      msg.data,
+      msg.xid,
+    );
+    if (this.#requests.fail(msg.xid, err)) return;
+    const batch = this.#batchOf(msg.xid);
+    if (batch) {
+      batch.errors.push(err);
+      return;
+    }
+    this.stats.unsolicitedErrors++;
+    this.log.warn({ xid: msg.xid, error: name }, 'switch reported an error');
+    this.emit('error', err);
+  }
+
+  #batchOf(xid: number): Batch | undefined {
+    return this.#batches.find((b) => xid >= b.firstXid && xid < b.firstXid + b.messages.length);
+  }
+
+  #batchMessage(xid: number): OfpMessage | undefined {
+    const b = this.#batchOf(xid);
+    const m = b?.messages[xid - b.firstXid];
+    return m ? ({ ...m, xid } as OfpMessage) : undefined;
+  }
+
+  /** One log line per minute at most while a flood lasts, with the count shed. */
+  #shedPacketIn(): void {
+    this.stats.packetInShed++;
+    this.#shedSinceLog++;
+    const now = Date.now();
+    if (now - this.#lastShedLog < 60_000) return;
+    this.#lastShedLog = now;
+    this.log.warn(
+      {
+        reason: 'packet-in flood',
+        shed: this.#shedSinceLog,
+        rate: this.options.packetInRate,
+        burst: this.options.packetInBurst,
+      },
+      'shedding packet-in flood',
+    );
+    this.#shedSinceLog = 0;
+  }
+}
+
+/** An accept function that wants one reply of the given type. */
+export function expectType<K extends OfpMessage['type'], T>(
+  type: K,
+  map: (m: MessageWithType<K>) => T,
+): (m: OfpMessage) => { done: true; value: T } {
+  return (m) => {
+    if (m.type !== type) throw new Error(`expected ${type}, got ${m.type}`);
+    return { done: true, value: map(m as MessageWithType<K>) };
+  };
+}
+
+/** The variant(s) whose `type` may be K (some variants, like RoleMessage, carry two types). */
+type MessageWithType<K extends string, M = OfpMessage> = M extends { type: infer T }
+  ? K extends T
+    ? M
+    : never
+  : never;
+
+const splitName = (name: string): [string, string] => {
+  const slash = name.indexOf('/');
+  return slash < 0 ? [name, ''] : [name.slice(0, slash), name.slice(slash + 1)];
+};
+
+const isReset = (err: NodeJS.ErrnoException) => err.code === 'ECONNRESET' || err.code === 'EPIPE';

@@ -1,0 +1,199 @@
+import type { OxmField } from '../codec/oxm-fields.js';
+import type { OxmValue } from '../codec/oxm.js';
+import { canonicalIpv6, isMac, parseIpv4, readIpv6, writeIpv6 } from '../codec/values.js';
+import { formatPort32, hexC, parseBig, parsePort32, parseUint } from './ports.js';
+
+/**
+ * One field's value as OVS's meta-flow prints it (mf_format) and parses it (mf_parse): the form
+ * used by `set_field:VALUE->FIELD` and by `FIELD=VALUE` in a match.
+ */
+
+/** Fields OVS prints in decimal; the rest of the integer fields print in hex. */
+const DECIMAL = new Set([
+  'vlan_vid',
+  'vlan_pcp',
+  'ip_dscp',
+  'nw_ecn',
+  'nw_proto',
+  'nw_ttl',
+  'tcp_src',
+  'tcp_dst',
+  'udp_src',
+  'udp_dst',
+  'sctp_src',
+  'sctp_dst',
+  'icmp_type',
+  'icmp_code',
+  'icmpv6_type',
+  'icmpv6_code',
+  'arp_op',
+  'mpls_label',
+  'mpls_tc',
+  'mpls_bos',
+  'conj_id',
+  'ct_zone',
+]);
+const PORT_FIELDS = new Set(['in_port', 'in_phy_port']);
+
+export const CT_STATE_BITS: [number, string][] = [
+  [0x01, 'new'],
+  [0x02, 'est'],
+  [0x04, 'rel'],
+  [0x08, 'rpl'],
+  [0x10, 'inv'],
+  [0x20, 'trk'],
+  [0x40, 'snat'],
+  [0x80, 'dnat'],
+];
+
+export function allOnes(f: OxmField, mask: OxmValue | undefined): boolean {
+  if (mask === undefined) return true;
+  switch (f.kind) {
+    case 'uint':
+      return mask === 2 ** (f.width * 8) - 1;
+    case 'u64':
+      return mask === (1n << 64n) - 1n;
+    case 'u128':
+      return mask === (1n << 128n) - 1n;
+    case 'mac':
+      return mask === 'ff:ff:ff:ff:ff:ff';
+    case 'ipv4':
+      return mask === '255.255.255.255';
+    case 'ipv6':
+      return mask === 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff';
+  }
+}
+
+function prefixLen32(m: number): number {
+  // -1 unless m is a CIDR mask.
+  const inv = ~m >>> 0;
+  if ((inv & (inv + 1)) !== 0) return -1;
+  return 32 - (inv === 0 ? 0 : Math.log2(inv + 1));
+}
+
+export function formatIpv4Masked(v: string, mask: string | undefined): string {
+  if (mask === undefined || mask === '255.255.255.255') return v;
+  const n = prefixLen32(parseIpv4(mask));
+  return n >= 0 ? `${v}/${n}` : `${v}/${mask}`;
+}
+
+export function formatIpv6Masked(v: string, mask: string | undefined): string {
+  if (mask === undefined || mask === 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff') return v;
+  const b = Buffer.alloc(16);
+  writeIpv6(b, 0, mask);
+  let n = 0;
+  while (n < 128 && (b[n >> 3]! & (0x80 >> (n & 7))) !== 0) n++;
+  let cidr = true;
+  for (let i = n; i < 128; i++) if ((b[i >> 3]! & (0x80 >> (i & 7))) !== 0) cidr = false;
+  return cidr ? `${v}/${n}` : `${v}/${mask}`;
+}
+
+export function formatCtState(v: number, mask: number): string {
+  let out = '';
+  for (const [bit, name] of CT_STATE_BITS) if (mask & bit) out += `${v & bit ? '+' : '-'}${name}`;
+  return out;
+}
+
+/** mf_format: VALUE or VALUE/MASK as `set_field:` prints it. */
+export function formatFieldValue(f: OxmField, v: OxmValue, mask?: OxmValue): string {
+  const masked = !allOnes(f, mask);
+  switch (f.kind) {
+    case 'mac':
+      return masked ? `${v}/${mask}` : String(v);
+    case 'ipv4':
+      return formatIpv4Masked(String(v), masked ? String(mask) : undefined);
+    case 'ipv6':
+      return formatIpv6Masked(String(v), masked ? String(mask) : undefined);
+    default: {
+      if (f.name === 'ct_state' && typeof v === 'number') return formatCtState(v, masked ? Number(mask) : 0xff);
+      let s: string;
+      if (PORT_FIELDS.has(f.name)) s = formatPort32(Number(v));
+      else if (DECIMAL.has(f.name)) s = String(v);
+      else s = hexC(v as number | bigint);
+      return masked ? `${s}/${hexC(mask as number | bigint)}` : s;
+    }
+  }
+}
+
+/** mf_parse: VALUE[/MASK] for field f; returns an error string if malformed. */
+export function parseFieldValue(f: OxmField, text: string): { value: OxmValue; mask?: OxmValue } | string {
+  if (f.name === 'ct_state' && (text.startsWith('+') || text.startsWith('-'))) return parseCtState(text);
+  const slash = text.indexOf('/');
+  const vText = slash < 0 ? text : text.slice(0, slash);
+  const mText = slash < 0 ? undefined : text.slice(slash + 1);
+  if (mText !== undefined && !f.maskable) return `${f.name} cannot be masked`;
+  switch (f.kind) {
+    case 'mac': {
+      if (!isMac(vText) || (mText !== undefined && !isMac(mText))) return `'${text}' is not a MAC address`;
+      const value = vText.toLowerCase();
+      return mText === undefined ? { value } : { value, mask: mText.toLowerCase() };
+    }
+    case 'ipv4': {
+      if (parseIpv4(vText) < 0) return `'${vText}' is not an IPv4 address`;
+      if (mText === undefined) return { value: vText };
+      let mask: number;
+      const bits = /^\d+$/.test(mText) ? Number(mText) : -1;
+      if (bits >= 0 && bits <= 32) mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+      else if ((mask = parseIpv4(mText)) < 0) return `'${mText}' is not an IPv4 mask`;
+      const value = (parseIpv4(vText) & mask) >>> 0;
+      return { value: ipv4Text(value), mask: ipv4Text(mask) };
+    }
+    case 'ipv6': {
+      const value = canonicalIpv6(vText);
+      if (value === undefined) return `'${vText}' is not an IPv6 address`;
+      if (mText === undefined) return { value };
+      const m = Buffer.alloc(16);
+      const bits = /^\d+$/.test(mText) ? Number(mText) : -1;
+      if (bits >= 0 && bits <= 128) {
+        for (let i = 0; i < bits; i++) m[i >> 3]! |= 0x80 >> (i & 7);
+      } else if (!writeIpv6(m, 0, mText)) {
+        return `'${mText}' is not an IPv6 mask`;
+      }
+      const vb = Buffer.alloc(16);
+      writeIpv6(vb, 0, value);
+      for (let i = 0; i < 16; i++) vb[i]! &= m[i]!;
+      return { value: readIpv6(vb, 0), mask: readIpv6(m, 0) };
+    }
+    case 'u64':
+    case 'u128': {
+      const value = parseBig(vText);
+      const mask = mText === undefined ? undefined : parseBig(mText);
+      const max = f.kind === 'u64' ? (1n << 64n) - 1n : (1n << 128n) - 1n;
+      if (value === undefined || value > max) return `'${vText}' is not a ${f.width * 8}-bit value for ${f.name}`;
+      if (mText !== undefined && (mask === undefined || mask > max)) return `'${mText}' is not a mask for ${f.name}`;
+      return mask === undefined ? { value } : { value, mask };
+    }
+    case 'uint': {
+      const value = PORT_FIELDS.has(f.name) ? parsePort32(vText) : parseUint(vText);
+      const max = 2 ** (f.width * 8) - 1;
+      if (value === undefined || value > max) return `'${vText}' is not a valid ${f.name} (0..${max})`;
+      if (mText === undefined) return { value };
+      const mask = parseUint(mText);
+      if (mask === undefined || mask > max) return `'${mText}' is not a mask for ${f.name}`;
+      return { value, mask };
+    }
+  }
+}
+
+function ipv4Text(v: number): string {
+  return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
+}
+
+function parseCtState(text: string): { value: number; mask: number } | string {
+  let value = 0;
+  let mask = 0;
+  let i = 0;
+  while (i < text.length) {
+    const sign = text[i];
+    if (sign !== '+' && sign !== '-') return `ct_state '${text}': expected + or - at '${text.slice(i)}'`;
+    let j = i + 1;
+    while (j < text.length && text[j] !== '+' && text[j] !== '-') j++;
+    const name = text.slice(i + 1, j);
+    const bit = CT_STATE_BITS.find(([, n]) => n === name)?.[0];
+    if (bit === undefined) return `ct_state: unknown flag '${name}'`;
+    mask |= bit;
+    if (sign === '+') value |= bit;
+    i = j;
+  }
+  return { value, mask };
+}

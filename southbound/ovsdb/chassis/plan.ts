@@ -1,0 +1,243 @@
+import { Transaction } from '../transaction.js';
+import type { BridgeRow, InterfaceRow, PortRow, VswitchTables } from '../vswitch.js';
+import {
+  type ChassisDesired,
+  EXT_OWNED,
+  EXT_ROLE,
+  VXLAN_OVERHEAD,
+  vniPortName,
+} from './desired.js';
+import { type VswitchState, chassisFacts, findByName, isOwned } from './state.js';
+
+export interface ChassisPlan {
+  /** The transaction to run; empty (length 0) when the chassis already is as desired. */
+  txn: Transaction<VswitchTables>;
+  /** Human-readable reasons, one per change, for logs. */
+  changes: string[];
+  /** Things weft will not touch (e.g. a port of that name that weft did not create). */
+  conflicts: string[];
+}
+
+interface TunnelSpec {
+  name: string;
+  options: Map<string, string>;
+  ofportRequest: number | undefined;
+}
+
+const OWNED = (role: string) => new Map([[EXT_OWNED, 'true'], [EXT_ROLE, role]]);
+const byUuid = (uuid: string): [['_uuid', '==', string]] => [['_uuid', '==', uuid]];
+
+function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
+  if (!d.encapIp) return [];
+  const base = (key: string) =>
+    new Map([
+      ['remote_ip', 'flow'],
+      ['key', key],
+      ['local_ip', d.encapIp!],
+      ['dst_port', String(d.vxlanPort)],
+    ]);
+  if (d.profile === 'asap2') {
+    return [...new Set(d.vnis)].map((vni) => ({ name: vniPortName(vni), options: base(String(vni)), ofportRequest: undefined }));
+  }
+  return [{ name: d.tunnelPortName, options: base('flow'), ofportRequest: d.tunnelOfport }];
+}
+
+const mapsEqual = (a: Map<string, string>, b: Map<string, string>) =>
+  a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+
+/**
+ * Compares what weft wants on a chassis with what its database holds and returns the one
+ * transaction that closes the gap. Pure: same inputs, same plan; an empty plan means nothing to do.
+ * Rows weft did not create are never removed; their settings are changed only where weft must
+ * (the integration bridge's OpenFlow version, fail mode, in-band and datapath type).
+ */
+export function planChassis(d: ChassisDesired, state: VswitchState): ChassisPlan {
+  const txn = new Transaction<VswitchTables>(state.schema, 'Open_vSwitch');
+  const changes: string[] = [];
+  const conflicts: string[] = [];
+  const ovs = state.ovs;
+  if (!ovs) return { txn, changes, conflicts: ['no Open_vSwitch row yet'] };
+
+  // Open_vSwitch other_config for hardware offload (asap2): set keys, never remove others.
+  if (d.profile === 'asap2') {
+    const want = new Map([
+      ['hw-offload', 'true'],
+      ['max-idle', String(d.maxIdleMs)],
+    ]);
+    setMapKeys(txn, 'Open_vSwitch', ovs._uuid, 'other_config', ovs.other_config, want, changes);
+  }
+
+  const facts = chassisFacts(state);
+  const underlayMtu = d.underlayMtu ?? facts.underlayMtu;
+  const overlayMtu = underlayMtu ? underlayMtu - VXLAN_OVERHEAD : undefined;
+  const bridge = findByName(state.bridges, d.bridge);
+  const tunnels = tunnelSpecs(d);
+
+  if (!bridge) {
+    // Everything new, in one transaction, tied together by named uuids.
+    const ctlNames = d.controllers.map((c, i) => {
+      txn.insert(
+        'Controller',
+        { target: c.target, max_backoff: d.maxBackoffMs, inactivity_probe: d.inactivityProbeMs, external_ids: new Map([[EXT_OWNED, 'true']]) },
+        `ctl${i}`,
+      );
+      return `ctl${i}`;
+    });
+    txn.insert('Interface', { name: d.bridge, type: 'internal', external_ids: OWNED('integration'), mtu_request: overlayMtu ?? null }, 'brif');
+    txn.insert('Port', { name: d.bridge, interfaces: ['brif'], external_ids: OWNED('integration') }, 'brport');
+    const portNames = ['brport', ...tunnels.map((t, i) => insertTunnel(txn, t, i))];
+    txn.insert(
+      'Bridge',
+      {
+        name: d.bridge,
+        datapath_type: d.datapathType,
+        protocols: ['OpenFlow13'],
+        fail_mode: 'secure',
+        other_config: new Map([['disable-in-band', 'true']]),
+        external_ids: new Map([[EXT_OWNED, 'true']]),
+        ports: portNames,
+        controller: ctlNames,
+      },
+      'br',
+    );
+    txn.mutate('Open_vSwitch', byUuid(ovs._uuid), [['bridges', 'insert', ['br']]]);
+    changes.push(`create bridge ${d.bridge} with ${ctlNames.length} controller(s) and ${tunnels.length} tunnel port(s)`);
+    return { txn, changes, conflicts };
+  }
+
+  planBridgeSettings(txn, d, bridge, changes);
+  planControllers(txn, d, bridge, state, changes);
+  planTunnels(txn, tunnels, bridge, state, changes, conflicts);
+  if (overlayMtu) planMtu(txn, bridge, state, overlayMtu, changes);
+  return { txn, changes, conflicts };
+}
+
+function insertTunnel(txn: Transaction<VswitchTables>, t: TunnelSpec, i: number): string {
+  txn.insert(
+    'Interface',
+    { name: t.name, type: 'vxlan', options: t.options, ofport_request: t.ofportRequest ?? null, external_ids: OWNED('tunnel') },
+    `tif${i}`,
+  );
+  txn.insert('Port', { name: t.name, interfaces: [`tif${i}`], external_ids: OWNED('tunnel') }, `tport${i}`);
+  return `tport${i}`;
+}
+
+function planBridgeSettings(txn: Transaction<VswitchTables>, d: ChassisDesired, br: BridgeRow, changes: string[]): void {
+  if (br.datapath_type !== d.datapathType) {
+    txn.update('Bridge', byUuid(br._uuid), { datapath_type: d.datapathType });
+    changes.push(`bridge ${br.name} datapath_type ${br.datapath_type || '(default)'} -> ${d.datapathType}`);
+  }
+  if (br.fail_mode !== 'secure') {
+    txn.update('Bridge', byUuid(br._uuid), { fail_mode: 'secure' });
+    changes.push(`bridge ${br.name} fail_mode -> secure`);
+  }
+  if (!br.protocols.includes('OpenFlow13')) {
+    // Add, not replace: other versions someone enabled keep working.
+    txn.mutate('Bridge', byUuid(br._uuid), [['protocols', 'insert', ['OpenFlow13']]]);
+    changes.push(`bridge ${br.name} protocols += OpenFlow13`);
+  }
+  setMapKeys(txn, 'Bridge', br._uuid, 'other_config', br.other_config, new Map([['disable-in-band', 'true']]), changes);
+}
+
+function planControllers(
+  txn: Transaction<VswitchTables>,
+  d: ChassisDesired,
+  br: BridgeRow,
+  state: VswitchState,
+  changes: string[],
+): void {
+  const current = br.controller.map((u) => state.controllers.get(u)).filter((c) => c !== undefined);
+  const wanted = new Set(d.controllers.map((c) => c.target));
+  d.controllers.forEach((c, i) => {
+    const have = current.find((x) => x.target === c.target);
+    if (!have) {
+      txn.insert(
+        'Controller',
+        { target: c.target, max_backoff: d.maxBackoffMs, inactivity_probe: d.inactivityProbeMs, external_ids: new Map([[EXT_OWNED, 'true']]) },
+        `ctl${i}`,
+      );
+      txn.mutate('Bridge', byUuid(br._uuid), [['controller', 'insert', [`ctl${i}`]]]);
+      changes.push(`bridge ${br.name} controller ${c.target} added`);
+    } else if (have.max_backoff !== d.maxBackoffMs || have.inactivity_probe !== d.inactivityProbeMs) {
+      txn.update('Controller', byUuid(have._uuid), { max_backoff: d.maxBackoffMs, inactivity_probe: d.inactivityProbeMs });
+      changes.push(`controller ${c.target} max_backoff/inactivity_probe -> ${d.maxBackoffMs}/${d.inactivityProbeMs}`);
+    }
+  });
+  const stale = current.filter((c) => isOwned(c) && !wanted.has(c.target));
+  if (stale.length > 0) {
+    txn.mutate('Bridge', byUuid(br._uuid), [['controller', 'delete', stale.map((c) => c._uuid)]]);
+    changes.push(`bridge ${br.name} controller(s) ${stale.map((c) => c.target).join(', ')} removed`);
+  }
+}
+
+function planTunnels(
+  txn: Transaction<VswitchTables>,
+  tunnels: TunnelSpec[],
+  br: BridgeRow,
+  state: VswitchState,
+  changes: string[],
+  conflicts: string[],
+): void {
+  const ports = br.ports.map((u) => state.ports.get(u)).filter((p): p is PortRow => p !== undefined);
+  const wanted = new Set(tunnels.map((t) => t.name));
+  tunnels.forEach((t, i) => {
+    const port = ports.find((p) => p.name === t.name);
+    if (!port) {
+      const name = insertTunnel(txn, t, i);
+      txn.mutate('Bridge', byUuid(br._uuid), [['ports', 'insert', [name]]]);
+      changes.push(`tunnel port ${t.name} added (${optionsText(t.options)})`);
+      return;
+    }
+    const iface = state.interfaces.get(port.interfaces[0] ?? '');
+    if (!iface) return; // the replica is mid-update; the next run sees it
+    if (!isOwned(port)) {
+      conflicts.push(`port ${t.name} exists but weft did not create it; left as it is`);
+      return;
+    }
+    if (iface.type !== 'vxlan' || !mapsEqual(iface.options, t.options) || (t.ofportRequest ?? null) !== iface.ofport_request) {
+      txn.update('Interface', byUuid(iface._uuid), { type: 'vxlan', options: t.options, ofport_request: t.ofportRequest ?? null });
+      changes.push(`tunnel port ${t.name} reconfigured (${optionsText(t.options)})`);
+    }
+  });
+  const stale = ports.filter((p) => isOwned(p) && p.external_ids.get(EXT_ROLE) === 'tunnel' && !wanted.has(p.name));
+  if (stale.length > 0) {
+    txn.mutate('Bridge', byUuid(br._uuid), [['ports', 'delete', stale.map((p) => p._uuid)]]);
+    changes.push(`tunnel port(s) ${stale.map((p) => p.name).join(', ')} removed`);
+  }
+}
+
+/** mtu_request on the interfaces weft owns that carry overlay traffic (the bridge's own port). */
+function planMtu(txn: Transaction<VswitchTables>, br: BridgeRow, state: VswitchState, mtu: number, changes: string[]): void {
+  for (const pu of br.ports) {
+    const port = state.ports.get(pu);
+    if (!port || !isOwned(port) || port.external_ids.get(EXT_ROLE) !== 'integration') continue;
+    for (const iu of port.interfaces) {
+      const iface: InterfaceRow | undefined = state.interfaces.get(iu);
+      if (iface && isOwned(iface) && iface.mtu_request !== mtu) {
+        txn.update('Interface', byUuid(iface._uuid), { mtu_request: mtu });
+        changes.push(`interface ${iface.name} mtu_request -> ${mtu}`);
+      }
+    }
+  }
+}
+
+function setMapKeys(
+  txn: Transaction<VswitchTables>,
+  table: 'Open_vSwitch' | 'Bridge',
+  uuid: string,
+  column: 'other_config',
+  have: Map<string, string>,
+  want: Map<string, string>,
+  changes: string[],
+): void {
+  const diff = [...want].filter(([k, v]) => have.get(k) !== v);
+  if (diff.length === 0) return;
+  // Delete the keys first: a map "insert" never overwrites an existing key.
+  txn.mutate(table as 'Bridge', byUuid(uuid), [
+    [column, 'delete', diff.map(([k]) => k)],
+    [column, 'insert', new Map(diff)],
+  ]);
+  changes.push(`${table} ${column} ${diff.map(([k, v]) => `${k}=${v}`).join(' ')}`);
+}
+
+const optionsText = (m: Map<string, string>) => [...m].map(([k, v]) => `${k}=${v}`).join(' ');

@@ -1,0 +1,210 @@
+import { OvsdbSchemaError } from './errors.js';
+import { type BaseType, type ColumnType, type TableSchema, columnShape } from './schema.js';
+
+/**
+ * JS side of OVSDB data. An atom is a string, number or boolean; a uuid atom is its text.
+ * A column value follows the column's shape: map -> Map, set -> array, optional (0..1) -> atom or
+ * null, scalar -> atom. A uuid-typed value given as a non-UUID string (e.g. "br") is a named-uuid,
+ * the name of a row inserted earlier in the same transaction.
+ */
+export type Atom = string | number | boolean;
+export type OvsValue = Atom | null | Atom[] | Map<Atom, Atom>;
+/** A row as the replica holds it: every monitored column decoded, plus `_uuid`. */
+export type Row = Record<string, OvsValue> & { _uuid: string };
+
+/** Wire (RFC 7047 section 5.1) values. */
+export type WireAtom = string | number | boolean | ['uuid', string] | ['named-uuid', string];
+export type WireValue = WireAtom | ['set', WireAtom[]] | ['map', [WireAtom, WireAtom][]];
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NAMED_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+export const isUuid = (s: string): boolean => UUID_RE.test(s);
+
+export function decodeAtom(w: unknown, base: BaseType, where: string): Atom {
+  if (base.type === 'uuid') {
+    if (Array.isArray(w) && (w[0] === 'uuid' || w[0] === 'named-uuid') && typeof w[1] === 'string') return w[1];
+    throw new OvsdbSchemaError(`${where}: expected a uuid, got ${JSON.stringify(w)}`);
+  }
+  const t = typeof w;
+  if ((base.type === 'string' && t === 'string') || (base.type === 'boolean' && t === 'boolean')) return w as Atom;
+  if ((base.type === 'integer' || base.type === 'real') && t === 'number') return w as number;
+  throw new OvsdbSchemaError(`${where}: expected ${base.type}, got ${JSON.stringify(w)}`);
+}
+
+export function encodeAtom(v: unknown, base: BaseType, where: string): WireAtom {
+  switch (base.type) {
+    case 'uuid':
+      if (typeof v === 'string' && isUuid(v)) return ['uuid', v.toLowerCase()];
+      if (typeof v === 'string' && NAMED_RE.test(v)) return ['named-uuid', v];
+      break;
+    case 'integer':
+      if (typeof v === 'number' && Number.isInteger(v)) return checkRange(v, base, where);
+      break;
+    case 'real':
+      if (typeof v === 'number' && Number.isFinite(v)) return v;
+      break;
+    case 'boolean':
+      if (typeof v === 'boolean') return v;
+      break;
+    case 'string':
+      if (typeof v === 'string') return checkEnum(v, base, where);
+      break;
+  }
+  throw new OvsdbSchemaError(`${where}: expected ${base.type}, got ${JSON.stringify(v)}`);
+}
+
+function checkRange(v: number, base: BaseType, where: string): number {
+  if ((base.minInteger !== undefined && v < base.minInteger) || (base.maxInteger !== undefined && v > base.maxInteger)) {
+    throw new OvsdbSchemaError(`${where}: ${v} outside [${base.minInteger ?? '-inf'}, ${base.maxInteger ?? 'inf'}]`);
+  }
+  return checkEnum(v, base, where) as number;
+}
+
+function checkEnum(v: string | number, base: BaseType, where: string): string | number {
+  if (base.enum && !base.enum.includes(v)) {
+    throw new OvsdbSchemaError(`${where}: "${v}" is not one of ${base.enum.join(', ')}`);
+  }
+  return v;
+}
+
+/** Elements of a wire set (a bare atom stands for a one-element set). */
+function wireSetItems(w: unknown): unknown[] {
+  if (Array.isArray(w) && w[0] === 'set' && Array.isArray(w[1])) return w[1];
+  return [w];
+}
+
+/** `asDiff`: an update2 modify diff, where an optional column carries a set of toggles. */
+export function decodeValue(w: unknown, type: ColumnType, where: string, asDiff = false): OvsValue {
+  const shape = columnShape(type);
+  if (shape === 'map') {
+    if (!Array.isArray(w) || w[0] !== 'map' || !Array.isArray(w[1])) {
+      throw new OvsdbSchemaError(`${where}: expected a map, got ${JSON.stringify(w)}`);
+    }
+    const m = new Map<Atom, Atom>();
+    for (const pair of w[1] as unknown[][]) {
+      m.set(decodeAtom(pair[0], type.key, where), decodeAtom(pair[1], type.value!, where));
+    }
+    return m;
+  }
+  if (shape === 'scalar') return decodeAtom(w, type.key, where);
+  const items = wireSetItems(w).map((x) => decodeAtom(x, type.key, where));
+  if (shape === 'set' || asDiff) return items;
+  return items[0] ?? null;
+}
+
+/** Encodes a JS value for a column; accepts a plain object for a string-keyed map. */
+export function encodeValue(v: unknown, type: ColumnType, where: string): WireValue {
+  const shape = columnShape(type);
+  if (shape === 'map') {
+    const entries = v instanceof Map ? [...v.entries()] : v && typeof v === 'object' ? Object.entries(v) : null;
+    if (!entries || Array.isArray(v)) throw new OvsdbSchemaError(`${where}: expected a map, got ${JSON.stringify(v)}`);
+    return ['map', entries.map(([k, x]) => [encodeAtom(k, type.key, where), encodeAtom(x, type.value!, where)])];
+  }
+  if (shape === 'scalar') return encodeAtom(v, type.key, where);
+  const items = v === null || v === undefined ? [] : Array.isArray(v) ? v : [v];
+  if (items.length < type.min || items.length > type.max) {
+    throw new OvsdbSchemaError(`${where}: ${items.length} elements, want ${type.min}..${type.max}`);
+  }
+  return ['set', items.map((x) => encodeAtom(x, type.key, where))];
+}
+
+/** Encodes a set of atoms for a column's key type (mutate insert/delete on sets, map key removal). */
+export function encodeKeySet(v: unknown, type: ColumnType, where: string): WireValue {
+  const items = Array.isArray(v) ? v : [v];
+  return ['set', items.map((x) => encodeAtom(x, type.key, where))];
+}
+
+export function defaultAtom(base: BaseType): Atom {
+  if (base.type === 'integer' || base.type === 'real') return 0;
+  if (base.type === 'boolean') return false;
+  if (base.type === 'uuid') return '00000000-0000-0000-0000-000000000000';
+  return '';
+}
+
+export function defaultValue(type: ColumnType): OvsValue {
+  const shape = columnShape(type);
+  if (shape === 'map') return new Map();
+  if (shape === 'set') return [];
+  if (shape === 'optional') return null;
+  return defaultAtom(type.key);
+}
+
+/** Decodes a wire row (only the columns present). */
+export function decodeRow(
+  table: TableSchema,
+  uuid: string,
+  w: Record<string, unknown>,
+  asDiff = false,
+): Record<string, OvsValue> {
+  const out: Record<string, OvsValue> = {};
+  for (const [col, val] of Object.entries(w)) {
+    const type = table.columns.get(col);
+    if (!type) continue; // a column newer than our schema copy: ignore rather than fail
+    out[col] = decodeValue(val, type, `${table.name}.${col} of ${uuid}`, asDiff);
+  }
+  return out;
+}
+
+/** A full row from a row that omits default-valued columns (update2 initial/insert). */
+export function completeRow(
+  table: TableSchema,
+  uuid: string,
+  partial: Record<string, OvsValue>,
+  columns?: Iterable<string>,
+): Row {
+  const row = { _uuid: uuid } as Row;
+  for (const col of columns ?? table.columns.keys()) {
+    if (col === '_uuid' || col === '_version') continue;
+    const type = table.columns.get(col);
+    if (type) row[col] = partial[col] ?? defaultValue(type);
+  }
+  return row;
+}
+
+/**
+ * Applies one column of an update2 "modify" diff. Scalars carry the new value; sets (including
+ * optional 0..1 columns) carry the symmetric difference; maps carry removed pairs, added pairs
+ * and, for changed keys, the new value (ovsdb-server(7) section 4.1.14).
+ */
+export function applyDiff(old: OvsValue, diff: OvsValue, type: ColumnType): OvsValue {
+  const shape = columnShape(type);
+  if (shape === 'scalar') return diff;
+  if (shape === 'map') {
+    const out = new Map(old as Map<Atom, Atom>);
+    for (const [k, v] of diff as Map<Atom, Atom>) {
+      if (out.has(k) && out.get(k) === v) out.delete(k);
+      else out.set(k, v);
+    }
+    return out;
+  }
+  const cur = shape === 'optional' ? (old === null ? [] : [old as Atom]) : [...(old as Atom[])];
+  const toggles = shape === 'optional' ? (diff === null ? [] : Array.isArray(diff) ? diff : [diff as Atom]) : (diff as Atom[]);
+  const set = new Set(cur);
+  for (const x of toggles) {
+    if (set.has(x)) set.delete(x);
+    else set.add(x);
+  }
+  const items = [...set];
+  return shape === 'optional' ? (items[0] ?? null) : items;
+}
+
+export function valueEquals(a: OvsValue | undefined, b: OvsValue | undefined): boolean {
+  if (a === b) return true;
+  if (a instanceof Map && b instanceof Map) {
+    if (a.size !== b.size) return false;
+    for (const [k, v] of a) if (b.get(k) !== v || !b.has(k)) return false;
+    return true;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    const s = new Set<Atom>(a);
+    return b.every((x) => s.has(x));
+  }
+  return false;
+}
+
+export function rowEquals(a: Row, b: Row): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (!valueEquals(a[k], b[k])) return false;
+  return true;
+}

@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { killPid, onExitUndo } from './cleanup.js';
+
+/**
+ * A real redis-server for tests and benchmarks: loopback only, a free port, its own temp dir
+ * (AOF and RDB files live there), stopped by pid and removed on exit even if a test throws.
+ * `kill9()` + `start()` simulate a crash and restart on the same port and data.
+ */
+export interface RedisInstance {
+  port: number;
+  dir: string;
+  /** redis://127.0.0.1:PORT */
+  url: string;
+  readonly pid: number | undefined;
+  /** Starts (again) with the same port, dir and config. */
+  start(): Promise<void>;
+  /** SIGKILL: no shutdown, no final fsync; the AOF holds what appendfsync guaranteed. */
+  kill9(): Promise<void>;
+  /** Graceful SIGTERM. */
+  stopServer(): Promise<void>;
+  /** Stops the server and removes its directory. */
+  stop(): Promise<void>;
+}
+
+export interface RedisOptions {
+  /** Extra redis.conf settings, e.g. { appendonly: 'yes', appendfsync: 'always' }. */
+  config?: Record<string, string>;
+}
+
+/** The durable setting weft documents (docs/STORE.md). */
+export const DURABLE_REDIS = { appendonly: 'yes', appendfsync: 'always' };
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedis(opts: RedisOptions = {}): Promise<RedisInstance> {
+  const dir = mkdtempSync(join(tmpdir(), 'weft-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  const forget = onExitUndo(() => {
+    if (child?.pid) killPid(child.pid);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--daemonize',
+    'no',
+    '--protected-mode',
+    'yes',
+    '--logfile',
+    join(dir, 'redis.log'),
+  ];
+  for (const [k, v] of Object.entries(opts.config ?? {})) args.push(`--${k}`, v);
+
+  const start = async () => {
+    const proc = spawn('redis-server', args, { stdio: 'ignore' });
+    child = proc;
+    exited = new Promise((resolve) => proc.once('exit', () => resolve()));
+    const failed = new Promise<never>((_, reject) =>
+      proc.once('error', (err) => reject(new Error(`redis-server did not start: ${err.message}`))),
+    );
+    await Promise.race([failed, waitForPort(port, proc)]);
+  };
+
+  const signal = async (sig: NodeJS.Signals) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(sig);
+    await exited;
+  };
+
+  await start();
+  return {
+    port,
+    dir,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid;
+    },
+    start,
+    kill9: () => signal('SIGKILL'),
+    stopServer: () => signal('SIGTERM'),
+    stop: async () => {
+      await signal('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      forget();
+    },
+  };
+}
+
+/** Polls with PING over a raw socket until redis answers +PONG (and AOF loading is done). */
+async function waitForPort(port: number, proc: ChildProcess): Promise<void> {
+  const { connect } = await import('node:net');
+  for (let i = 0; i < 200; i++) {
+    if (proc.exitCode !== null) throw new Error(`redis-server exited with code ${proc.exitCode}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.setTimeout(500);
+      s.once('connect', () => s.write('PING\r\n'));
+      s.once('data', (d) => {
+        resolve(d.toString().startsWith('+PONG'));
+        s.destroy();
+      });
+      s.once('error', () => resolve(false));
+      s.once('timeout', () => {
+        resolve(false);
+        s.destroy();
+      });
+    });
+    if (ok) return;
+    await sleep(25);
+  }
+  throw new Error(`redis-server on 127.0.0.1:${port} did not answer PING`);
+}
