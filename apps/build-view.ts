@@ -1,5 +1,18 @@
-import type { Chassis, Endpoint, Network, VlanBinding } from '../controller/intent/model.js';
-import type { DatapathView, NetworkOnChassis, RemoteChassis, RemoteEndpoint } from './view.js';
+import type {
+  Chassis,
+  Endpoint,
+  Network,
+  NetworkAcl,
+  SecurityGroup,
+  VlanBinding,
+} from '../controller/intent/model.js';
+import type {
+  DatapathView,
+  NetworkOnChassis,
+  RemoteChassis,
+  RemoteEndpoint,
+  ResolvedSecurityGroup,
+} from './view.js';
 
 /** The intent objects the overlay apps read (a consistent snapshot at one revision). */
 export interface IntentView {
@@ -7,6 +20,8 @@ export interface IntentView {
   endpoints: readonly Endpoint[];
   chassis: readonly Chassis[];
   vlanBindings: readonly VlanBinding[];
+  networkAcls: readonly NetworkAcl[];
+  securityGroups: readonly SecurityGroup[];
 }
 
 /** Facts learned from each chassis's OVSDB: where ports are bound and what their numbers are. */
@@ -57,6 +72,15 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     vlanByNetwork.set(vb.networkId, list);
   }
 
+  const aclsByNetwork = new Map<string, NetworkAcl[]>();
+  for (const acl of intent.networkAcls) {
+    const list = aclsByNetwork.get(acl.networkId) ?? [];
+    list.push(acl);
+    aclsByNetwork.set(acl.networkId, list);
+  }
+  for (const list of aclsByNetwork.values()) list.sort((a, b) => b.priority - a.priority || byId(a, b));
+  const resolvedGroups = resolveSecurityGroups(intent);
+
   const views = new Map<string, DatapathView>();
   for (const c of [...intent.chassis].sort(byId)) {
     const ports = facts.ports.get(c.id);
@@ -67,6 +91,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
       tunnelPort: ports?.tunnelPort,
       vniTunnelPorts: ports?.vniTunnelPorts ?? new Map(),
       networks: [],
+      securityGroups: new Map(),
     });
   }
 
@@ -111,9 +136,39 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
           .filter((v) => v.chassisId === chassisId && byName?.get(v.port) !== undefined)
           .map((v) => ({ bindingId: v.id, ofport: byName!.get(v.port)!, vlan: v.vlan })),
         hasVlanBinding: vlans.length > 0,
+        acls: aclsByNetwork.get(net.id) ?? [],
       };
       view.networks.push(entry);
+      const groups = view.securityGroups as Map<string, ResolvedSecurityGroup>;
+      for (const port of entry.local) {
+        for (const sg of port.securityGroupIds) {
+          const resolved = resolvedGroups.get(sg);
+          if (resolved) groups.set(sg, resolved);
+        }
+      }
     }
   }
   return views;
+}
+
+/** Every security group with remote-group rules expanded to the members' addresses. */
+function resolveSecurityGroups(intent: IntentView): Map<string, ResolvedSecurityGroup> {
+  const members = new Map<string, string[]>();
+  for (const ep of intent.endpoints) {
+    for (const sg of ep.securityGroupIds) {
+      const list = members.get(sg) ?? [];
+      list.push(...ep.ips);
+      members.set(sg, list);
+    }
+  }
+  const out = new Map<string, ResolvedSecurityGroup>();
+  for (const sg of intent.securityGroups) {
+    out.set(sg.id, {
+      id: sg.id,
+      rules: sg.rules.map((r) =>
+        r.remoteGroupId ? { ...r, remoteIps: [...new Set(members.get(r.remoteGroupId) ?? [])].sort() } : r,
+      ),
+    });
+  }
+  return out;
 }

@@ -1,10 +1,11 @@
 import { checkFlow, type Desired, type DesiredFlow, type DesiredGroup } from '../controller/pipeline/flow.js';
+import { flowKey } from '../controller/reconcile/canonical.js';
+import { compute as acl } from './acl/compute.js';
 import { compute as arpResponder } from './arp-responder/compute.js';
 import { compute as flood } from './flood/compute.js';
 import { compute as overlay } from './overlay/compute.js';
 import { compute as pipeline } from './pipeline/compute.js';
 import { compute as portSecurity } from './port-security/compute.js';
-import { flowKey } from '../controller/reconcile/canonical.js';
 import type { DatapathView } from './view.js';
 import { compute as vlan } from './vlan/compute.js';
 
@@ -18,7 +19,15 @@ export class DesiredStateConflict extends Error {
  * the switch's choice to chance, so that is an error, not a silent overwrite.
  */
 export function computeDatapath(view: DatapathView): Desired {
-  const parts = [pipeline(), overlay(view), flood(view), arpResponder(view), portSecurity(view), vlan(view)];
+  const parts = [
+    pipeline(),
+    overlay(view),
+    flood(view),
+    arpResponder(view),
+    portSecurity(view),
+    vlan(view),
+    acl(view),
+  ];
   const flows: DesiredFlow[] = [];
   const groups: DesiredGroup[] = [];
   const seen = new Map<string, DesiredFlow>();
@@ -27,7 +36,8 @@ export function computeDatapath(view: DatapathView): Desired {
     for (const f of part.flows) {
       checkFlow(f);
       const key = flowKey(f);
-      if (seen.has(key)) throw new DesiredStateConflict(`two flows share ${key} on chassis ${view.chassisId}`);
+      if (seen.has(key))
+        throw new DesiredStateConflict(`two flows share ${key} on chassis ${view.chassisId}`);
       seen.set(key, f);
       flows.push(f);
     }

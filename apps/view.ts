@@ -1,3 +1,5 @@
+import type { NetworkAcl, SgRule } from '../controller/intent/model.js';
+
 /**
  * What an app sees of one datapath: the intent that concerns this chassis joined with the facts
  * learned from OVSDB (which port a VM sits on, the tunnel port's number). Apps are pure functions
@@ -43,6 +45,19 @@ export interface NetworkOnChassis {
   vlanPorts: VlanPort[];
   /** Some chassis (this or another) bridges this network to a VLAN: hosts with MACs weft does not know. */
   hasVlanBinding: boolean;
+  /** The network's ACLs, highest priority first. */
+  acls: NetworkAcl[];
+}
+
+/** A security-group rule with its remote group resolved to the member endpoints' addresses. */
+export interface ResolvedRule extends SgRule {
+  /** Set when the rule names a remote group: the IPs of that group's endpoints (may be empty). */
+  remoteIps?: string[];
+}
+
+export interface ResolvedSecurityGroup {
+  id: string;
+  rules: ResolvedRule[];
 }
 
 export interface DatapathView {
@@ -55,6 +70,8 @@ export interface DatapathView {
   vniTunnelPorts: ReadonlyMap<number, number>;
   /** Networks present on this chassis, sorted by VNI. */
   networks: NetworkOnChassis[];
+  /** Security groups used by this chassis's local endpoints. */
+  securityGroups: ReadonlyMap<string, ResolvedSecurityGroup>;
 }
 
 /** The output port for traffic of a VNI into the overlay, by offload profile. */

@@ -41,7 +41,7 @@ function overlayFlowMod(i: number): FlowMod {
       {
         type: 'apply_actions',
         actions: [
-          { type: 'set_field', field: 'tun_ipv4_dst', value: '10.0.0.2' },
+          { type: 'set_field', field: 'tun_dst', value: '10.0.0.2' },
           { type: 'set_field', field: 'tun_id', value: 100n },
           { type: 'output', port: 100, maxLen: 0 },
         ],

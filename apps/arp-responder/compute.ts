@@ -1,8 +1,8 @@
-import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { cookieFor } from '../../controller/pipeline/cookies.js';
 import { apply, type Desired, type DesiredFlow, output, setField } from '../../controller/pipeline/flow.js';
 import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { DatapathView } from '../view.js';
 
 const OFPP_IN_PORT = 0xfffffff8;

@@ -1,5 +1,3 @@
-import type { Action } from '../../southbound/openflow/codec/actions.js';
-import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
 import { cookieFor } from '../../controller/pipeline/cookies.js';
 import {
   apply,
@@ -11,8 +9,15 @@ import {
   setField,
 } from '../../controller/pipeline/flow.js';
 import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
-import { metadataForVni, PORT_CLASS, REG_OUTPORT, REG_PORT_CLASS } from '../../controller/pipeline/registers.js';
+import {
+  metadataForVni,
+  PORT_CLASS,
+  REG_OUTPORT,
+  REG_PORT_CLASS,
+} from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
 import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
 
 const ANY = 0xffffffff;

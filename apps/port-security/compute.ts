@@ -1,7 +1,7 @@
-import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { cookieFor } from '../../controller/pipeline/cookies.js';
 import { type Desired, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { DatapathView, LocalPort } from '../view.js';
 
 const ETH_IP = 0x0800;
@@ -25,7 +25,13 @@ function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   const cookie = cookieFor('portSecurity', `endpoint/${port.endpointId}`);
   const inPort: OxmTlv = { field: 'in_port', value: port.ofport };
   const pass = (priority: number, match: OxmTlv[]) =>
-    flows.push({ tableId: TABLE.PORT_SECURITY, priority, cookie, match, instructions: [goto(TABLE.EGRESS_ACL)] });
+    flows.push({
+      tableId: TABLE.PORT_SECURITY,
+      priority,
+      cookie,
+      match,
+      instructions: [goto(TABLE.EGRESS_ACL)],
+    });
 
   if (!port.portSecurity) {
     pass(100, [inPort]);

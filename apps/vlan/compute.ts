@@ -1,6 +1,18 @@
 import { cookieFor } from '../../controller/pipeline/cookies.js';
-import { apply, type Desired, type DesiredFlow, goto, setField, writeMetadata } from '../../controller/pipeline/flow.js';
-import { METADATA_VNI_MASK, metadataForVni, PORT_CLASS, REG_PORT_CLASS } from '../../controller/pipeline/registers.js';
+import {
+  apply,
+  type Desired,
+  type DesiredFlow,
+  goto,
+  setField,
+  writeMetadata,
+} from '../../controller/pipeline/flow.js';
+import {
+  METADATA_VNI_MASK,
+  metadataForVni,
+  PORT_CLASS,
+  REG_PORT_CLASS,
+} from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { DatapathView } from '../view.js';
 

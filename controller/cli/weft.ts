@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { type CliIo, UsageError, processIo } from './command.js';
+import { type CliIo, processIo, UsageError } from './command.js';
 import { commands } from './commands.js';
 
 /** The package version, found from both the TypeScript source and the compiled dist/ tree. */
@@ -49,7 +49,9 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     return await command.run(rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      io.stderr.write(`weft ${command.name}: ${err.message}\nRun \`weft ${command.name} --help\` for usage.\n`);
+      io.stderr.write(
+        `weft ${command.name}: ${err.message}\nRun \`weft ${command.name} --help\` for usage.\n`,
+      );
       return 2;
     }
     throw err;

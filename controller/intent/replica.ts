@@ -146,20 +146,29 @@ export class IntentReplica {
   }
 
   private kick(): void {
-    if (!this.pumping) void this.pump();
+    if (this.pumping) return;
+    this.pumping = true;
+    // A microtask later, so every write issued in the same tick joins the first batch.
+    queueMicrotask(() => void this.pump());
   }
 
   private async pump(): Promise<void> {
-    this.pumping = true;
     try {
       for (;;) {
+        if (this.closed) break;
         if (this.needResync) await this.resync();
         this.drainFeed();
         if (this.queue.length === 0 || this.closed) break;
         await this.runBatch(this.queue.splice(0, MAX_BATCH));
       }
     } catch (err) {
-      this.log.error({ err }, 'intent replica failed');
+      // Only resync can throw here (the store is unreachable): try again shortly.
+      this.needResync = true;
+      this.log.warn(
+        { store: this.store.description, err: (err as Error).message },
+        'intent resync failed; retrying',
+      );
+      setTimeout(() => this.kick(), 500).unref();
     } finally {
       this.pumping = false;
     }

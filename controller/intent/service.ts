@@ -264,7 +264,7 @@ export class IntentService {
       const ops: Op[] = [{ type: 'put', key: keyOf(kind, id), value: object as never }];
       if (idemKey) {
         const record: IdempotencyRecord = { fingerprint, kind, revision: rev, object, at: object.createdAt };
-        ops.push({ type: 'put', key: idemKey, value: record as never });
+        ops.push({ type: 'put', key: idemKey, value: record as never }, ...expiredIdempotency(state));
       }
       return { ops, finish: () => ({ object, revision: rev }) };
     }) as Promise<WriteResult<K>>;
@@ -481,6 +481,24 @@ function checkIfMatch(
       { current: existing.revision },
     );
   }
+}
+
+/** Idempotency-Keys are kept 24 hours (as Stripe does) and at most this many. */
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+const IDEMPOTENCY_MAX = 100_000;
+
+/** Deletes for a few of the oldest records once they expire, riding along with a new one. */
+function expiredIdempotency(state: IntentState): Op[] {
+  const ops: Op[] = [];
+  const cutoff = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
+  let excess = state.idempotency.size + 1 - IDEMPOTENCY_MAX;
+  // Map order is insertion order: the oldest records come first.
+  for (const [key, rec] of state.idempotency) {
+    if (ops.length >= 4 || (rec.at >= cutoff && excess <= 0)) break;
+    ops.push({ type: 'delete', key });
+    excess--;
+  }
+  return ops;
 }
 
 function idempotencyKeyOf(ctx: IntentContext): string {

@@ -36,7 +36,8 @@ export function checkShape(kind: Kind, form: 'create' | 'patch', input: unknown)
   const first = c.Errors(input).First();
   if (!first) throw invalid(undefined, `${kind}: invalid input`);
   const field = fieldPath(first.path);
-  const reason = first.type === ValueErrorType.ObjectAdditionalProperties ? 'is not a known field' : first.message;
+  const reason =
+    first.type === ValueErrorType.ObjectAdditionalProperties ? 'is not a known field' : first.message;
   throw invalid(field || undefined, reason);
 }
 

@@ -15,10 +15,12 @@ export const TABLE = {
   PORT_SECURITY: 10,
   EGRESS_ACL: 20,
   EGRESS_SG: 25,
+  EGRESS_SG_CT: 26,
   ARP_RESPONDER: 30,
   L2_LOOKUP: 40,
   INGRESS_ACL: 50,
   INGRESS_SG: 55,
+  INGRESS_SG_CT: 56,
   OUTPUT: 60,
 } as const;
 export type TableId = (typeof TABLE)[keyof typeof TABLE];
@@ -55,7 +57,18 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.PORT_SECURITY,
     name: 'port-security',
     purpose: "only the endpoint's own source MAC and IPs (and ARP sha/spa) leave its port",
-    matches: ['in_port', 'eth_src', 'eth_type', 'ipv4_src', 'ipv6_src', 'arp_sha', 'arp_spa', 'ip_proto', 'udp_src', 'udp_dst'],
+    matches: [
+      'in_port',
+      'eth_src',
+      'eth_type',
+      'ipv4_src',
+      'ipv6_src',
+      'arp_sha',
+      'arp_spa',
+      'ip_proto',
+      'udp_src',
+      'udp_dst',
+    ],
     next: [TABLE.EGRESS_ACL],
     miss: { kind: 'drop' },
   },
@@ -70,10 +83,19 @@ export const PIPELINE: readonly TableDecl[] = [
   {
     id: TABLE.EGRESS_SG,
     name: 'egress-sg',
-    purpose: 'security groups, direction egress (stateful through conntrack; default deny once attached)',
-    matches: ['metadata', 'in_port', 'reg5', ...L2, ...L3, ...L4, ...CT],
-    next: [TABLE.EGRESS_SG, TABLE.ARP_RESPONDER],
+    purpose: 'IP from an endpoint with security groups goes through conntrack in its zone; others pass',
+    matches: ['in_port', 'eth_type', 'ip_proto', 'icmpv6_type'],
+    next: [TABLE.EGRESS_SG_CT, TABLE.ARP_RESPONDER],
     miss: { kind: 'goto', table: TABLE.ARP_RESPONDER },
+  },
+  {
+    id: TABLE.EGRESS_SG_CT,
+    name: 'egress-sg-ct',
+    purpose:
+      'security group egress rules after conntrack: established/related pass, new must match a rule (commit), rest dropped',
+    matches: ['in_port', ...L2, ...L3, ...L4, ...CT],
+    next: [TABLE.ARP_RESPONDER],
+    miss: { kind: 'drop' },
   },
   {
     id: TABLE.ARP_RESPONDER,
@@ -103,10 +125,20 @@ export const PIPELINE: readonly TableDecl[] = [
   {
     id: TABLE.INGRESS_SG,
     name: 'ingress-sg',
-    purpose: 'security groups, direction ingress (stateful through conntrack; default deny once attached)',
-    matches: ['metadata', 'reg7', ...L2, ...L3, ...L4, ...CT],
-    next: [TABLE.INGRESS_SG, TABLE.OUTPUT],
+    purpose:
+      "IP to an endpoint with security groups goes through conntrack in the receiver's zone; others pass",
+    matches: ['reg7', 'eth_type', 'ip_proto', 'icmpv6_type'],
+    next: [TABLE.INGRESS_SG_CT, TABLE.OUTPUT],
     miss: { kind: 'goto', table: TABLE.OUTPUT },
+  },
+  {
+    id: TABLE.INGRESS_SG_CT,
+    name: 'ingress-sg-ct',
+    purpose:
+      'security group ingress rules after conntrack: established/related pass, new must match a rule (commit), rest dropped',
+    matches: ['reg7', ...L2, ...L3, ...L4, ...CT],
+    next: [TABLE.OUTPUT],
+    miss: { kind: 'drop' },
   },
   {
     id: TABLE.OUTPUT,

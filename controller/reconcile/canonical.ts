@@ -80,7 +80,9 @@ export function actionsKey(actions: readonly Action[]): string {
 export function instructionsKey(ins: readonly Instruction[]): string {
   return stable(
     ins.map((i) =>
-      i.type === 'apply_actions' || i.type === 'write_actions' ? { ...i, actions: i.actions.map(normalizeAction) } : i,
+      i.type === 'apply_actions' || i.type === 'write_actions'
+        ? { ...i, actions: i.actions.map(normalizeAction) }
+        : i,
     ),
   );
 }

@@ -43,7 +43,10 @@ export function diffFlows(desired: readonly DesiredFlow[], actual: readonly Actu
     wanted.add(key);
     const cur = have.get(key);
     if (!cur) out.add.push(f);
-    else if (cur.cookie !== f.cookie || instructionsKey(cur.instructions) !== instructionsKey(f.instructions)) {
+    else if (
+      cur.cookie !== f.cookie ||
+      instructionsKey(cur.instructions) !== instructionsKey(f.instructions)
+    ) {
       out.modify.push(f);
     }
   }

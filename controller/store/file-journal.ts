@@ -95,7 +95,7 @@ export async function load(dir: string, log: Logger): Promise<Loaded> {
       log.warn({ dir, snapshot: rev }, 'ignoring damaged snapshot');
       continue;
     }
-    const snap = JSON.parse(records[0]!.toString('utf8')) as { revision: number; entries: Entry[] };
+    const snap = parseJson(records[0]!, `${dir}/${snapshotName(rev)}`) as { revision: number; entries: Entry[] };
     for (const e of snap.entries) data.set(e.key, e);
     revision = snap.revision;
     break;
@@ -122,7 +122,7 @@ export async function load(dir: string, log: Logger): Promise<Loaded> {
       await truncate(path, decoded.validLength);
     }
     for (const payload of decoded.records) {
-      const rec = JSON.parse(payload.toString('utf8')) as JournalRecord;
+      const rec = parseJson(payload, `${dir}/${journalName(start)}`) as JournalRecord;
       for (const change of rec.changes) {
         if (change.revision <= revision) continue;
         if (change.revision !== revision + 1) {
@@ -139,6 +139,15 @@ export async function load(dir: string, log: Logger): Promise<Loaded> {
   }
   const journalStart = journals.length > 0 ? journals[journals.length - 1]! : revision + 1;
   return { data, revision, changes, journalStart };
+}
+
+/** A record that passed its crc but is not our JSON was written by something else: stop loudly. */
+function parseJson(payload: Buffer, where: string): unknown {
+  try {
+    return JSON.parse(payload.toString('utf8'));
+  } catch (err) {
+    throw new StoreError('corrupt', `${where}: a record with a valid checksum is not JSON (${(err as Error).message})`);
+  }
 }
 
 export function applyChange(data: Map<string, Entry>, change: Change): void {

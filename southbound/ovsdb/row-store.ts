@@ -51,7 +51,7 @@ export class RowStore {
         } else if (u.modify) {
           const old = store.get(uuid);
           if (!old) continue; // modify of a row we never saw: nothing sane to apply it to
-          const diff = decodeRow(ts, uuid, u.modify, true);
+          const diff = decodeRow(ts, uuid, u.modify);
           const row = { ...old };
           for (const [col, d] of Object.entries(diff)) {
             const type = ts.columns.get(col);

@@ -73,8 +73,7 @@ function wireSetItems(w: unknown): unknown[] {
   return [w];
 }
 
-/** `asDiff`: an update2 modify diff, where an optional column carries a set of toggles. */
-export function decodeValue(w: unknown, type: ColumnType, where: string, asDiff = false): OvsValue {
+export function decodeValue(w: unknown, type: ColumnType, where: string): OvsValue {
   const shape = columnShape(type);
   if (shape === 'map') {
     if (!Array.isArray(w) || w[0] !== 'map' || !Array.isArray(w[1])) {
@@ -88,7 +87,7 @@ export function decodeValue(w: unknown, type: ColumnType, where: string, asDiff 
   }
   if (shape === 'scalar') return decodeAtom(w, type.key, where);
   const items = wireSetItems(w).map((x) => decodeAtom(x, type.key, where));
-  if (shape === 'set' || asDiff) return items;
+  if (shape === 'set') return items;
   return items[0] ?? null;
 }
 
@@ -130,17 +129,12 @@ export function defaultValue(type: ColumnType): OvsValue {
 }
 
 /** Decodes a wire row (only the columns present). */
-export function decodeRow(
-  table: TableSchema,
-  uuid: string,
-  w: Record<string, unknown>,
-  asDiff = false,
-): Record<string, OvsValue> {
+export function decodeRow(table: TableSchema, uuid: string, w: Record<string, unknown>): Record<string, OvsValue> {
   const out: Record<string, OvsValue> = {};
   for (const [col, val] of Object.entries(w)) {
     const type = table.columns.get(col);
     if (!type) continue; // a column newer than our schema copy: ignore rather than fail
-    out[col] = decodeValue(val, type, `${table.name}.${col} of ${uuid}`, asDiff);
+    out[col] = decodeValue(val, type, `${table.name}.${col} of ${uuid}`);
   }
   return out;
 }
@@ -162,13 +156,14 @@ export function completeRow(
 }
 
 /**
- * Applies one column of an update2 "modify" diff. Scalars carry the new value; sets (including
- * optional 0..1 columns) carry the symmetric difference; maps carry removed pairs, added pairs
- * and, for changed keys, the new value (ovsdb-server(7) section 4.1.14).
+ * Applies one column of an update2 "modify" diff. Single-valued columns (max 1, including the
+ * optional 0..1 ones, as ovsdb-server 3.1 really sends them) carry the new value; sets carry the
+ * symmetric difference; maps carry removed pairs, added pairs and, for changed keys, the new
+ * value (ovsdb-server(7) section 4.1.14).
  */
 export function applyDiff(old: OvsValue, diff: OvsValue, type: ColumnType): OvsValue {
   const shape = columnShape(type);
-  if (shape === 'scalar') return diff;
+  if (shape === 'scalar' || shape === 'optional') return diff;
   if (shape === 'map') {
     const out = new Map(old as Map<Atom, Atom>);
     for (const [k, v] of diff as Map<Atom, Atom>) {
@@ -177,15 +172,12 @@ export function applyDiff(old: OvsValue, diff: OvsValue, type: ColumnType): OvsV
     }
     return out;
   }
-  const cur = shape === 'optional' ? (old === null ? [] : [old as Atom]) : [...(old as Atom[])];
-  const toggles = shape === 'optional' ? (diff === null ? [] : Array.isArray(diff) ? diff : [diff as Atom]) : (diff as Atom[]);
-  const set = new Set(cur);
-  for (const x of toggles) {
+  const set = new Set(old as Atom[]);
+  for (const x of diff as Atom[]) {
     if (set.has(x)) set.delete(x);
     else set.add(x);
   }
-  const items = [...set];
-  return shape === 'optional' ? (items[0] ?? null) : items;
+  return [...set];
 }
 
 export function valueEquals(a: OvsValue | undefined, b: OvsValue | undefined): boolean {

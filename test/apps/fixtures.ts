@@ -24,7 +24,13 @@ export const network = (id: string, tenantId: string, vni: number): Network => (
   subnets: ['10.1.0.0/24'],
 });
 
-export const endpoint = (id: string, networkId: string, tenantId: string, mac: string, ip: string): Endpoint => ({
+export const endpoint = (
+  id: string,
+  networkId: string,
+  tenantId: string,
+  mac: string,
+  ip: string,
+): Endpoint => ({
   ...meta,
   id,
   tenantId,
@@ -43,7 +49,14 @@ export const endpoint = (id: string, networkId: string, tenantId: string, mac: s
  * Each hypervisor's VXLAN port is ofport 100.
  */
 export function twoTenants(): { intent: IntentView; facts: ChassisFacts } {
-  const vlan: VlanBinding = { ...meta, id: 'vb1', chassisId: 'hv3', port: 'eth1', vlan: 30, networkId: 'blue' };
+  const vlan: VlanBinding = {
+    ...meta,
+    id: 'vb1',
+    chassisId: 'hv3',
+    port: 'eth1',
+    vlan: 30,
+    networkId: 'blue',
+  };
   const intent: IntentView = {
     chassis: [chassis('hv1', '10.0.0.1'), chassis('hv2', '10.0.0.2'), chassis('hv3', '10.0.0.3')],
     networks: [network('red', 't-red', 100), network('blue', 't-blue', 200)],
@@ -54,6 +67,8 @@ export function twoTenants(): { intent: IntentView; facts: ChassisFacts } {
       endpoint('vm-b2', 'blue', 't-blue', '02:00:00:00:02:02', '10.1.0.2'),
     ],
     vlanBindings: [vlan],
+    networkAcls: [],
+    securityGroups: [],
   };
   const facts: ChassisFacts = {
     bindings: new Map([

@@ -4,7 +4,11 @@ import { promisify } from 'node:util';
 const execFileP = promisify(execFile);
 
 /** Runs a program and resolves to its stdout; rejects with stderr in the message on failure. */
-export async function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
   try {
     const { stdout } = await execFileP(cmd, args, {
       env: { ...process.env, ...opts.env },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killPid, onExitUndo } from './cleanup.js';
 import { run } from './exec.js';
-import { type Netns, createNetns } from './netns.js';
+import { createNetns, type Netns } from './netns.js';
 
 /**
  * One Open vSwitch instance (ovsdb-server, optionally ovs-vswitchd with the userspace datapath)
@@ -55,7 +55,8 @@ export async function startOvs(opts: OvsOptions = {}): Promise<OvsInstance> {
     for (const pid of pids) killPid(pid);
   });
 
-  const readPid = async (name: string): Promise<number> => Number((await readFile(join(dir, name), 'utf8')).trim());
+  const readPid = async (name: string): Promise<number> =>
+    Number((await readFile(join(dir, name), 'utf8')).trim());
   const inNs = (cmd: string, args: string[]) => netns.exec(cmd, args, env);
 
   const startOvsdb = async () => {

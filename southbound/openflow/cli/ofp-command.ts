@@ -4,11 +4,11 @@ import { UsageError } from '../../../controller/cli/command.js';
 import {
   OfWriter,
   OfpCodecError,
-  OfpFramer,
   decodeMessage,
   encodeMessage,
   messageFromJson,
   messageToJson,
+  readHeader,
 } from '../codec/index.js';
 import { formatMessage } from './ofp-text.js';
 
@@ -29,33 +29,22 @@ async function readInput(path: string, io: CliIo): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Splits a binary file into frames; reports where a bad or incomplete message starts. */
-function frames(input: Buffer): Buffer[] {
-  const framer = new OfpFramer();
-  const out = framer.push(input);
-  if (framer.buffered > 0) {
-    throw new OfpCodecError(
-      'truncated',
-      'input',
-      input.length - framer.buffered,
-      `${framer.buffered} trailing bytes are not a whole message`,
-    );
-  }
-  return out;
-}
-
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Runs `each` over the frames; a bad message stops the run with its index and byte offset. */
+/** Runs `each` over the messages of a file; a bad message stops the run with its index and offset. */
 function eachMessage(input: Buffer, io: CliIo, each: (frame: Buffer) => void): number {
   let at = 0;
   let index = 0;
   try {
-    for (const frame of frames(input)) {
-      each(frame);
-      at += frame.length;
+    while (at < input.length) {
+      const { length } = readHeader(input, at, input.length);
+      if (at + length > input.length) {
+        throw new OfpCodecError('truncated', 'input', at, `message of ${length} bytes, only ${input.length - at} left`);
+      }
+      each(input.subarray(at, at + length));
+      at += length;
       index++;
     }
   } catch (err) {

@@ -3,7 +3,7 @@ import {
   type OfpMessage,
   bundleCtrlTypeNames,
   errorName,
-  ofpfc,
+  helloVersions,
   roleNames,
 } from '../codec/index.js';
 import { formatFlow, formatGroup } from '../text/index.js';
@@ -15,7 +15,8 @@ import { formatFlow, formatGroup } from '../text/index.js';
  * stats reply prints one indented line per flow after its header line.
  */
 
-const commandNames = Object.fromEntries(Object.entries(ofpfc).map(([k, v]) => [v, k]));
+/** FLOW_MOD commands as ovs-ofctl prints them. */
+const commandNames = ['ADD', 'MOD', 'MOD_STRICT', 'DEL', 'DEL_STRICT'];
 const groupCommands = ['ADD', 'MOD', 'DEL'];
 
 function hex(n: number | bigint): string {
@@ -27,15 +28,18 @@ function fields(o: object, skip: readonly string[] = []): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(o)) {
     if (skip.includes(k) || v === undefined) continue;
-    parts.push(`${k}=${value(v)}`);
+    parts.push(`${k}=${value(v, k)}`);
   }
   return parts.join(' ');
 }
 
-function value(v: unknown): string {
-  if (typeof v === 'bigint') return hex(v);
+/** Identifiers print in hex like ovs-ofctl does; counters in decimal. */
+const hexKeys = new Set(['cookie', 'cookieMask', 'datapathId', 'generationId', 'metadataMatch', 'metadataWrite']);
+
+function value(v: unknown, key = ''): string {
+  if (typeof v === 'bigint') return hexKeys.has(key) ? hex(v) : v.toString();
   if (Buffer.isBuffer(v)) return v.length === 0 ? '""' : v.toString('hex');
-  if (Array.isArray(v)) return `[${v.map(value).join(',')}]`;
+  if (Array.isArray(v)) return `[${v.map((x) => value(x)).join(',')}]`;
   if (v !== null && typeof v === 'object') return `{${fields(v)}}`;
   return String(v);
 }
@@ -70,6 +74,11 @@ export function formatMessage(m: OfpMessage): string {
         type: m.groupType,
         buckets: m.buckets,
       })}`;
+    case 'HELLO': {
+      const versions = helloVersions(m);
+      const v = m.version !== undefined && m.version !== 4 ? ` version=0x${m.version.toString(16)}` : '';
+      return `${head}${v}${versions ? ` versions=${versions.join(',')}` : ''}`;
+    }
     case 'ERROR':
       return `${head} ${errorName(m.errType, m.code, m.experimenter)} data=${value(m.data)}`;
     case 'ROLE_REQUEST':

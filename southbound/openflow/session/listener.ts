@@ -49,14 +49,14 @@ export async function openListener(
       throw new Error(`${formatListenAddress(address)} needs --tls-ca, --tls-cert and --tls-key`);
     const s = tls.createServer(tlsServerOptions(tlsFiles));
     s.on('secureConnection', (sock) => onSocket(sock, `ssl:${sock.remoteAddress}:${sock.remotePort}`));
+    // The TLS socket may already be torn down when the handshake fails: name the peer from the
+    // underlying TCP socket, remembered when it connected.
+    const peers = new WeakMap<object, string>();
+    s.on('connection', (raw: net.Socket) => peers.set(raw, `ssl:${raw.remoteAddress}:${raw.remotePort}`));
     s.on('tlsClientError', (err, sock) => {
-      log.warn(
-        {
-          peer: `ssl:${sock.remoteAddress}:${sock.remotePort}`,
-          reason: `TLS handshake failed: ${err.message}`,
-        },
-        'switch connection refused',
-      );
+      const raw = (sock as unknown as { _parent?: object })._parent;
+      const peer = (raw && peers.get(raw)) ?? `ssl:${sock.remoteAddress}:${sock.remotePort}`;
+      log.warn({ peer, reason: `TLS handshake failed: ${err.message}` }, 'switch connection refused');
     });
     server = s;
   } else {

@@ -227,16 +227,16 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
   // Fields OVS itself never shows (it does not support them) or that sit outside their
   // prerequisites: printed last by their own names so nothing in the match is lost.
   const shown = new Set(SHOWN);
-  if (!(dlType === ETH_IP && l4 === 1)) shown.delete('icmp_type').delete('icmp_code');
+  if (!(dlType === ETH_IP && l4 === 1)) for (const n of ['icmp_type', 'icmp_code']) shown.delete(n);
   if (!(dlType === ETH_IPV6 && l4 === 58)) {
     for (const n of ['icmpv6_type', 'icmpv6_code', 'nd_target', 'nd_sll', 'nd_tll']) shown.delete(n);
   } else {
     for (const n of ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst']) shown.delete(n);
   }
   if (dlType === ETH_IP && l4 === 1) for (const n of ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst']) shown.delete(n);
-  if (dlType !== ETH_IPV6) shown.delete('ipv6_src').delete('ipv6_dst').delete('ipv6_label');
-  if (!isArp) shown.delete('arp_spa').delete('arp_tpa').delete('arp_sha').delete('arp_tha');
-  if (isArp || dlType === ETH_IPV6) shown.delete('ip_src').delete('ip_dst');
+  if (dlType !== ETH_IPV6) for (const n of ['ipv6_src', 'ipv6_dst', 'ipv6_label']) shown.delete(n);
+  if (!isArp) for (const n of ['arp_spa', 'arp_tpa', 'arp_sha', 'arp_tha']) shown.delete(n);
+  if (isArp || dlType === ETH_IPV6) for (const n of ['ip_src', 'ip_dst']) shown.delete(n);
   for (const [name, t] of fields) {
     if (shown.has(name)) continue;
     const f = fieldByName(name)!;

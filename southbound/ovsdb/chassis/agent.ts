@@ -36,12 +36,18 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   private ensuring = false;
   private ensureAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  private bindTimer: NodeJS.Timeout | undefined;
   private log: Logger | undefined;
 
   constructor(
     /** Desired state, minus what comes from the chassis itself (encap IP may come from either). */
     private desiredOf: (facts: ChassisInfo) => Partial<ChassisDesired>,
     private readonly logger?: Logger,
+    /**
+     * Bindings are recomputed this long after a change settles, so that a port re-plugged in one
+     * transaction (old interface gone, new one not yet numbered by vswitchd) reads as a move.
+     */
+    private readonly bindingSettleMs = 150,
   ) {
     super();
     this.log = logger;
@@ -51,6 +57,11 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
 
   get chassis(): ChassisInfo | undefined {
     return this.info;
+  }
+
+  /** The OVSDB session currently attached (undefined while reconnecting). */
+  get session(): OvsdbClient | undefined {
+    return this.client;
   }
 
   get currentBindings(): ReadonlyMap<string, PortBinding> {
@@ -72,6 +83,7 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
     this.client = undefined;
     this.replica.detach();
     if (this.timer) clearTimeout(this.timer);
+    if (this.bindTimer) clearTimeout(this.bindTimer);
   }
 
   /** Runs the ensure logic once now (normally automatic); resolves with what it did. */
@@ -106,7 +118,8 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   private onChange(): void {
     if (!this.schema) return;
     this.refreshIdentity();
-    this.refreshBindings();
+    if (this.bindTimer) clearTimeout(this.bindTimer);
+    this.bindTimer = setTimeout(() => this.refreshBindings(), this.bindingSettleMs);
     this.schedule();
   }
 

@@ -42,8 +42,13 @@ export class FaultyStore implements Store {
   subscribe: Store['subscribe'] = (...a) => this.inner.subscribe(...a);
   healthy = () => this.inner.healthy();
   close = () => this.inner.close();
-  commit(req: CommitRequest): Promise<CommitResult> {
+  /** Runs once before the next commit is forwarded (e.g. another controller's write). */
+  beforeNextCommit?: () => Promise<unknown>;
+  async commit(req: CommitRequest): Promise<CommitResult> {
     this.commits++;
+    const before = this.beforeNextCommit;
+    this.beforeNextCommit = undefined;
+    if (before) await before();
     if (this.failNext > 0) {
       this.failNext--;
       return Promise.reject(this.failWith());
@@ -53,7 +58,11 @@ export class FaultyStore implements Store {
 }
 
 /** Awaits a rejection and checks it is an IntentError with this code and a message matching. */
-export async function rejects(p: Promise<unknown> | (() => unknown), code: IntentErrorCode, message?: RegExp) {
+export async function rejects(
+  p: Promise<unknown> | (() => unknown),
+  code: IntentErrorCode,
+  message?: RegExp,
+) {
   let err: unknown;
   try {
     await (typeof p === 'function' ? p() : p);
@@ -62,6 +71,9 @@ export async function rejects(p: Promise<unknown> | (() => unknown), code: Inten
   }
   expect(err, 'expected an IntentError').toBeInstanceOf(IntentError);
   const e = err as IntentError;
-  expect({ code: e.code, message: e.message }).toEqual({ code, message: message ? expect.stringMatching(message) : e.message });
+  expect({ code: e.code, message: e.message }).toEqual({
+    code,
+    message: message ? expect.stringMatching(message) : e.message,
+  });
   return e;
 }

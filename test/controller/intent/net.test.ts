@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cidrContains, cidrsOverlap, isMulticastMac, macFromRandom, normalizeMac, parseCidr, parseIp } from '../../../controller/intent/net.js';
+import {
+  cidrContains,
+  cidrsOverlap,
+  isMulticastMac,
+  macFromRandom,
+  normalizeMac,
+  parseCidr,
+  parseIp,
+} from '../../../controller/intent/net.js';
 
 describe('address helpers', () => {
   it('parses and canonicalises IPv4 and IPv6', () => {
@@ -9,13 +17,16 @@ describe('address helpers', () => {
     expect(parseIp('2001:db8:0:0:1:0:0:1')?.text).toBe('2001:db8::1:0:0:1');
     expect(parseIp('::ffff:10.0.0.1')?.text).toBe('::ffff:a00:1');
     expect(parseIp('::')?.text).toBe('::');
-    for (const bad of ['10.0.0', '10.0.0.256', 'fe80::1%eth0', 'x', '', '10.0.0.1/24']) expect(parseIp(bad)).toBeUndefined();
+    for (const bad of ['10.0.0', '10.0.0.256', 'fe80::1%eth0', 'x', '', '10.0.0.1/24'])
+      expect(parseIp(bad)).toBeUndefined();
   });
 
   it('round-trips any IPv6 value through its canonical text', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), (v) => {
-        const hex = Array.from({ length: 8 }, (_, i) => ((v >> BigInt((7 - i) * 16)) & 0xffffn).toString(16)).join(':');
+        const hex = Array.from({ length: 8 }, (_, i) =>
+          ((v >> BigInt((7 - i) * 16)) & 0xffffn).toString(16),
+        ).join(':');
         const a = parseIp(hex)!;
         expect(a.value).toBe(v);
         expect(parseIp(a.text)!.value).toBe(v);

@@ -23,16 +23,28 @@ describe('tenants', () => {
   });
 
   it('refuses a duplicate id with conflict', async () => {
-    await rejects(svc.create('tenant', { id: 't1', name: 'again' }), 'conflict', /^id: tenant 't1' already exists/);
+    await rejects(
+      svc.create('tenant', { id: 't1', name: 'again' }),
+      'conflict',
+      /^id: tenant 't1' already exists/,
+    );
   });
 
   it('refuses bad shapes with invalid, naming the field', async () => {
     await rejects(svc.create('tenant', {} as never), 'invalid', /^name: /);
     await rejects(svc.create('tenant', { name: '' }), 'invalid', /^name: .*length/i);
-    await rejects(svc.create('tenant', { name: 'x', color: 'red' } as never), 'invalid', /^color: is not a known field/);
+    await rejects(
+      svc.create('tenant', { name: 'x', color: 'red' } as never),
+      'invalid',
+      /^color: is not a known field/,
+    );
     await rejects(svc.create('tenant', { id: 'a/b', name: 'x' }), 'invalid', /^id: /);
     await rejects(svc.create('tenant', null as never), 'invalid', /must be a JSON object/);
-    await rejects(svc.create('nope' as never, { name: 'x' } as never), 'invalid', /^kind: unknown kind 'nope'/);
+    await rejects(
+      svc.create('nope' as never, { name: 'x' } as never),
+      'invalid',
+      /^kind: unknown kind 'nope'/,
+    );
     expect(svc.revision()).toBe(1);
   });
 
@@ -40,15 +52,32 @@ describe('tenants', () => {
     await svc.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24'] });
     await svc.put('endpoint', 'e1', { networkId: 'n1', ips: ['10.0.0.5'] });
     await svc.put('securityGroup', 'sg1', { tenantId: 't1', name: 'web' });
-    await svc.put('networkAcl', 'a1', { networkId: 'n1', priority: 1, direction: 'ingress', action: 'drop', protocol: 'any' });
+    await svc.put('networkAcl', 'a1', {
+      networkId: 'n1',
+      priority: 1,
+      direction: 'ingress',
+      action: 'drop',
+      protocol: 'any',
+    });
     const tok = await svc.createToken('t1', 'ci');
     await rejects(svc.delete('tenant', 't1'), 'conflict', /tenant 't1' still has .*use cascade/);
     const r = await svc.delete('tenant', 't1', { cascade: true });
     expect(r.deleted.map((d) => `${d.kind}/${d.id}`).sort()).toEqual(
-      ['endpoint/e1', 'network/n1', 'networkAcl/a1', 'securityGroup/sg1', 'tenant/t1', `token/${tok.record.id}`].sort(),
+      [
+        'endpoint/e1',
+        'network/n1',
+        'networkAcl/a1',
+        'securityGroup/sg1',
+        'tenant/t1',
+        `token/${tok.record.id}`,
+      ].sort(),
     );
     expect(r.revision).toBe(svc.revision());
-    for (const [k, id] of [['network', 'n1'], ['endpoint', 'e1'], ['securityGroup', 'sg1']] as const) {
+    for (const [k, id] of [
+      ['network', 'n1'],
+      ['endpoint', 'e1'],
+      ['securityGroup', 'sg1'],
+    ] as const) {
       await rejects(() => svc.get(k, id), 'not_found');
     }
     expect(svc.authenticate(tok.token)).toBeUndefined();
@@ -66,19 +95,30 @@ describe('tenants', () => {
 describe('networks', () => {
   it('allocates VNIs from the configured range, unique, and refuses when it is exhausted', async () => {
     const vnis = [];
-    for (const id of ['a', 'b', 'c']) vnis.push((await svc.put('network', id, { tenantId: 't1', name: id })).object.vni);
+    for (const id of ['a', 'b', 'c'])
+      vnis.push((await svc.put('network', id, { tenantId: 't1', name: id })).object.vni);
     expect(vnis.sort()).toEqual([5000, 5001, 5002]);
-    await rejects(svc.create('network', { tenantId: 't1', name: 'd' }), 'conflict', /^vni: no free VNI left in 5000-5002/);
+    await rejects(
+      svc.create('network', { tenantId: 't1', name: 'd' }),
+      'conflict',
+      /^vni: no free VNI left in 5000-5002/,
+    );
     await svc.delete('network', 'b');
     expect((await svc.create('network', { tenantId: 't1', name: 'd' })).object.vni).toBe(5001);
   });
 
   it('takes a client VNI inside 1-16777214, refusing 0, 16777215 and duplicates', async () => {
     expect((await svc.create('network', { tenantId: 't1', name: 'x', vni: 1 })).object.vni).toBe(1);
-    expect((await svc.create('network', { tenantId: 't1', name: 'y', vni: 16777214 })).object.vni).toBe(16777214);
+    expect((await svc.create('network', { tenantId: 't1', name: 'y', vni: 16777214 })).object.vni).toBe(
+      16777214,
+    );
     await rejects(svc.create('network', { tenantId: 't1', name: 'z', vni: 0 }), 'invalid', /^vni: /);
     await rejects(svc.create('network', { tenantId: 't1', name: 'z', vni: 16777215 }), 'invalid', /^vni: /);
-    await rejects(svc.create('network', { tenantId: 't1', name: 'z', vni: 1 }), 'conflict', /^vni: 1 is already used/);
+    await rejects(
+      svc.create('network', { tenantId: 't1', name: 'z', vni: 1 }),
+      'conflict',
+      /^vni: 1 is already used/,
+    );
   });
 
   it('defaults the MTU to the smallest chassis underlay MTU minus 50 (1450 with none)', async () => {
@@ -90,9 +130,17 @@ describe('networks', () => {
   });
 
   it('normalises subnets and refuses malformed or overlapping ones, naming the index', async () => {
-    const n = await svc.create('network', { tenantId: 't1', name: 's', subnets: ['10.0.0.0/24', 'FD00::/64'] });
+    const n = await svc.create('network', {
+      tenantId: 't1',
+      name: 's',
+      subnets: ['10.0.0.0/24', 'FD00::/64'],
+    });
     expect(n.object.subnets).toEqual(['10.0.0.0/24', 'fd00::/64']);
-    await rejects(svc.create('network', { tenantId: 't1', name: 's', subnets: ['10.0.0.1/24'] }), 'invalid', /^subnets\[0\]: .*host bits/);
+    await rejects(
+      svc.create('network', { tenantId: 't1', name: 's', subnets: ['10.0.0.1/24'] }),
+      'invalid',
+      /^subnets\[0\]: .*host bits/,
+    );
     await rejects(
       svc.create('network', { tenantId: 't1', name: 's', subnets: ['10.0.0.0/16', '10.0.5.0/24'] }),
       'invalid',
@@ -102,7 +150,11 @@ describe('networks', () => {
 
   it('needs an existing tenant', async () => {
     await rejects(svc.create('network', { name: 'x' }), 'invalid', /^tenantId: is required/);
-    await rejects(svc.create('network', { tenantId: 'nope', name: 'x' }), 'invalid', /^tenantId: tenant 'nope' does not exist/);
+    await rejects(
+      svc.create('network', { tenantId: 'nope', name: 'x' }),
+      'invalid',
+      /^tenantId: tenant 'nope' does not exist/,
+    );
   });
 
   it('keeps VNI and MTU on a PUT that omits them, and refuses moving to another tenant', async () => {
@@ -111,13 +163,21 @@ describe('networks', () => {
     const again = await svc.put('network', 'n', { tenantId: 't1', name: 'renamed' });
     expect(again.object).toMatchObject({ vni: first.object.vni, mtu: first.object.mtu, name: 'renamed' });
     expect(again.object.createdAt).toBe(first.object.createdAt);
-    await rejects(svc.put('network', 'n', { tenantId: 't2', name: 'n' }), 'invalid', /^tenantId: cannot change from 't1' to 't2'/);
+    await rejects(
+      svc.put('network', 'n', { tenantId: 't2', name: 'n' }),
+      'invalid',
+      /^tenantId: cannot change from 't1' to 't2'/,
+    );
   });
 
   it('refuses subnet changes that would strand endpoint addresses', async () => {
     await svc.put('network', 'n', { tenantId: 't1', name: 'n', subnets: ['10.0.0.0/24'] });
     await svc.put('endpoint', 'e', { networkId: 'n', ips: ['10.0.0.9'] });
-    await rejects(svc.update('network', 'n', { subnets: ['10.1.0.0/24'] }), 'conflict', /^subnets: endpoint address 10.0.0.9/);
+    await rejects(
+      svc.update('network', 'n', { subnets: ['10.1.0.0/24'] }),
+      'conflict',
+      /^subnets: endpoint address 10.0.0.9/,
+    );
     const ok = await svc.update('network', 'n', { subnets: ['10.0.0.0/16'] });
     expect(ok.object.subnets).toEqual(['10.0.0.0/16']);
   });
@@ -136,6 +196,9 @@ describe('networks', () => {
     ]);
     expect(svc.list('endpoint').items).toEqual([]);
     // The freed VNI and the iface-ids are usable again.
-    await svc.put('endpoint', 'e1b', { networkId: (await svc.create('network', { tenantId: 't1', name: 'm' })).object.id, ifaceId: 'e1' });
+    await svc.put('endpoint', 'e1b', {
+      networkId: (await svc.create('network', { tenantId: 't1', name: 'm' })).object.id,
+      ifaceId: 'e1',
+    });
   });
 });

@@ -27,7 +27,10 @@ describe('diffFlows', () => {
           { field: 'metadata', value: 100n, mask: 0xffffffffffffffffn },
         ],
         // OVS reports set_field on a Nicira register as NXAST_REG_LOAD2.
-        instructions: [{ type: 'apply_actions', actions: [{ type: 'reg_load2', field: 'reg7', value: 1 }] }, goto(50)],
+        instructions: [
+          { type: 'apply_actions', actions: [{ type: 'reg_load2', field: 'reg7', value: 1 }] },
+          goto(50),
+        ],
       },
     ];
     const d = diffFlows(want, have);
@@ -59,7 +62,12 @@ describe('diffGroups', () => {
   const g = (vni: number, ports: number[]) => ({
     groupId: groupId(GROUP_KIND.FLOOD_ALL, vni),
     type: 'all' as const,
-    buckets: ports.map((p) => ({ weight: 0, watchPort: 0xffffffff, watchGroup: 0xffffffff, actions: [output(p)] })),
+    buckets: ports.map((p) => ({
+      weight: 0,
+      watchPort: 0xffffffff,
+      watchGroup: 0xffffffff,
+      actions: [output(p)],
+    })),
   });
 
   it('adds, modifies and removes only weft-owned groups', () => {
@@ -81,7 +89,12 @@ describe('planMessages', () => {
       { add: [fAdd], modify: [], remove: [fDel] },
       { add: [gAdd], modify: [], remove: [gDel] },
     );
-    expect(msgs.map((m) => `${m.type}:${m.command}`)).toEqual(['GROUP_MOD:0', 'FLOW_MOD:0', 'FLOW_MOD:4', 'GROUP_MOD:2']);
+    expect(msgs.map((m) => `${m.type}:${m.command}`)).toEqual([
+      'GROUP_MOD:0',
+      'FLOW_MOD:0',
+      'FLOW_MOD:4',
+      'GROUP_MOD:2',
+    ]);
     const del = msgs[2]!;
     expect(del.type === 'FLOW_MOD' && del.cookieMask).toBe(0xffffffffffffffffn);
     expect(del.type === 'FLOW_MOD' && del.cookie).toBe(owned);

@@ -60,7 +60,16 @@ export function storeConformance(name: string, harness: StoreHarness): void {
 
     it('commits a transaction with the next revision and keeps JSON values exactly', async () => {
       const s = await fresh();
-      const value = { a: [], b: {}, n: 1.5, neg: -3, s: 'é 💡 "q"', nil: null, t: true, deep: [[1], { x: [] }] };
+      const value = {
+        a: [],
+        b: {},
+        n: 1.5,
+        neg: -3,
+        s: 'é 💡 "q"',
+        nil: null,
+        t: true,
+        deep: [[1], { x: [] }],
+      };
       const r = await s.commit({ txs: [{ ops: [put('k/1', value), put('k/2', 'plain')] }] });
       expect(r).toEqual({ revisions: [1], revision: 1 });
       const snap = await s.snapshot();
@@ -73,7 +82,9 @@ export function storeConformance(name: string, harness: StoreHarness): void {
     it('gives the transactions of one commit consecutive revisions, each in the feed', async () => {
       const s = await fresh();
       await s.commit({ txs: [{ ops: [put('a', 1)] }] });
-      const r = await s.commit({ txs: [{ ops: [put('b', 2)] }, { ops: [put('c', 3), del('a')] }, { ops: [put('b', 4)] }] });
+      const r = await s.commit({
+        txs: [{ ops: [put('b', 2)] }, { ops: [put('c', 3), del('a')] }, { ops: [put('b', 4)] }],
+      });
       expect(r).toEqual({ revisions: [2, 3, 4], revision: 4 });
       expect(await s.readChanges(1)).toEqual([
         { revision: 2, ops: [put('b', 2)] },
@@ -129,10 +140,14 @@ export function storeConformance(name: string, harness: StoreHarness): void {
     it('refuses malformed commits with invalid, naming the problem', async () => {
       const s = await fresh();
       expect((await storeError(s.commit({ txs: [] }))).message).toMatch(/no transactions/);
-      expect((await storeError(s.commit({ txs: [{ ops: [] }] }))).message).toMatch(/transaction 0 has no operations/);
+      expect((await storeError(s.commit({ txs: [{ ops: [] }] }))).message).toMatch(
+        /transaction 0 has no operations/,
+      );
       expect((await storeError(s.commit({ txs: [{ ops: [put('', 1)] }] }))).message).toMatch(/key must be/);
       expect((await storeError(s.commit({ txs: [{ ops: [put('a', undefined)] }] }))).code).toBe('invalid');
-      expect((await storeError(s.commit({ txs: [{ ops: [put('a', 1)] }], baseRevision: -2 }))).code).toBe('invalid');
+      expect((await storeError(s.commit({ txs: [{ ops: [put('a', 1)] }], baseRevision: -2 }))).code).toBe(
+        'invalid',
+      );
       expect(await s.currentRevision()).toBe(0);
       expect((await s.commit({ txs: [{ ops: [put('a', 1)] }] })).revision).toBe(1);
     });
@@ -173,7 +188,8 @@ export function storeConformance(name: string, harness: StoreHarness): void {
         Array.from({ length: 8 }, (_, i) => s.commit({ txs: [{ ops: [put('a', i + 1)] }], baseRevision: 1 })),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      for (const r of results) if (r.status === 'rejected') expect((r.reason as StoreError).code).toBe('conflict');
+      for (const r of results)
+        if (r.status === 'rejected') expect((r.reason as StoreError).code).toBe('conflict');
       expect(await s.currentRevision()).toBe(2);
     });
 

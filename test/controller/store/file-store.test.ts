@@ -1,4 +1,12 @@
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,7 +35,14 @@ storeConformance('file', {
 });
 
 const put = (key: string, value: unknown) => ({ type: 'put' as const, key, value: value as never });
-const journalOf = (dir: string) => join(dir, readdirSync(dir).filter((n) => n.startsWith('journal-')).sort().pop()!);
+const journalOf = (dir: string) =>
+  join(
+    dir,
+    readdirSync(dir)
+      .filter((n) => n.startsWith('journal-'))
+      .sort()
+      .pop()!,
+  );
 
 describe('FileStore on disk', () => {
   it('drops a torn tail (half a record) and keeps every whole record', async () => {
@@ -37,7 +52,9 @@ describe('FileStore on disk', () => {
     await s.close();
     const journal = journalOf(dir);
     const whole = statSync(journal).size;
-    const next = encodeRecord(Buffer.from(JSON.stringify({ changes: [{ revision: 6, ops: [put('k6', 6)] }] })));
+    const next = encodeRecord(
+      Buffer.from(JSON.stringify({ changes: [{ revision: 6, ops: [put('k6', 6)] }] })),
+    );
     appendFileSync(journal, next.subarray(0, next.length - 3));
     const r = await FileStore.open(dir);
     expect(await r.currentRevision()).toBe(5);
@@ -104,7 +121,11 @@ describe('FileStore on disk', () => {
     await s.close();
     const r = await FileStore.open(dir);
     const errors: StoreError[] = [];
-    r.subscribe(1, () => {}, (e) => errors.push(e));
+    r.subscribe(
+      1,
+      () => {},
+      (e) => errors.push(e),
+    );
     await new Promise((res) => setTimeout(res, 20));
     expect(errors.map((e) => e.code)).toEqual(['compacted']);
     await r.close();
@@ -150,6 +171,8 @@ describe('openStore', () => {
   it('refuses unknown schemes and empty paths, naming the URL', async () => {
     await expect(openStore('mysql://x')).rejects.toThrow(/store URL 'mysql:\/\/x': unknown scheme/);
     await expect(openStore('file:')).rejects.toThrow(/file: needs a directory/);
-    await expect(openStore('redis://u:secret@h:99999')).rejects.toThrow(/store URL 'redis:\/\/\*\*\*@h:99999'/);
+    await expect(openStore('redis://u:secret@h:99999')).rejects.toThrow(
+      /store URL 'redis:\/\/\*\*\*@h:99999'/,
+    );
   });
 });

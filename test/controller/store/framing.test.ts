@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HEADER_BYTES, decodeRecords, encodeRecord } from '../../../controller/store/framing.js';
+import { decodeRecords, encodeRecord, HEADER_BYTES } from '../../../controller/store/framing.js';
 
 const rec = (s: string) => encodeRecord(Buffer.from(s));
 

@@ -72,7 +72,9 @@ describe('RedisStore against a real redis-server', () => {
     const err = await s.commit({ txs: [{ ops: [put('b', 1)] }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).code).toBe('unavailable');
-    expect((err as Error).message).toMatch(new RegExp(`Redis at redis://127.0.0.1:${redis.port} unavailable during commit`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`Redis at redis://127.0.0.1:${redis.port} unavailable during commit`),
+    );
     expect(await s.healthy()).toBe(false);
     await redis.start();
     let r: unknown;
@@ -109,7 +111,11 @@ describe('RedisStore against a real redis-server', () => {
     const err = await s.readChanges(1).catch((e: unknown) => e);
     expect((err as StoreError).code).toBe('compacted');
     const errors: string[] = [];
-    const sub = s.subscribe(1, () => {}, (e) => errors.push(e.code));
+    const sub = s.subscribe(
+      1,
+      () => {},
+      (e) => errors.push(e.code),
+    );
     for (let i = 0; i < 100 && errors.length === 0; i++) await sleep(20);
     expect(errors).toEqual(['compacted']);
     sub.close();
@@ -117,7 +123,9 @@ describe('RedisStore against a real redis-server', () => {
   });
 
   it('fails open() with unavailable when nothing listens', async () => {
-    const err = await RedisStore.open('redis://127.0.0.1:1', { connectTimeoutMs: 500 }).catch((e: unknown) => e);
+    const err = await RedisStore.open('redis://127.0.0.1:1', { connectTimeoutMs: 500 }).catch(
+      (e: unknown) => e,
+    );
     expect((err as StoreError).code).toBe('unavailable');
     expect((err as Error).message).toMatch(/cannot reach Redis at redis:\/\/127.0.0.1:1/);
   });

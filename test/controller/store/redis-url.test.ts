@@ -3,7 +3,9 @@ import { parseRedisUrl, redact } from '../../../controller/store/redis-url.js';
 
 describe('Redis store URLs', () => {
   it('parses redis:// with credentials, db and our options', () => {
-    const c = parseRedisUrl('redis://app:s%40cret@10.0.0.5:6380/2?prefix=w1:&waitReplicas=1&waitTimeoutMs=250');
+    const c = parseRedisUrl(
+      'redis://app:s%40cret@10.0.0.5:6380/2?prefix=w1:&waitReplicas=1&waitTimeoutMs=250',
+    );
     expect(c.redis).toEqual({ host: '10.0.0.5', port: 6380, db: 2, username: 'app', password: 's@cret' });
     expect(c).toMatchObject({ prefix: 'w1:', waitReplicas: 1, waitTimeoutMs: 250, feedMaxLen: 100_000 });
     expect(c.description).toBe('redis://10.0.0.5:6380');
@@ -17,7 +19,9 @@ describe('Redis store URLs', () => {
   });
 
   it('parses Sentinel URLs into sentinels + master name', () => {
-    const c = parseRedisUrl('redis-sentinel://:pw@s1:26379,s2,[fd00::3]:26380/mymaster/1?sentinelPassword=sp');
+    const c = parseRedisUrl(
+      'redis-sentinel://:pw@s1:26379,s2,[fd00::3]:26380/mymaster/1?sentinelPassword=sp',
+    );
     expect(c.redis).toEqual({
       sentinels: [
         { host: 's1', port: 26379 },
@@ -34,7 +38,9 @@ describe('Redis store URLs', () => {
 
   it('refuses malformed URLs, naming the problem and hiding the password', () => {
     expect(() => parseRedisUrl('redis-sentinel://s1:26379')).toThrow(/needs the master name/);
-    expect(() => parseRedisUrl('redis://a:1,b:2')).toThrow(/only redis-sentinel:\/\/ URLs list several hosts/);
+    expect(() => parseRedisUrl('redis://a:1,b:2')).toThrow(
+      /only redis-sentinel:\/\/ URLs list several hosts/,
+    );
     expect(() => parseRedisUrl('redis://h:70000')).toThrow(/port 70000 out of range/);
     expect(() => parseRedisUrl('redis://h/x')).toThrow(/database 'x' is not a number/);
     expect(() => parseRedisUrl('redis://h?waitReplicas=-1')).toThrow(/waitReplicas must be an integer >= 0/);

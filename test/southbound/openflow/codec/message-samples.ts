@@ -17,7 +17,7 @@ const overlayMatch = [
   { field: 'eth_dst', value: '02:00:00:00:00:01' },
 ];
 const overlayActions = [
-  { type: 'set_field' as const, field: 'tun_ipv4_dst', value: '10.0.0.2' },
+  { type: 'set_field' as const, field: 'tun_dst', value: '10.0.0.2' },
   { type: 'set_field' as const, field: 'tun_id', value: 100n },
   { type: 'output' as const, port: 100, maxLen: 0 },
 ];
@@ -264,7 +264,7 @@ export const samples: Sample[] = [
   ).map(
     (body): Sample => ({
       name: `MULTIPART_REQUEST ${body.kind}`,
-      msg: { type: 'MULTIPART_REQUEST', xid: 14, flags: 0, body: { ...body, match: 'match' in body ? [...body.match] : [] } as never },
+      msg: { type: 'MULTIPART_REQUEST', xid: 14, flags: 0, body: ('match' in body ? { ...body, match: [...body.match] } : { ...body }) as never },
       ovs: /OFPST_|OFPMP_/,
     }),
   ),

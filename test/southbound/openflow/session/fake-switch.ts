@@ -27,11 +27,12 @@ export class FakeSwitch {
   closed: Promise<void>;
   #framer = new OfpFramer();
 
+  /** `to`: a unix socket path, or an already opened socket (e.g. a TLS client). */
   constructor(
-    path: string,
+    to: string | net.Socket,
     readonly opts: FakeSwitchOptions = {},
   ) {
-    this.socket = net.connect(path);
+    this.socket = typeof to === 'string' ? net.connect(to) : to;
     this.closed = new Promise((resolve) => this.socket.once('close', () => resolve()));
     this.socket.on('error', () => undefined);
     this.socket.on('data', (chunk) => {

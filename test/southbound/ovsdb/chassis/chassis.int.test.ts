@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -86,7 +87,7 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
     });
     expect(await ensured).toMatchObject({ transacted: true });
     const get = (...a: string[]) => ovs.vsctl('get', ...a).then((s) => s.trim());
-    expect(await get('bridge', 'br-int', 'protocols')).toBe('["OpenFlow13"]');
+    expect(await get('bridge', 'br-int', 'protocols')).toBe('[OpenFlow13]');
     expect(await get('bridge', 'br-int', 'fail_mode')).toBe('secure');
     expect(await get('bridge', 'br-int', 'datapath_type')).toBe('netdev');
     expect(await get('bridge', 'br-int', 'other_config:disable-in-band')).toBe('"true"');
@@ -106,7 +107,20 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
     await ovs.vsctl('set', 'manager', '.', 'inactivity_probe=1000');
     await new Promise((r) => setTimeout(r, 3500));
     expect((await ovs.vsctl('get', 'manager', '.', 'is_connected')).trim()).toBe('true');
+    expect(manager!.agentOf('hv-test-1')!.session!.rpc.peerEchoes).toBeGreaterThan(0);
     expect(chassisEvents).toHaveLength(1); // no reconnect happened
+  });
+
+  it('closes a peer that sends garbage, and keeps serving the real chassis', async () => {
+    const bad = net.connect(join(dir, 'ovsdb.sock'));
+    await new Promise((r) => bad.once('connect', r));
+    const closed = new Promise((r) => bad.once('close', r));
+    bad.on('error', () => undefined);
+    bad.resume(); // read (and drop) what weft sends, so its close is seen
+    bad.write('{"method":"echo","params":[],"id":1}this is not json');
+    await closed;
+    expect(manager!.chassis().map((c) => c.systemId)).toEqual(['hv-test-1']);
+    expect(await manager!.agentOf('hv-test-1')!.session!.echo(['alive'])).toEqual(['alive']);
   });
 
   it('ensure run again changes nothing and sends no transaction', async () => {

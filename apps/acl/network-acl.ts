@@ -1,0 +1,56 @@
+import type { NetworkAcl } from '../../controller/intent/model.js';
+import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
+import { metadataForVni } from '../../controller/pipeline/registers.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import type { NetworkOnChassis } from '../view.js';
+import { type Family, familyOf, l3l4Matches } from './l3l4.js';
+
+/** Network ACL priorities sit above the table-miss and below nothing else in their tables. */
+export const ACL_PRIORITY_BASE = 1000;
+
+/**
+ * Network ACLs: stateless, ordered allow/drop rules on a network's IP traffic, checked before
+ * security groups. Egress rules are checked where traffic leaves an endpoint, ingress rules where
+ * it arrives, so each packet meets each rule once. A rule without addresses applies to IPv4 and
+ * IPv6; non-IP traffic (ARP) is not subject to ACLs.
+ */
+export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
+  const flows: DesiredFlow[] = [];
+  // Two ACLs with the same priority and match: the first (by id) wins, as a switch would pick one anyway.
+  const seen = new Set<string>();
+  const meta = { field: 'metadata', value: metadataForVni(net.vni) };
+  for (const acl of net.acls) {
+    const tableId = acl.direction === 'egress' ? TABLE.EGRESS_ACL : TABLE.INGRESS_ACL;
+    const next = acl.direction === 'egress' ? TABLE.EGRESS_SG : TABLE.INGRESS_SG;
+    for (const family of familiesOf(acl)) {
+      const matches = l3l4Matches({
+        family,
+        protocol: acl.protocol,
+        src: acl.srcCidr,
+        dst: acl.dstCidr,
+        portMin: acl.portMin,
+        portMax: acl.portMax,
+      });
+      for (const m of matches) {
+        const key = `${tableId}/${acl.priority}/${JSON.stringify(m)}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        flows.push({
+          tableId,
+          priority: ACL_PRIORITY_BASE + acl.priority,
+          cookie: cookieFor('acl', `acl/${acl.id}`),
+          match: [meta, ...m],
+          instructions: acl.action === 'allow' ? [goto(next)] : [],
+        });
+      }
+    }
+  }
+  return flows;
+}
+
+function familiesOf(acl: NetworkAcl): Family[] {
+  const fams = [acl.srcCidr, acl.dstCidr].filter((c): c is string => c !== undefined).map(familyOf);
+  const known = fams.filter((f): f is Family => f !== undefined);
+  return known.length > 0 ? [known[0]!] : [4, 6];
+}

@@ -1,0 +1,239 @@
+/**
+ * REST API benchmark (npm run bench:api): 10,000 endpoint creates over real HTTP on 127.0.0.1
+ * from a client with 50 requests in flight, with the embedded store and with Redis
+ * (appendfsync always), then listing the 10,000 endpoints. Baselines measured in the same run:
+ * a bare fastify POST route (the HTTP ceiling of this machine and client) and redis-benchmark
+ * SET at -c 50 and -c 1 against the same Redis.
+ *
+ * Targets (issue 5): >= 3,000 creates/s embedded, >= 1,500/s Redis, list of 10,000 <= 50 ms.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { IntentService } from '../controller/intent/service.js';
+import { FileStore } from '../controller/store/file-store.js';
+import { RedisStore } from '../controller/store/redis-store.js';
+import type { Store } from '../controller/store/store.js';
+import { buildApp } from '../northbound/app.js';
+import { DURABLE_REDIS, startRedis } from '../test/lab/redis.js';
+import { runLoad } from './api-load.js';
+
+const CREATES = Number(process.env.BENCH_CREATES ?? 10_000);
+const CONCURRENCY = 50;
+const LIST_RUNS = 20;
+/** Requests before each measurement, so JIT warm-up is not counted (on a separate network). */
+const WARMUP = 2_000;
+const TOKEN = 'bench-admin-token';
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
+
+/** Full-body GET timing from this process (the server shares the event loop; nothing else runs). */
+const timedGet = (url: string): Promise<{ ms: number; bytes: number; status: number }> =>
+  new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    get(url, { headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+      });
+      res.on('end', () => resolve({ ms: performance.now() - t0, bytes, status: res.statusCode ?? 0 }));
+    }).on('error', reject);
+  });
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function bareFastify(): Promise<number> {
+  const app = Fastify();
+  app.post('/v1/endpoints', async (_req, reply) => reply.code(201).send({ id: 'x', revision: 1 }));
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const spec = {
+    url: `${url}/v1/endpoints`,
+    token: TOKEN,
+    method: 'POST' as const,
+    count: WARMUP,
+    concurrency: CONCURRENCY,
+    body: "({ networkId: 'n1', ips: ['10.0.0.1'] })",
+  };
+  await runLoad(spec);
+  const r = await runLoad({ ...spec, count: CREATES });
+  await app.close();
+  return r.perSecond;
+}
+
+interface BackendResult {
+  backend: string;
+  createsPerSecond: number;
+  p50: number;
+  p99: number;
+  listMs: number;
+  listBytes: number;
+  pagedMs: number;
+}
+
+async function measure(backend: string, store: Store): Promise<BackendResult> {
+  // Request logs on (info) as in production, written to /dev/null.
+  const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+  const intents = await IntentService.open(store, { logger });
+  const app = await buildApp({ intents, logger, adminTokens: [TOKEN], metricsRegistry: new Registry() });
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    await intents.put('tenant', 't1', { name: 'bench' });
+    await intents.put('network', 'n1', { tenantId: 't1', name: 'bench', subnets: ['10.0.0.0/8'] });
+    await intents.put('network', 'warm', { tenantId: 't1', name: 'warm-up', subnets: ['10.0.0.0/8'] });
+    await runLoad({
+      url: `${base}/v1/endpoints`,
+      token: TOKEN,
+      method: 'POST',
+      count: WARMUP,
+      concurrency: CONCURRENCY,
+      body: "({ networkId: 'warm', ips: ['10.200.' + (i >> 8) + '.' + (i & 255)] })",
+    });
+    const r = await runLoad({
+      url: `${base}/v1/endpoints`,
+      token: TOKEN,
+      method: 'POST',
+      count: CREATES,
+      concurrency: CONCURRENCY,
+      // Server-generated id and MAC; one unique IP per endpoint, checked against the subnet.
+      body: "({ networkId: 'n1', ips: ['10.' + ((i + 1) >> 16) + '.' + (((i + 1) >> 8) & 255) + '.' + ((i + 1) & 255)] })",
+    });
+    if (r.statuses['201'] !== CREATES) {
+      throw new Error(
+        `${backend}: expected ${CREATES} x 201, got ${JSON.stringify(r.statuses)}: ${r.firstError}`,
+      );
+    }
+    const lists: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < LIST_RUNS; i++) {
+      const res = await timedGet(`${base}/v1/endpoints?network=n1&limit=10000`);
+      if (res.status !== 200) throw new Error(`list answered ${res.status}`);
+      lists.push(res.ms);
+      bytes = res.bytes;
+    }
+    const paged: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      let cursor: string | undefined;
+      let n = 0;
+      do {
+        const res = await fetch(
+          `${base}/v1/endpoints?network=n1&limit=1000${cursor ? `&cursor=${cursor}` : ''}`,
+          {
+            headers: { authorization: `Bearer ${TOKEN}` },
+          },
+        );
+        const page = (await res.json()) as { items: unknown[]; nextCursor?: string };
+        n += page.items.length;
+        cursor = page.nextCursor;
+      } while (cursor);
+      if (n !== CREATES) throw new Error(`paged list returned ${n} endpoints`);
+      paged.push(performance.now() - t0);
+    }
+    return {
+      backend,
+      createsPerSecond: r.perSecond,
+      p50: r.p50,
+      p99: r.p99,
+      listMs: median(lists),
+      listBytes: bytes,
+      pagedMs: median(paged),
+    };
+  } finally {
+    await app.close();
+    await intents.close();
+  }
+}
+
+function redisBenchmark(port: number, clients: number): number {
+  const out = execFileSync(
+    'redis-benchmark',
+    [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-t',
+      'set',
+      '-n',
+      clients === 1 ? '3000' : '20000',
+      '-c',
+      String(clients),
+      '-q',
+    ],
+    { encoding: 'utf8' },
+  );
+  const m = /SET: ([0-9.]+) requests per second/.exec(out.replace(/\r/g, '\n'));
+  if (!m) throw new Error(`unexpected redis-benchmark output: ${out}`);
+  return Number(m[1]);
+}
+
+async function main(): Promise<void> {
+  console.log(
+    `weft API benchmark: ${fmt(CREATES)} endpoint creates, ${CONCURRENCY} in flight, node ${process.version}`,
+  );
+  const bare = await bareFastify();
+  console.log(`baseline  bare fastify POST route: ${fmt(bare)} req/s (HTTP ceiling with this client)`);
+
+  const dir = await mkdtemp(join(tmpdir(), 'weft-bench-api-'));
+  const results: BackendResult[] = [];
+  try {
+    const file = await FileStore.open(dir);
+    try {
+      results.push(await measure('embedded (file, fdatasync per group commit)', file));
+    } finally {
+      await file.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const redis = await startRedis({ config: DURABLE_REDIS });
+  let set50 = 0;
+  let set1 = 0;
+  try {
+    set50 = redisBenchmark(redis.port, 50);
+    set1 = redisBenchmark(redis.port, 1);
+    execFileSync('redis-cli', ['-p', String(redis.port), 'FLUSHALL'], { encoding: 'utf8' });
+    console.log(
+      `baseline  redis-benchmark SET (appendfsync always): ${fmt(set50)}/s at -c 50, ${fmt(set1)}/s at -c 1`,
+    );
+    const store = await RedisStore.open(redis.url);
+    try {
+      results.push(await measure('redis (appendonly yes, appendfsync always)', store));
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await redis.stop();
+  }
+
+  const targets: Record<string, number> = { embedded: 3000, redis: 1500 };
+  for (const r of results) {
+    const target = targets[r.backend.split(' ')[0]!]!;
+    console.log(
+      [
+        `${r.backend}:`,
+        `  creates   ${fmt(r.createsPerSecond)}/s (target >= ${fmt(target)}: ${r.createsPerSecond >= target ? 'MET' : 'MISSED'}),` +
+          ` ${fmt((r.createsPerSecond / bare) * 100, 1)}% of bare fastify; latency p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms`,
+        `  list      GET ?network=n1&limit=10000: ${fmt(r.listMs, 1)} ms median of ${LIST_RUNS} (${fmt(r.listBytes / 1024)} KiB)` +
+          ` (target <= 50 ms: ${r.listMs <= 50 ? 'MET' : 'MISSED'})`,
+        `  paged     10 pages of 1000 (fetch + JSON.parse): ${fmt(r.pagedMs, 1)} ms median of 5`,
+      ].join('\n'),
+    );
+    if (r.backend.startsWith('redis')) {
+      console.log(
+        `  ratio     creates / redis SET -c 50: ${fmt((r.createsPerSecond / set50) * 100, 1)}%, / SET -c 1: ${fmt(r.createsPerSecond / set1, 2)}x`,
+      );
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,18 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { IntentService } from '../controller/intent/service.js';
+import { FileStore } from '../controller/store/file-store.js';
+import { buildApp } from '../northbound/app.js';
+const store = await FileStore.open(await mkdtemp(join(tmpdir(), 'weft-prof-')));
+const intents = await IntentService.open(store);
+await intents.put('tenant', 't1', { name: 'b' });
+await intents.put('network', 'n1', { tenantId: 't1', name: 'b', subnets: ['10.0.0.0/8'] });
+const ps = [];
+for (let i = 1; i <= 10000; i++) ps.push(intents.create('endpoint', { networkId: 'n1', ips: [`10.0.${i >> 8}.${i & 255}`] }));
+await Promise.all(ps);
+const app = await buildApp({ intents, logger: pino({ level: 'silent' }), adminTokens: ['t'], metricsRegistry: new Registry() });
+for (let i = 0; i < 10; i++) await app.inject({ url: '/v1/endpoints?limit=10000', headers: { authorization: 'Bearer t' } });
+await app.close(); await intents.close(); await store.close();
