@@ -13,13 +13,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  decodeMessage,
+  encodeMessage,
   type FlowMod,
   type FlowStats,
   type MultipartReply,
-  OfWriter,
   OfpFramer,
-  decodeMessage,
-  encodeMessage,
+  OfWriter,
 } from '../southbound/openflow/codec/index.js';
 
 const FLOWS = 100_000;
@@ -105,7 +105,12 @@ function buildDump(): Buffer {
   let batch: FlowStats[] = [];
   let batchBytes = 16;
   const flush = (more: boolean) => {
-    const reply: MultipartReply = { type: 'MULTIPART_REPLY', xid: 42, flags: more ? 1 : 0, body: { kind: 'FLOW', flows: batch } };
+    const reply: MultipartReply = {
+      type: 'MULTIPART_REPLY',
+      xid: 42,
+      flags: more ? 1 : 0,
+      body: { kind: 'FLOW', flows: batch },
+    };
     encodeMessage(reply, w);
     batch = [];
     batchBytes = 16;
@@ -113,7 +118,9 @@ function buildDump(): Buffer {
   for (let i = 0; i < FLOWS; i++) {
     const f = flowStats(i);
     one.reset();
-    const size = encodeMessage({ type: 'MULTIPART_REPLY', xid: 0, flags: 0, body: { kind: 'FLOW', flows: [f] } }, one).length - 16;
+    const size =
+      encodeMessage({ type: 'MULTIPART_REPLY', xid: 0, flags: 0, body: { kind: 'FLOW', flows: [f] } }, one)
+        .length - 16;
     if (batchBytes + size > MAX_MSG) flush(true);
     batch.push(f);
     batchBytes += size;
@@ -175,8 +182,11 @@ const dump = buildDump();
 const dec = benchDecode(dump);
 const ovsMs = baselineOvs(dump);
 
-const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
-console.log(`node ${process.version}, ${FLOWS} flows in ${dec.messages} replies (${fmt(dump.length / 1e6, 1)} MB)`);
+const fmt = (n: number, d = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+console.log(
+  `node ${process.version}, ${FLOWS} flows in ${dec.messages} replies (${fmt(dump.length / 1e6, 1)} MB)`,
+);
 console.log(
   `encode FLOW_MOD (overlay): ${fmt(encodeRate)} msgs/s  target >= 2,000,000  ratio ${fmt(encodeRate / 2e6, 2)}x`,
 );
@@ -184,6 +194,8 @@ console.log(
   `decode ${fmt(dec.flows)} flows: ${fmt(dec.ms, 1)} ms  target <= 100 ms  ratio ${fmt(100 / dec.ms, 2)}x; heap ${fmt(dec.mb, 1)} MB  target <= 200 MB`,
 );
 if (ovsMs !== undefined) {
-  console.log(`baseline ovs-ofctl ofp-parse (decode + print, same replies): ${fmt(ovsMs, 0)} ms  -> weft ${fmt(ovsMs / dec.ms, 1)}x faster`);
+  console.log(
+    `baseline ovs-ofctl ofp-parse (decode + print, same replies): ${fmt(ovsMs, 0)} ms  -> weft ${fmt(ovsMs / dec.ms, 1)}x faster`,
+  );
 }
 if (dec.flows !== FLOWS) throw new Error(`decoded ${dec.flows} flows, expected ${FLOWS}`);

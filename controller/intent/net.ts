@@ -120,6 +120,6 @@ export function isMulticastMac(mac: string): boolean {
 
 /** A locally administered unicast MAC (02:xx:xx:xx:xx:xx) from 40 random bits. */
 export function macFromRandom(bytes: Uint8Array): string {
-  const tail = Array.from(bytes.subarray(0, 5), (b) => b.toString(16).padStart(2, '0'));
-  return ['02', ...tail].join(':');
+  const h = Buffer.from(bytes.buffer, bytes.byteOffset, 5).toString('hex');
+  return `02:${h.slice(0, 2)}:${h.slice(2, 4)}:${h.slice(4, 6)}:${h.slice(6, 8)}:${h.slice(8, 10)}`;
 }

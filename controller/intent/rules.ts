@@ -149,6 +149,17 @@ function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields
   return { id: d.id, tenantId, name: d.name as string, vni, mtu, subnets: subnets.map((c) => c.text) };
 }
 
+/** Parsed subnets per network object (objects are immutable, so the cache never goes stale). */
+const parsedSubnets = new WeakMap<ObjectOf['network'], Cidr[]>();
+function subnetsOf(net: ObjectOf['network']): Cidr[] {
+  let cidrs = parsedSubnets.get(net);
+  if (!cidrs) {
+    cidrs = net.subnets.map((s) => parseCidr(s) as Cidr);
+    parsedSubnets.set(net, cidrs);
+  }
+  return cidrs;
+}
+
 function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fields<'endpoint'> {
   immutable(d, existing, 'networkId');
   const net = mustRef(env, 'network', d.networkId as string, 'networkId');
@@ -172,7 +183,7 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     do mac = env.randomMac();
     while (macs?.has(mac));
   }
-  const subnets = net.subnets.map((s) => parseCidr(s) as Cidr);
+  const subnets = subnetsOf(net);
   const ips: string[] = [];
   const taken = env.state.ips.get(net.id);
   for (const [i, s] of ((d.ips as string[] | undefined) ?? []).entries()) {

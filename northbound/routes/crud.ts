@@ -4,6 +4,7 @@ import type { AnyObject, CreateInputOf, Kind, PatchOf } from '../../controller/i
 import type { DeleteResult, IntentContext, WriteResult } from '../../controller/intent/service.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
+import { sendPage } from '../list-serializer.js';
 import { requireAdmin } from '../plugins/auth.js';
 import { tenantScope } from '../principal.js';
 import { DeletedBody, IdParams, PageQuery, pageOf } from '../schemas.js';
@@ -24,9 +25,10 @@ export interface ResourceDef {
   /** Tenants: tenant tokens may read their own but not create, replace or delete. */
   adminWrites: boolean;
   filters: ListFilter[];
-  schemas: { object: TObject; create: TObject; patch: TObject };
-  /** Adds read-only status to an object on the way out (endpoints). */
-  decorate?: (obj: AnyObject) => AnyObject;
+  /** `object` is what the API shows; `stored` the intent object alone (list items are cached by it). */
+  schemas: { object: TObject; stored: TObject; create: TObject; patch: TObject };
+  /** Read-only status shown as the object's `status` member (endpoints). */
+  status?: { schema: TObject; of(obj: AnyObject): Record<string, unknown> };
 }
 
 const filterQuery: Record<ListFilter, ReturnType<typeof Type.String>> = {
@@ -84,7 +86,9 @@ export const finishWrite = async (
 
 export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: IntentService): void => {
   const { kind, path, tag, noun } = def;
-  const out = (obj: AnyObject): AnyObject => (def.decorate ? def.decorate(obj) : obj);
+  const status = def.status;
+  const out = (obj: AnyObject): AnyObject =>
+    status ? ({ ...obj, status: status.of(obj) } as AnyObject) : obj;
   const guards = def.adminOnly ? [requireAdmin] : [];
   const writeGuards = def.adminOnly || def.adminWrites ? [requireAdmin] : [];
   const objectResponse = def.schemas.object;
@@ -117,10 +121,17 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
         },
         contextOf(req),
       );
-      const items = def.decorate ? page.items.map(out) : page.items;
       const revision = intents.revision();
       reply.header('x-weft-revision', String(revision));
-      return { items, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), revision };
+      const statusJson = status && (reply.compileSerializationSchema(status.schema) as (o: object) => string);
+      return sendPage(reply, def.schemas.stored, {
+        items: page.items,
+        revision,
+        ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+        ...(status && statusJson
+          ? { extra: (o: object) => `"status":${statusJson(status.of(o as AnyObject))}` }
+          : {}),
+      });
     },
   );
 

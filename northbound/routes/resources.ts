@@ -4,22 +4,26 @@ import { SCHEMAS } from '../../controller/intent/model.js';
 import { EndpointStatus, type StatusProvider } from '../status.js';
 import type { ResourceDef } from './crud.js';
 
+/** Read-only binding status of an endpoint, as shown in its `status` member. */
+const EndpointBinding = Type.Omit(EndpointStatus, ['endpointId'], {
+  title: 'EndpointBinding',
+  description: 'read-only: where the endpoint is bound (OVSDB iface-id match) and whether its port is up',
+});
+
 /** Endpoint as the API shows it: the stored intent plus read-only binding status. */
 const endpointOut = (): TObject =>
   Type.Object(
-    {
-      ...SCHEMAS.endpoint.object.properties,
-      status: Type.Optional(
-        Type.Omit(EndpointStatus, ['endpointId'], { description: 'read-only: where the endpoint is bound' }),
-      ),
-    },
+    { ...SCHEMAS.endpoint.object.properties, status: EndpointBinding },
     { additionalProperties: false, title: 'Endpoint' },
   );
+
+const unbound = { bound: false, up: false };
 
 const titled = (schema: TObject, title: string): TObject => ({ ...schema, title }) as TObject;
 
 const schemasOf = (kind: keyof typeof SCHEMAS, title: string, object?: TObject) => ({
   object: object ?? titled(SCHEMAS[kind].object, title),
+  stored: SCHEMAS[kind].object,
   create: titled(SCHEMAS[kind].create, `${title}Create`),
   patch: titled(SCHEMAS[kind].patch, `${title}Patch`),
 });
@@ -55,11 +59,14 @@ export const resourceDefs = (status: StatusProvider): ResourceDef[] => [
     adminWrites: false,
     filters: ['tenant', 'network'],
     schemas: schemasOf('endpoint', 'Endpoint', endpointOut()),
-    decorate: (obj: AnyObject): AnyObject => {
-      const s = status.endpoint(obj.id);
-      if (!s) return { ...obj, status: { bound: false, up: false } } as unknown as AnyObject;
-      const { endpointId: _, ...rest } = s;
-      return { ...obj, status: rest } as unknown as AnyObject;
+    status: {
+      schema: EndpointBinding,
+      of: (obj: AnyObject) => {
+        const s = status.endpoint(obj.id);
+        if (!s) return unbound;
+        const { endpointId: _, ...rest } = s;
+        return rest;
+      },
     },
   },
   {

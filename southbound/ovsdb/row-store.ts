@@ -1,6 +1,6 @@
 import type { TableUpdates, TableUpdates2 } from './client.js';
 import type { DatabaseSchema, TableSchema } from './schema.js';
-import { type Row, applyDiff, completeRow, decodeRow, rowEquals } from './values.js';
+import { type Row, applyDiff, completeRow, decodeRow, rowEquals, rowTemplate } from './values.js';
 
 export type RowChange =
   | { kind: 'added'; table: string; row: Row }
@@ -14,6 +14,7 @@ export type RowChange =
  */
 export class RowStore {
   readonly tables = new Map<string, Map<string, Row>>();
+  private readonly templates = new Map<string, Row>();
 
   constructor(
     readonly schema: DatabaseSchema,
@@ -36,6 +37,15 @@ export class RowStore {
     return this.schema.tables.get(name);
   }
 
+  private template(ts: TableSchema): Row {
+    let t = this.templates.get(ts.name);
+    if (!t) {
+      t = rowTemplate(ts, this.columns.get(ts.name));
+      this.templates.set(ts.name, t);
+    }
+    return t;
+  }
+
   /** Applies <table-updates2> (monitor_cond / monitor_cond_since replies, update2 / update3). */
   applyUpdates2(updates: TableUpdates2): RowChange[] {
     const changes: RowChange[] = [];
@@ -43,11 +53,12 @@ export class RowStore {
       const ts = this.tableSchema(table);
       if (!ts) continue;
       const store = this.rows(table);
-      const cols = this.columns.get(table);
-      for (const [uuid, u] of Object.entries(rows)) {
+      const template = this.template(ts);
+      for (const uuid in rows) {
+        const u = rows[uuid]!;
         const full = u.initial ?? u.insert;
         if (full) {
-          this.put(store, table, completeRow(ts, uuid, decodeRow(ts, uuid, full), cols), changes);
+          this.put(store, table, completeRow(template, uuid, decodeRow(ts, uuid, full)), changes);
         } else if (u.modify) {
           const old = store.get(uuid);
           if (!old) continue; // modify of a row we never saw: nothing sane to apply it to
@@ -73,9 +84,9 @@ export class RowStore {
       const ts = this.tableSchema(table);
       if (!ts) continue;
       const store = this.rows(table);
-      const cols = this.columns.get(table);
+      const template = this.template(ts);
       for (const [uuid, u] of Object.entries(rows)) {
-        if (u.new) this.put(store, table, completeRow(ts, uuid, decodeRow(ts, uuid, u.new), cols), changes);
+        if (u.new) this.put(store, table, completeRow(template, uuid, decodeRow(ts, uuid, u.new)), changes);
         else this.remove(store, table, uuid, changes);
       }
     }

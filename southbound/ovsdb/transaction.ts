@@ -1,6 +1,6 @@
 import { OvsdbError, OvsdbSchemaError } from './errors.js';
 import { type DatabaseSchema, columnOf, columnShape, tableOf } from './schema.js';
-import { type Row, type WireValue, completeRow, decodeRow, encodeAtom, encodeKeySet, encodeValue } from './values.js';
+import { type Row, type WireValue, completeRow, decodeRow, rowTemplate, encodeAtom, encodeKeySet, encodeValue } from './values.js';
 
 export type ConditionFn = '==' | '!=' | 'includes' | 'excludes' | '<' | '<=' | '>' | '>=';
 export type Mutator = '+=' | '-=' | '*=' | '/=' | '%=' | 'insert' | 'delete';
@@ -135,7 +135,7 @@ export class Transaction<Tables extends object = Record<string, Record<string, u
   decodeResults(raw: unknown): OperationResult[] {
     return decodeTransactResults(raw, this.ops.length, (i, table, uuid, w) => {
       const t = tableOf(this.schema, table);
-      return completeRow(t, uuid, decodeRow(t, uuid, w), Object.keys(w));
+      return completeRow(rowTemplate(t, Object.keys(w)), uuid, decodeRow(t, uuid, w));
     }, this.selectTables);
   }
 

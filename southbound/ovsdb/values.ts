@@ -20,15 +20,26 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const NAMED_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 export const isUuid = (s: string): boolean => UUID_RE.test(s);
 
-export function decodeAtom(w: unknown, base: BaseType, where: string): Atom {
-  if (base.type === 'uuid') {
-    if (Array.isArray(w) && (w[0] === 'uuid' || w[0] === 'named-uuid') && typeof w[1] === 'string') return w[1];
-    throw new OvsdbSchemaError(`${where}: expected a uuid, got ${JSON.stringify(w)}`);
+const BAD = Symbol('bad atom');
+
+/** The atom, or BAD: callers build the error text only when something is wrong. */
+function atomOf(w: unknown, base: BaseType): Atom | typeof BAD {
+  switch (base.type) {
+    case 'uuid':
+      return Array.isArray(w) && (w[0] === 'uuid' || w[0] === 'named-uuid') && typeof w[1] === 'string' ? w[1] : BAD;
+    case 'string':
+      return typeof w === 'string' ? w : BAD;
+    case 'boolean':
+      return typeof w === 'boolean' ? w : BAD;
+    default:
+      return typeof w === 'number' ? w : BAD;
   }
-  const t = typeof w;
-  if ((base.type === 'string' && t === 'string') || (base.type === 'boolean' && t === 'boolean')) return w as Atom;
-  if ((base.type === 'integer' || base.type === 'real') && t === 'number') return w as number;
-  throw new OvsdbSchemaError(`${where}: expected ${base.type}, got ${JSON.stringify(w)}`);
+}
+
+export function decodeAtom(w: unknown, base: BaseType, where: string): Atom {
+  const a = atomOf(w, base);
+  if (a === BAD) throw new OvsdbSchemaError(`${where}: expected ${base.type}, got ${JSON.stringify(w)}`);
+  return a;
 }
 
 export function encodeAtom(v: unknown, base: BaseType, where: string): WireAtom {
@@ -67,26 +78,35 @@ function checkEnum(v: string | number, base: BaseType, where: string): string | 
   return v;
 }
 
-/** Elements of a wire set (a bare atom stands for a one-element set). */
-function wireSetItems(w: unknown): unknown[] {
-  if (Array.isArray(w) && w[0] === 'set' && Array.isArray(w[1])) return w[1];
-  return [w];
-}
-
-export function decodeValue(w: unknown, type: ColumnType, where: string): OvsValue {
+/** `column` (and the optional table and row) only name the value in an error. */
+export function decodeValue(w: unknown, type: ColumnType, column: string, table = '', uuid = ''): OvsValue {
+  const fail = (what: string): never => {
+    const where = uuid ? `${table}.${column} of ${uuid}` : table ? `${table}.${column}` : column;
+    throw new OvsdbSchemaError(`${where}: expected ${what}, got ${JSON.stringify(w)}`);
+  };
   const shape = columnShape(type);
   if (shape === 'map') {
-    if (!Array.isArray(w) || w[0] !== 'map' || !Array.isArray(w[1])) {
-      throw new OvsdbSchemaError(`${where}: expected a map, got ${JSON.stringify(w)}`);
-    }
+    if (!Array.isArray(w) || w[0] !== 'map' || !Array.isArray(w[1])) return fail('a map');
     const m = new Map<Atom, Atom>();
     for (const pair of w[1] as unknown[][]) {
-      m.set(decodeAtom(pair[0], type.key, where), decodeAtom(pair[1], type.value!, where));
+      const k = atomOf(pair[0], type.key);
+      const v = atomOf(pair[1], type.value!);
+      if (k === BAD || v === BAD) return fail(`map of ${type.key.type} to ${type.value!.type}`);
+      m.set(k, v);
     }
     return m;
   }
-  if (shape === 'scalar') return decodeAtom(w, type.key, where);
-  const items = wireSetItems(w).map((x) => decodeAtom(x, type.key, where));
+  if (shape === 'scalar') {
+    const a = atomOf(w, type.key);
+    return a === BAD ? fail(type.key.type) : a;
+  }
+  const raw = Array.isArray(w) && w[0] === 'set' && Array.isArray(w[1]) ? (w[1] as unknown[]) : [w];
+  const items: Atom[] = [];
+  for (const x of raw) {
+    const a = atomOf(x, type.key);
+    if (a === BAD) return fail(`set of ${type.key.type}`);
+    items.push(a);
+  }
   if (shape === 'set') return items;
   return items[0] ?? null;
 }
@@ -120,10 +140,15 @@ export function defaultAtom(base: BaseType): Atom {
   return '';
 }
 
+// Rows are read-only: every empty set / map default is one shared, frozen-by-contract value, so a
+// 10k-row initial sync does not allocate 100k empty containers.
+const EMPTY_SET: Atom[] = Object.freeze([]) as unknown as Atom[];
+const EMPTY_MAP: Map<Atom, Atom> = new Map();
+
 export function defaultValue(type: ColumnType): OvsValue {
   const shape = columnShape(type);
-  if (shape === 'map') return new Map();
-  if (shape === 'set') return [];
+  if (shape === 'map') return EMPTY_MAP;
+  if (shape === 'set') return EMPTY_SET;
   if (shape === 'optional') return null;
   return defaultAtom(type.key);
 }
@@ -131,27 +156,29 @@ export function defaultValue(type: ColumnType): OvsValue {
 /** Decodes a wire row (only the columns present). */
 export function decodeRow(table: TableSchema, uuid: string, w: Record<string, unknown>): Record<string, OvsValue> {
   const out: Record<string, OvsValue> = {};
-  for (const [col, val] of Object.entries(w)) {
+  for (const col in w) {
     const type = table.columns.get(col);
     if (!type) continue; // a column newer than our schema copy: ignore rather than fail
-    out[col] = decodeValue(val, type, `${table.name}.${col} of ${uuid}`);
+    out[col] = decodeValue(w[col], type, col, table.name, uuid);
   }
   return out;
 }
 
-/** A full row from a row that omits default-valued columns (update2 initial/insert). */
-export function completeRow(
-  table: TableSchema,
-  uuid: string,
-  partial: Record<string, OvsValue>,
-  columns?: Iterable<string>,
-): Row {
-  const row = { _uuid: uuid } as Row;
+/** A row holding every listed column at its default, to copy rows from (one object shape). */
+export function rowTemplate(table: TableSchema, columns?: Iterable<string>): Row {
+  const row = { _uuid: '' } as Row;
   for (const col of columns ?? table.columns.keys()) {
     if (col === '_uuid' || col === '_version') continue;
     const type = table.columns.get(col);
-    if (type) row[col] = partial[col] ?? defaultValue(type);
+    if (type) row[col] = defaultValue(type);
   }
+  return row;
+}
+
+/** A full row from a row that omits default-valued columns (update2 initial/insert). */
+export function completeRow(template: Row, uuid: string, partial: Record<string, OvsValue>): Row {
+  const row = { ...template, ...partial };
+  row._uuid = uuid;
   return row;
 }
 

@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import type { CliCommand, CliIo } from '../../../controller/cli/command.js';
 import { UsageError } from '../../../controller/cli/command.js';
 import {
-  OfWriter,
-  OfpCodecError,
   decodeMessage,
   encodeMessage,
   messageFromJson,
   messageToJson,
+  OfpCodecError,
+  OfWriter,
   readHeader,
 } from '../codec/index.js';
 import { formatMessage } from './ofp-text.js';
@@ -41,7 +41,12 @@ function eachMessage(input: Buffer, io: CliIo, each: (frame: Buffer) => void): n
     while (at < input.length) {
       const { length } = readHeader(input, at, input.length);
       if (at + length > input.length) {
-        throw new OfpCodecError('truncated', 'input', at, `message of ${length} bytes, only ${input.length - at} left`);
+        throw new OfpCodecError(
+          'truncated',
+          'input',
+          at,
+          `message of ${length} bytes, only ${input.length - at} left`,
+        );
       }
       each(input.subarray(at, at + length));
       at += length;

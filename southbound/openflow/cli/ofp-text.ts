@@ -1,9 +1,9 @@
 import {
-  type MultipartReplyBody,
-  type OfpMessage,
   bundleCtrlTypeNames,
   errorName,
   helloVersions,
+  type MultipartReplyBody,
+  type OfpMessage,
   roleNames,
 } from '../codec/index.js';
 import { formatFlow, formatGroup } from '../text/index.js';
@@ -34,7 +34,14 @@ function fields(o: object, skip: readonly string[] = []): string {
 }
 
 /** Identifiers print in hex like ovs-ofctl does; counters in decimal. */
-const hexKeys = new Set(['cookie', 'cookieMask', 'datapathId', 'generationId', 'metadataMatch', 'metadataWrite']);
+const hexKeys = new Set([
+  'cookie',
+  'cookieMask',
+  'datapathId',
+  'generationId',
+  'metadataMatch',
+  'metadataWrite',
+]);
 
 function value(v: unknown, key = ''): string {
   if (typeof v === 'bigint') return hexKeys.has(key) ? hex(v) : v.toString();
@@ -54,7 +61,9 @@ function multipartBody(b: MultipartReplyBody, prefix: string): string {
     case 'GROUP_DESC':
       return [
         `${prefix} groups=${b.groups.length}`,
-        ...b.groups.map((g) => ` ${formatGroup({ groupId: g.groupId, type: g.groupType, buckets: g.buckets })}`),
+        ...b.groups.map(
+          (g) => ` ${formatGroup({ groupId: g.groupId, type: g.groupType, buckets: g.buckets })}`,
+        ),
       ].join('\n');
     default:
       return `${prefix} ${fields(b, ['kind'])}`.trimEnd();
@@ -65,7 +74,11 @@ export function formatMessage(m: OfpMessage): string {
   const head = `OFPT_${m.type} (xid=${hex(m.xid)}):`;
   switch (m.type) {
     case 'FLOW_MOD': {
-      const extra = fields({ cookieMask: m.cookieMask || undefined, bufferId: m.bufferId, outPort: m.outPort });
+      const extra = fields({
+        cookieMask: m.cookieMask || undefined,
+        bufferId: m.bufferId,
+        outPort: m.outPort,
+      });
       return `${head} ${commandNames[m.command] ?? m.command} ${formatFlow(m)} ${extra}`.trimEnd();
     }
     case 'GROUP_MOD':

@@ -19,7 +19,9 @@ export type InnerEncoder = (w: OfWriter, msg: OfpMessage) => void;
 export function isOnfModelled(experimenter: number, expType: number): boolean {
   return (
     experimenter === ONF_EXPERIMENTER_ID &&
-    (expType === onfEt.BUNDLE_CONTROL || expType === onfEt.BUNDLE_ADD_MESSAGE || expType === onfEt.ROLE_STATUS)
+    (expType === onfEt.BUNDLE_CONTROL ||
+      expType === onfEt.BUNDLE_ADD_MESSAGE ||
+      expType === onfEt.ROLE_STATUS)
   );
 }
 
@@ -31,7 +33,14 @@ export function decodeOnf(r: OfReader, xid: number, expType: number, inner: Inne
     const reason = r.u8('reason');
     r.pad(3);
     const generationId = r.u64('generation_id');
-    return { type: 'ROLE_STATUS', xid, role, reason, generationId, properties: readProperties(r, 'property') };
+    return {
+      type: 'ROLE_STATUS',
+      xid,
+      role,
+      reason,
+      generationId,
+      properties: readProperties(r, 'property'),
+    };
   }
   const isAdd = expType === onfEt.BUNDLE_ADD_MESSAGE;
   r.context = isAdd ? 'BUNDLE_ADD' : 'BUNDLE_CONTROL';
@@ -54,7 +63,11 @@ export function decodeOnf(r: OfReader, xid: number, expType: number, inner: Inne
   const at = r.offset;
   const innerLen = r.buf.readUInt16BE(at + 2);
   if (innerLen < 8 || innerLen > r.remaining) {
-    r.fail('bad-length', `inner message length ${innerLen} does not fit the ${r.remaining} bytes left`, at + 2);
+    r.fail(
+      'bad-length',
+      `inner message length ${innerLen} does not fit the ${r.remaining} bytes left`,
+      at + 2,
+    );
   }
   const message = inner(r.buf, at, at + innerLen);
   r.offset = at + innerLen;
@@ -69,11 +82,7 @@ export function decodeOnf(r: OfReader, xid: number, expType: number, inner: Inne
   } satisfies BundleAdd;
 }
 
-export function encodeOnf(
-  w: OfWriter,
-  m: BundleControl | BundleAdd | RoleStatus,
-  inner: InnerEncoder,
-): void {
+export function encodeOnf(w: OfWriter, m: BundleControl | BundleAdd | RoleStatus, inner: InnerEncoder): void {
   w.u32(ONF_EXPERIMENTER_ID);
   if (m.type === 'ROLE_STATUS') {
     w.u32(onfEt.ROLE_STATUS).u32(m.role).u8(m.reason).zeros(3);

@@ -85,7 +85,12 @@ export const ofpg = { MAX: 0xffffff00, ALL: 0xfffffffc, ANY: 0xffffffff } as con
 export const ofptt = { MAX: 0xfe, ALL: 0xff } as const;
 export const OFP_NO_BUFFER = 0xffffffff;
 export const OFPCML_NO_BUFFER = 0xffff;
-export const ofpm = { MAX: 0xffff0000, SLOWPATH: 0xfffffffd, CONTROLLER: 0xfffffffe, ALL: 0xffffffff } as const;
+export const ofpm = {
+  MAX: 0xffff0000,
+  SLOWPATH: 0xfffffffd,
+  CONTROLLER: 0xfffffffe,
+  ALL: 0xffffffff,
+} as const;
 
 export const ofpfc = { ADD: 0, MODIFY: 1, MODIFY_STRICT: 2, DELETE: 3, DELETE_STRICT: 4 } as const;
 export const ofpff = {
@@ -106,7 +111,13 @@ export const ofpmf = { KBPS: 1, PKTPS: 2, BURST: 4, STATS: 8 } as const;
 export const ofpmbt = { DROP: 1, DSCP_REMARK: 2, EXPERIMENTER: 0xffff } as const;
 
 export const ofpr = { NO_MATCH: 0, ACTION: 1, INVALID_TTL: 2 } as const;
-export const ofprr = { IDLE_TIMEOUT: 0, HARD_TIMEOUT: 1, DELETE: 2, GROUP_DELETE: 3, METER_DELETE: 4 } as const;
+export const ofprr = {
+  IDLE_TIMEOUT: 0,
+  HARD_TIMEOUT: 1,
+  DELETE: 2,
+  GROUP_DELETE: 3,
+  METER_DELETE: 4,
+} as const;
 export const ofppr = { ADD: 0, DELETE: 1, MODIFY: 2 } as const;
 
 export const ofpc = {

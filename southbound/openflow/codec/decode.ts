@@ -1,7 +1,7 @@
 import { decodeOnf, isOnfModelled } from './bundle.js';
 import { ofpt } from './constants.js';
 import { OfpCodecError } from './errors.js';
-import { type OfpHeader, msgTypeName, readHeader } from './header.js';
+import { msgTypeName, type OfpHeader, readHeader } from './header.js';
 import type { EmptyMessage, OfpMessage } from './messages.js';
 import {
   decodeAsync,

@@ -60,7 +60,10 @@ function typeNumber(msg: OfpMessage): number {
 
 /** Writes the whole message (header included) at w.offset. */
 export function encodeInto(w: OfWriter, msg: OfpMessage): void {
-  if (msg.type === 'FLOW_MOD') return encodeFlowModMessage(w, msg);
+  if (msg.type === 'FLOW_MOD') {
+    encodeFlowModMessage(w, msg);
+    return;
+  }
   const version = 'version' in msg && msg.version !== undefined ? msg.version : OFP_VERSION;
   const start = beginMessage(w, typeNumber(msg), msg.xid, version);
   try {
@@ -75,15 +78,18 @@ export function encodeInto(w: OfWriter, msg: OfpMessage): void {
 function encodeBody(w: OfWriter, msg: OfpMessage): void {
   switch (msg.type) {
     case 'HELLO':
-      return encodeHello(w, msg);
+      encodeHello(w, msg);
+      return;
     case 'ERROR':
-      return encodeError(w, msg);
+      encodeError(w, msg);
+      return;
     case 'ECHO_REQUEST':
     case 'ECHO_REPLY':
       w.bytes(msg.data);
       return;
     case 'EXPERIMENTER':
-      return encodeExperimenter(w, msg);
+      encodeExperimenter(w, msg);
+      return;
     case 'FEATURES_REQUEST':
     case 'GET_CONFIG_REQUEST':
     case 'BARRIER_REQUEST':
@@ -91,46 +97,63 @@ function encodeBody(w: OfWriter, msg: OfpMessage): void {
     case 'GET_ASYNC_REQUEST':
       return;
     case 'FEATURES_REPLY':
-      return encodeFeaturesReply(w, msg);
+      encodeFeaturesReply(w, msg);
+      return;
     case 'GET_CONFIG_REPLY':
     case 'SET_CONFIG':
-      return encodeSwitchConfig(w, msg);
+      encodeSwitchConfig(w, msg);
+      return;
     case 'PACKET_IN':
-      return encodePacketIn(w, msg);
+      encodePacketIn(w, msg);
+      return;
     case 'FLOW_REMOVED':
-      return encodeFlowRemoved(w, msg);
+      encodeFlowRemoved(w, msg);
+      return;
     case 'PORT_STATUS':
-      return encodePortStatus(w, msg);
+      encodePortStatus(w, msg);
+      return;
     case 'PACKET_OUT':
-      return encodePacketOut(w, msg);
+      encodePacketOut(w, msg);
+      return;
     case 'FLOW_MOD':
       throw new Error('unreachable: FLOW_MOD takes the fast path in encodeInto');
     case 'GROUP_MOD':
-      return encodeGroupMod(w, msg);
+      encodeGroupMod(w, msg);
+      return;
     case 'PORT_MOD':
-      return encodePortMod(w, msg);
+      encodePortMod(w, msg);
+      return;
     case 'TABLE_MOD':
-      return encodeTableMod(w, msg);
+      encodeTableMod(w, msg);
+      return;
     case 'MULTIPART_REQUEST':
-      return encodeMultipartRequest(w, msg);
+      encodeMultipartRequest(w, msg);
+      return;
     case 'MULTIPART_REPLY':
-      return encodeMultipartReply(w, msg);
+      encodeMultipartReply(w, msg);
+      return;
     case 'QUEUE_GET_CONFIG_REQUEST':
-      return encodeQueueGetConfigRequest(w, msg);
+      encodeQueueGetConfigRequest(w, msg);
+      return;
     case 'QUEUE_GET_CONFIG_REPLY':
-      return encodeQueueGetConfigReply(w, msg);
+      encodeQueueGetConfigReply(w, msg);
+      return;
     case 'ROLE_REQUEST':
     case 'ROLE_REPLY':
-      return encodeRole(w, msg);
+      encodeRole(w, msg);
+      return;
     case 'GET_ASYNC_REPLY':
     case 'SET_ASYNC':
-      return encodeAsync(w, msg);
+      encodeAsync(w, msg);
+      return;
     case 'METER_MOD':
-      return encodeMeterMod(w, msg);
+      encodeMeterMod(w, msg);
+      return;
     case 'BUNDLE_CONTROL':
     case 'BUNDLE_ADD':
     case 'ROLE_STATUS':
-      return encodeOnf(w, msg, encodeInto);
+      encodeOnf(w, msg, encodeInto);
+      return;
     case 'UNKNOWN':
       w.bytes(msg.data);
       return;

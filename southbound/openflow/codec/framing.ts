@@ -40,7 +40,8 @@ export class OfpFramer {
       this.pending.push(chunk);
       this.pendingLen += chunk.length;
       if (this.pendingLen < OFP_HEADER_LEN) return out;
-      if (this.pending[0]!.length < OFP_HEADER_LEN) this.pending = [Buffer.concat(this.pending, this.pendingLen)];
+      if (this.pending[0]!.length < OFP_HEADER_LEN)
+        this.pending = [Buffer.concat(this.pending, this.pendingLen)];
       const need = this.checkHeader(this.pending[0]!, 0);
       if (this.pendingLen < need) return out;
       buf = Buffer.concat(this.pending, this.pendingLen);

@@ -7,21 +7,16 @@
  *
  * Every decode failure is an OfpCodecError (kind, context, offset, reason).
  */
-export * from './errors.js';
-export { OfReader } from './reader.js';
-export { OfWriter } from './writer.js';
-export * from './constants.js';
-export type * from './messages.js';
-export type * from './multipart-types.js';
-export { type OfpHeader, msgTypeName, readHeader } from './header.js';
-export { OfpFramer, type OfpFramerOptions } from './framing.js';
-export { decodeMessage } from './decode.js';
-export { encodeMessage, encodeInto } from './encode.js';
-export { helloVersions, versionBitmap } from './msg-basic.js';
-export type { Match, OxmTlv, OxmValue } from './match.js';
+
 export type { Action } from './actions.js';
-export type { Instruction } from './instructions.js';
 export type { Bucket } from './buckets.js';
+export * from './constants.js';
+export { decodeMessage } from './decode.js';
+export { encodeInto, encodeMessage } from './encode.js';
+export * from './errors.js';
+export { OfpFramer, type OfpFramerOptions } from './framing.js';
+export { msgTypeName, type OfpHeader, readHeader } from './header.js';
+export type { Instruction } from './instructions.js';
 export {
   messageFromJson,
   messageToJson,
@@ -29,3 +24,9 @@ export {
   stringifyCodecJson,
   toJsonValue,
 } from './json.js';
+export type { Match, OxmTlv, OxmValue } from './match.js';
+export type * from './messages.js';
+export { helloVersions, versionBitmap } from './msg-basic.js';
+export type * from './multipart-types.js';
+export { OfReader } from './reader.js';
+export { OfWriter } from './writer.js';

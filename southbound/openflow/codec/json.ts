@@ -10,7 +10,8 @@ import type { OfpMessage } from './messages.js';
 
 export function toJsonValue(v: unknown): unknown {
   if (typeof v === 'bigint') return { $big: `0x${v.toString(16)}` };
-  if (v instanceof Uint8Array) return { $hex: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex') };
+  if (v instanceof Uint8Array)
+    return { $hex: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex') };
   if (Array.isArray(v)) return v.map(toJsonValue);
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};

@@ -61,12 +61,7 @@ export interface ExperimenterMessage {
 
 /** Messages with a header and no body. */
 export interface EmptyMessage {
-  type:
-    | 'FEATURES_REQUEST'
-    | 'GET_CONFIG_REQUEST'
-    | 'BARRIER_REQUEST'
-    | 'BARRIER_REPLY'
-    | 'GET_ASYNC_REQUEST';
+  type: 'FEATURES_REQUEST' | 'GET_CONFIG_REQUEST' | 'BARRIER_REQUEST' | 'BARRIER_REPLY' | 'GET_ASYNC_REQUEST';
   xid: number;
 }
 

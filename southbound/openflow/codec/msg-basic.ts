@@ -69,7 +69,7 @@ export function versionBitmap(versions: number[]): HelloElement {
 /** Versions announced in a HELLO's bitmap, or undefined when it has none. */
 export function helloVersions(m: HelloMessage): number[] | undefined {
   const el = m.elements.find((e) => e.kind === 'versionbitmap');
-  if (!el || el.kind !== 'versionbitmap') return undefined;
+  if (el?.kind !== 'versionbitmap') return undefined;
   const out: number[] = [];
   el.bitmaps.forEach((word, i) => {
     for (let bit = 0; bit < 32; bit++) if (word & (1 << bit)) out.push(i * 32 + bit);

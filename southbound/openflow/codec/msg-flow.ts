@@ -1,6 +1,15 @@
 import { decodeActions, encodeActions } from './actions.js';
 import { decodeBuckets, encodeBuckets } from './buckets.js';
-import { OFP_HEADER_LEN, OFP_NO_BUFFER, OFP_VERSION, type GroupTypeName, groupTypeNames, ofpg, ofpp, ofpt } from './constants.js';
+import {
+  type GroupTypeName,
+  groupTypeNames,
+  OFP_HEADER_LEN,
+  OFP_NO_BUFFER,
+  OFP_VERSION,
+  ofpg,
+  ofpp,
+  ofpt,
+} from './constants.js';
 import { endMessage } from './header.js';
 import { decodeInstructions, encodeInstructions } from './instructions.js';
 import { decodeMatch, encodeMatch } from './match.js';
@@ -152,7 +161,17 @@ export function decodePacketIn(r: OfReader, xid: number): PacketIn {
   const cookie = r.u64('cookie');
   const match = decodeMatch(r);
   r.pad(2, 'packet_in pad');
-  return { type: 'PACKET_IN', xid, bufferId, totalLen, reason, tableId, cookie, match, data: r.bytes(r.remaining) };
+  return {
+    type: 'PACKET_IN',
+    xid,
+    bufferId,
+    totalLen,
+    reason,
+    tableId,
+    cookie,
+    match,
+    data: r.bytes(r.remaining),
+  };
 }
 
 export function encodePacketIn(w: OfWriter, m: PacketIn): void {

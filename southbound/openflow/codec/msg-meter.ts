@@ -42,11 +42,18 @@ export function writeMeterBands(w: OfWriter, bands: MeterBand[]): void {
         w.u16(ofpmbt.DSCP_REMARK).u16(16).u32(b.rate).u32(b.burstSize).u8(b.precLevel).zeros(3);
         break;
       case 'experimenter':
-        w.u16(ofpmbt.EXPERIMENTER).u16(16 + b.data.length).u32(b.rate).u32(b.burstSize);
+        w.u16(ofpmbt.EXPERIMENTER)
+          .u16(16 + b.data.length)
+          .u32(b.rate)
+          .u32(b.burstSize);
         w.u32(b.experimenter).bytes(b.data);
         break;
       default:
-        w.u16(b.bandType).u16(12 + b.data.length).u32(b.rate).u32(b.burstSize).bytes(b.data);
+        w.u16(b.bandType)
+          .u16(12 + b.data.length)
+          .u32(b.rate)
+          .u32(b.burstSize)
+          .bytes(b.data);
     }
   }
 }

@@ -109,13 +109,20 @@ function readQueueProperty(r: OfReader): QueueProperty {
 
 function writeQueueProperty(w: OfWriter, p: QueueProperty): void {
   if (p.kind === 'min_rate' || p.kind === 'max_rate') {
-    w.u16(p.kind === 'min_rate' ? OFPQT.MIN_RATE : OFPQT.MAX_RATE).u16(16).zeros(4);
+    w.u16(p.kind === 'min_rate' ? OFPQT.MIN_RATE : OFPQT.MAX_RATE)
+      .u16(16)
+      .zeros(4);
     w.u16(p.rate).zeros(6);
   } else if (p.kind === 'experimenter') {
-    w.u16(OFPQT.EXPERIMENTER).u16(16 + p.data.length).zeros(4);
+    w.u16(OFPQT.EXPERIMENTER)
+      .u16(16 + p.data.length)
+      .zeros(4);
     w.u32(p.experimenter).zeros(4).bytes(p.data);
   } else if (p.kind === 'opaque') {
-    w.u16(p.propType).u16(8 + p.data.length).zeros(4).bytes(p.data);
+    w.u16(p.propType)
+      .u16(8 + p.data.length)
+      .zeros(4)
+      .bytes(p.data);
   }
 }
 

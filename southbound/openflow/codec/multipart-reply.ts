@@ -122,7 +122,7 @@ const readPortStats = (r: OfReader): PortStats => {
     durationSec: r.u32(),
     durationNsec: r.u32(),
   };
-}
+};
 
 const portStatsU64 = [
   'rxPackets',
@@ -154,7 +154,8 @@ function readGroupStats(r: OfReader): GroupStats[] {
   while (r.remaining > 0) {
     const at = r.offset;
     const len = r.u16('group stats length');
-    if (len < 40 || (len - 40) % 16 !== 0) r.fail('bad-length', `group stats length ${len} is not 40 + 16n`, at);
+    if (len < 40 || (len - 40) % 16 !== 0)
+      r.fail('bad-length', `group stats length ${len} is not 40 + 16n`, at);
     const e = r.sub(len - 2, 'MULTIPART_REPLY/group');
     e.pad(2);
     const groupId = e.u32('group_id');
@@ -192,7 +193,8 @@ function readMeterStats(r: OfReader): MeterStats[] {
     const meterId = r.u32('meter_id');
     const at = r.offset;
     const len = r.u16('meter stats length');
-    if (len < 40 || (len - 40) % 16 !== 0) r.fail('bad-length', `meter stats length ${len} is not 40 + 16n`, at);
+    if (len < 40 || (len - 40) % 16 !== 0)
+      r.fail('bad-length', `meter stats length ${len} is not 40 + 16n`, at);
     const e = r.sub(len - 6, 'MULTIPART_REPLY/meter');
     e.pad(6);
     const flowCount = e.u32('flow_count');
@@ -292,7 +294,9 @@ function decodeReplyBody(r: OfReader, mpType: number): MultipartReplyBody {
 
 export function encodeMultipartReply(w: OfWriter, m: MultipartReply): void {
   const b = m.body;
-  w.u16(mpTypeNumber(b.kind, 'mpType' in b ? b.mpType : undefined)).u16(m.flags).zeros(4);
+  w.u16(mpTypeNumber(b.kind, 'mpType' in b ? b.mpType : undefined))
+    .u16(m.flags)
+    .zeros(4);
   switch (b.kind) {
     case 'DESC':
       writeFixedString(w, b.mfrDesc, 256);
@@ -334,7 +338,11 @@ export function encodeMultipartReply(w: OfWriter, m: MultipartReply): void {
       break;
     case 'GROUP':
       for (const g of b.groups) {
-        w.u16(40 + 16 * g.bucketStats.length).zeros(2).u32(g.groupId).u32(g.refCount).zeros(4);
+        w.u16(40 + 16 * g.bucketStats.length)
+          .zeros(2)
+          .u32(g.groupId)
+          .u32(g.refCount)
+          .zeros(4);
         putU64(w, g.packetCount);
         putU64(w, g.byteCount);
         w.u32(g.durationSec).u32(g.durationNsec);
@@ -359,7 +367,10 @@ export function encodeMultipartReply(w: OfWriter, m: MultipartReply): void {
       break;
     case 'METER':
       for (const s of b.meters) {
-        w.u32(s.meterId).u16(40 + 16 * s.bandStats.length).zeros(6).u32(s.flowCount);
+        w.u32(s.meterId)
+          .u16(40 + 16 * s.bandStats.length)
+          .zeros(6)
+          .u32(s.flowCount);
         putU64(w, s.packetInCount);
         putU64(w, s.byteInCount);
         w.u32(s.durationSec).u32(s.durationNsec);

@@ -88,7 +88,9 @@ function decodeRequestBody(r: OfReader, mpType: number): MultipartRequestBody {
 
 export function encodeMultipartRequest(w: OfWriter, m: MultipartRequest): void {
   const b = m.body;
-  w.u16(mpTypeNumber(b.kind, 'mpType' in b ? b.mpType : undefined)).u16(m.flags).zeros(4);
+  w.u16(mpTypeNumber(b.kind, 'mpType' in b ? b.mpType : undefined))
+    .u16(m.flags)
+    .zeros(4);
   switch (b.kind) {
     case 'FLOW':
     case 'AGGREGATE':

@@ -95,7 +95,10 @@ function writeProp(w: OfWriter, p: TableFeatureProp): void {
   const start = w.offset;
   w.u16(p.kind === 'opaque' ? p.propType : typeByKind.get(p.kind)!).u16(0);
   if ('ids' in p) {
-    for (const id of p.ids) w.u16(id.type).u16(4 + (id.data?.length ?? 0)).bytes(id.data ?? Buffer.alloc(0));
+    for (const id of p.ids)
+      w.u16(id.type)
+        .u16(4 + (id.data?.length ?? 0))
+        .bytes(id.data ?? Buffer.alloc(0));
   } else if ('tableIds' in p) {
     for (const t of p.tableIds) w.u8(t);
   } else if ('oxms' in p) {

@@ -95,6 +95,28 @@ describe('FileStore on disk', () => {
     await r.close();
   });
 
+  it('refuses to load a whole record that is not ours (valid crc, not JSON) as corrupt', async () => {
+    const dir = tempDir();
+    const s = await FileStore.open(dir);
+    await s.commit({ txs: [{ ops: [put('a', 1)] }] });
+    await s.close();
+    appendFileSync(journalOf(dir), encodeRecord(Buffer.from('not json')));
+    const err = await FileStore.open(dir).catch((e: unknown) => e);
+    expect((err as StoreError).code).toBe('corrupt');
+    expect((err as Error).message).toMatch(/journal-000000000001.log: a record with a valid checksum is not JSON/);
+    // The failed open released the directory.
+    expect(readdirSync(dir)).not.toContain('lock');
+  });
+
+  it('refuses a journal with a gap in revisions as corrupt', async () => {
+    const dir = tempDir();
+    const s = await FileStore.open(dir);
+    await s.commit({ txs: [{ ops: [put('a', 1)] }] });
+    await s.close();
+    appendFileSync(journalOf(dir), encodeRecord(Buffer.from(JSON.stringify({ changes: [{ revision: 5, ops: [put('b', 1)] }] }))));
+    await expect(FileStore.open(dir)).rejects.toThrow(/jumps from revision 1 to 5/);
+  });
+
   it('snapshots, rotates the journal, removes old files and reloads the same state', async () => {
     const dir = tempDir();
     const s = await FileStore.open(dir, { snapshotEvery: 10, retainChanges: 5 });

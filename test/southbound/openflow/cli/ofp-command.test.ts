@@ -5,8 +5,8 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../../controller/cli/command.js';
 import { main } from '../../../../controller/cli/weft.js';
-import { encodeMessage } from '../../../../southbound/openflow/codec/index.js';
 import { ofpCommand } from '../../../../southbound/openflow/cli/ofp-command.js';
+import { encodeMessage } from '../../../../southbound/openflow/codec/index.js';
 import { samples } from '../codec/message-samples.js';
 
 function memoryIo(stdin: Buffer | string = ''): CliIo & { out: () => Buffer; err: () => string } {
@@ -58,8 +58,12 @@ describe('weft ofp', () => {
     expect(text).toContain(
       'OFPT_FLOW_MOD (xid=0x11): ADD cookie=0x1234, table=20, priority=100,metadata=0x5,dl_dst=02:00:00:00:00:01 actions=set_field:10.0.0.2->tun_dst,set_field:0x64->tun_id,output:100',
     );
-    expect(text).toMatch(/OFPT_GROUP_MOD \(xid=0xb\): ADD group_id=11,type=select,bucket=weight:50,actions=output:1/);
-    expect(text).toMatch(/OFPT_MULTIPART_REPLY \(xid=0x11\): FLOW flags=more flows=2\n cookie=0x1234, duration=12\.0+50*s, table=20, n_packets=7, n_bytes=700, priority=100,/);
+    expect(text).toMatch(
+      /OFPT_GROUP_MOD \(xid=0xb\): ADD group_id=11,type=select,bucket=weight:50,actions=output:1/,
+    );
+    expect(text).toMatch(
+      /OFPT_MULTIPART_REPLY \(xid=0x11\): FLOW flags=more flows=2\n cookie=0x1234, duration=12\.0+50*s, table=20, n_packets=7, n_bytes=700, priority=100,/,
+    );
     expect(text).toContain('OFPT_ERROR (xid=0x3): OFPET_BAD_REQUEST/OFPBRC_BAD_TYPE data=0414000800000009');
     expect(text).toContain('OFPT_ROLE_REQUEST (xid=0x20): role=master generationId=0x7');
   });

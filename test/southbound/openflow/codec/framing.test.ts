@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { OfpCodecError, OfpFramer, decodeMessage, encodeMessage } from '../../../../southbound/openflow/codec/index.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  OfpCodecError,
+  OfpFramer,
+} from '../../../../southbound/openflow/codec/index.js';
 import { samples } from './message-samples.js';
 
 const frames = samples.slice(0, 20).map((s) => Buffer.from(encodeMessage(s.msg)));
@@ -100,7 +105,9 @@ describe('OfpFramer', () => {
   });
 
   it('refuses to encode a message over 65535 bytes', () => {
-    const err = codecError(() => encodeMessage({ type: 'ECHO_REQUEST', xid: 1, data: Buffer.alloc(65535 - 7) }));
+    const err = codecError(() =>
+      encodeMessage({ type: 'ECHO_REQUEST', xid: 1, data: Buffer.alloc(65535 - 7) }),
+    );
     expect(err.kind).toBe('too-large');
   });
 });

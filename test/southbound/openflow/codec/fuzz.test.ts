@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OfpCodecError, decodeMessage, encodeMessage } from '../../../../southbound/openflow/codec/index.js';
+import { decodeMessage, encodeMessage, OfpCodecError } from '../../../../southbound/openflow/codec/index.js';
 import { samples } from './message-samples.js';
 
 /**

@@ -11,7 +11,14 @@ import { samples } from './message-samples.js';
 
 describe('codec JSON', () => {
   it('round-trips bigint (64 and 128 bit) and Buffer values exactly', () => {
-    const v = { a: 0n, b: (1n << 64n) - 1n, c: (1n << 127n) + 5n, d: Buffer.from([0, 1, 255]), e: [Buffer.alloc(0)], f: 'x' };
+    const v = {
+      a: 0n,
+      b: (1n << 64n) - 1n,
+      c: (1n << 127n) + 5n,
+      d: Buffer.from([0, 1, 255]),
+      e: [Buffer.alloc(0)],
+      f: 'x',
+    };
     const text = stringifyCodecJson(v);
     expect(text).toBe(
       '{"a":{"$big":"0x0"},"b":{"$big":"0xffffffffffffffff"},"c":{"$big":"0x80000000000000000000000000000005"},"d":{"$hex":"0001ff"},"e":[{"$hex":""}],"f":"x"}',
@@ -24,7 +31,9 @@ describe('codec JSON', () => {
       const bytes = Buffer.from(encodeMessage(s.msg));
       const json = messageToJson(decodeMessage(bytes));
       expect(json).not.toContain('\n');
-      expect(Buffer.from(encodeMessage(messageFromJson(json))).toString('hex'), s.name).toBe(bytes.toString('hex'));
+      expect(Buffer.from(encodeMessage(messageFromJson(json))).toString('hex'), s.name).toBe(
+        bytes.toString('hex'),
+      );
     }
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OfpCodecError, decodeMessage, encodeMessage } from '../../../../southbound/openflow/codec/index.js';
 import type { OfpMessage } from '../../../../southbound/openflow/codec/index.js';
+import { decodeMessage, encodeMessage, OfpCodecError } from '../../../../southbound/openflow/codec/index.js';
 import { overlayFlowMod, samples } from './message-samples.js';
 
 /** Every kind of malformed input gets a typed error naming message type, byte offset and reason. */
@@ -47,7 +47,12 @@ describe('malformed messages', () => {
   it('header length larger than the frame', () => {
     const b = bytesOf('ROLE_REQUEST');
     b.writeUInt16BE(b.length + 8, 2);
-    expectCodecError(b, { kind: 'bad-length', context: 'ROLE_REQUEST', offset: 2, reason: /header length 32 but the frame has 24/ });
+    expectCodecError(b, {
+      kind: 'bad-length',
+      context: 'ROLE_REQUEST',
+      offset: 2,
+      reason: /header length 32 but the frame has 24/,
+    });
   });
 
   it('header length smaller than the frame', () => {
@@ -62,12 +67,22 @@ describe('malformed messages', () => {
 
   it('trailing bytes after a fixed body', () => {
     const b = fixLength(Buffer.concat([bytesOf('ROLE_REQUEST'), Buffer.alloc(8)]));
-    expectCodecError(b, { kind: 'bad-length', context: 'ROLE_REQUEST', offset: 24, reason: /8 unexpected trailing bytes/ });
+    expectCodecError(b, {
+      kind: 'bad-length',
+      context: 'ROLE_REQUEST',
+      offset: 24,
+      reason: /8 unexpected trailing bytes/,
+    });
   });
 
   it('truncated fixed body', () => {
     const b = fixLength(bytesOf('FEATURES_REPLY').subarray(0, 20));
-    expectCodecError(b, { kind: 'truncated', context: 'FEATURES_REPLY', offset: 20, reason: /n_tables needs 1 bytes, 0 left/ });
+    expectCodecError(b, {
+      kind: 'truncated',
+      context: 'FEATURES_REPLY',
+      offset: 20,
+      reason: /n_tables needs 1 bytes, 0 left/,
+    });
   });
 
   it('bad padding names the byte', () => {

@@ -63,8 +63,18 @@ const flowStats = {
 };
 
 const buckets = [
-  { weight: 0, watchPort: ofpp.ANY, watchGroup: 0xffffffff, actions: [{ type: 'output' as const, port: 1, maxLen: 0 }] },
-  { weight: 0, watchPort: ofpp.ANY, watchGroup: 0xffffffff, actions: [{ type: 'output' as const, port: 2, maxLen: 0 }] },
+  {
+    weight: 0,
+    watchPort: ofpp.ANY,
+    watchGroup: 0xffffffff,
+    actions: [{ type: 'output' as const, port: 1, maxLen: 0 }],
+  },
+  {
+    weight: 0,
+    watchPort: ofpp.ANY,
+    watchGroup: 0xffffffff,
+    actions: [{ type: 'output' as const, port: 2, maxLen: 0 }],
+  },
 ];
 
 const tableFeatures = {
@@ -76,15 +86,27 @@ const tableFeatures = {
   maxEntries: 1_000_000,
   // OVS insists on every property of the spec being present.
   properties: [
-    ...(['instructions', 'instructions_miss'] as const).map((kind) => ({ kind, ids: [{ type: 1 }, { type: 4 }] })),
-    ...(['next_tables', 'next_tables_miss'] as const).map((kind) => ({ kind, tableIds: [1, 2, 3] })),
-    ...(['write_actions', 'write_actions_miss', 'apply_actions', 'apply_actions_miss'] as const).map((kind) => ({
+    ...(['instructions', 'instructions_miss'] as const).map((kind) => ({
       kind,
-      ids: [{ type: 0 }, { type: 25 }],
+      ids: [{ type: 1 }, { type: 4 }],
     })),
-    ...(['match', 'wildcards', 'write_setfield', 'write_setfield_miss', 'apply_setfield', 'apply_setfield_miss'] as const).map(
-      (kind) => ({ kind, oxms: [{ header: 0x80000004 }, { header: 0x80000606 }] }),
+    ...(['next_tables', 'next_tables_miss'] as const).map((kind) => ({ kind, tableIds: [1, 2, 3] })),
+    ...(['write_actions', 'write_actions_miss', 'apply_actions', 'apply_actions_miss'] as const).map(
+      (kind) => ({
+        kind,
+        ids: [{ type: 0 }, { type: 25 }],
+      }),
     ),
+    ...(
+      [
+        'match',
+        'wildcards',
+        'write_setfield',
+        'write_setfield_miss',
+        'apply_setfield',
+        'apply_setfield_miss',
+      ] as const
+    ).map((kind) => ({ kind, oxms: [{ header: 0x80000004 }, { header: 0x80000606 }] })),
   ],
 };
 
@@ -102,10 +124,21 @@ export const samples: Sample[] = [
   },
   {
     name: 'ERROR bundle (ONF experimenter)',
-    msg: { type: 'ERROR', xid: 3, errType: 0xffff, code: 2302, experimenter: 0x4f4e4600, data: Buffer.alloc(0) },
+    msg: {
+      type: 'ERROR',
+      xid: 3,
+      errType: 0xffff,
+      code: 2302,
+      experimenter: 0x4f4e4600,
+      data: Buffer.alloc(0),
+    },
     ovs: 'OFPBFC_BAD_ID',
   },
-  { name: 'ECHO_REQUEST', msg: { type: 'ECHO_REQUEST', xid: 4, data: Buffer.from('hi') }, ovs: 'OFPT_ECHO_REQUEST' },
+  {
+    name: 'ECHO_REQUEST',
+    msg: { type: 'ECHO_REQUEST', xid: 4, data: Buffer.from('hi') },
+    ovs: 'OFPT_ECHO_REQUEST',
+  },
   { name: 'ECHO_REPLY', msg: { type: 'ECHO_REPLY', xid: 4, data: Buffer.alloc(0) }, ovs: 'OFPT_ECHO_REPLY' },
   {
     name: 'EXPERIMENTER opaque',
@@ -232,14 +265,30 @@ export const samples: Sample[] = [
   ),
   {
     name: 'PORT_MOD',
-    msg: { type: 'PORT_MOD', xid: 12, portNo: 1, hwAddr: '02:00:00:00:00:01', config: 1, mask: 1, advertise: 0 },
+    msg: {
+      type: 'PORT_MOD',
+      xid: 12,
+      portNo: 1,
+      hwAddr: '02:00:00:00:00:01',
+      config: 1,
+      mask: 1,
+      advertise: 0,
+    },
     ovs: 'port: 1: addr:02:00:00:00:00:01',
   },
   { name: 'TABLE_MOD', msg: { type: 'TABLE_MOD', xid: 13, tableId: 1, config: 0 }, ovs: 'OFPT_TABLE_MOD' },
   ...(
     [
       { kind: 'DESC' },
-      { kind: 'FLOW', tableId: 0xff, outPort: ofpp.ANY, outGroup: 0xffffffff, cookie: 0n, cookieMask: 0n, match: [] },
+      {
+        kind: 'FLOW',
+        tableId: 0xff,
+        outPort: ofpp.ANY,
+        outGroup: 0xffffffff,
+        cookie: 0n,
+        cookieMask: 0n,
+        match: [],
+      },
       {
         kind: 'AGGREGATE',
         tableId: 20,
@@ -264,7 +313,12 @@ export const samples: Sample[] = [
   ).map(
     (body): Sample => ({
       name: `MULTIPART_REQUEST ${body.kind}`,
-      msg: { type: 'MULTIPART_REQUEST', xid: 14, flags: 0, body: ('match' in body ? { ...body, match: [...body.match] } : { ...body }) as never },
+      msg: {
+        type: 'MULTIPART_REQUEST',
+        xid: 14,
+        flags: 0,
+        body: ('match' in body ? { ...body, match: [...body.match] } : { ...body }) as never,
+      },
       ovs: /OFPST_|OFPMP_/,
     }),
   ),
@@ -283,18 +337,35 @@ export const samples: Sample[] = [
       type: 'MULTIPART_REPLY',
       xid: 16,
       flags: 0,
-      body: { kind: 'DESC', mfrDesc: 'Nicira, Inc.', hwDesc: 'Open vSwitch', swDesc: '3.1.0', serialNum: 'None', dpDesc: 'br-int' },
+      body: {
+        kind: 'DESC',
+        mfrDesc: 'Nicira, Inc.',
+        hwDesc: 'Open vSwitch',
+        swDesc: '3.1.0',
+        serialNum: 'None',
+        dpDesc: 'br-int',
+      },
     },
     ovs: 'Manufacturer: Nicira, Inc.',
   },
   {
     name: 'MULTIPART_REPLY FLOW',
-    msg: { type: 'MULTIPART_REPLY', xid: 17, flags: 1, body: { kind: 'FLOW', flows: [flowStats, { ...flowStats, priority: 5 }] } },
+    msg: {
+      type: 'MULTIPART_REPLY',
+      xid: 17,
+      flags: 1,
+      body: { kind: 'FLOW', flows: [flowStats, { ...flowStats, priority: 5 }] },
+    },
     ovs: 'cookie=0x1234, duration=12.0000005s, table=20, n_packets=7, n_bytes=700, priority=100,metadata=0x5,dl_dst=02:00:00:00:00:01',
   },
   {
     name: 'MULTIPART_REPLY AGGREGATE',
-    msg: { type: 'MULTIPART_REPLY', xid: 18, flags: 0, body: { kind: 'AGGREGATE', packetCount: 3n, byteCount: 300n, flowCount: 2 } },
+    msg: {
+      type: 'MULTIPART_REPLY',
+      xid: 18,
+      flags: 0,
+      body: { kind: 'AGGREGATE', packetCount: 3n, byteCount: 300n, flowCount: 2 },
+    },
     ovs: 'packet_count=3 byte_count=300 flow_count=2',
   },
   {
@@ -346,7 +417,17 @@ export const samples: Sample[] = [
       flags: 0,
       body: {
         kind: 'QUEUE',
-        queues: [{ portNo: 1, queueId: 0, txBytes: 10n, txPackets: 1n, txErrors: 0n, durationSec: 1, durationNsec: 0 }],
+        queues: [
+          {
+            portNo: 1,
+            queueId: 0,
+            txBytes: 10n,
+            txPackets: 1n,
+            txErrors: 0n,
+            durationSec: 1,
+            durationNsec: 0,
+          },
+        ],
       },
     },
     ovs: 'queue 0: bytes=10, pkts=1, errors=0',
@@ -380,7 +461,10 @@ export const samples: Sample[] = [
       type: 'MULTIPART_REPLY',
       xid: 23,
       flags: 0,
-      body: { kind: 'GROUP_DESC', groups: [{ groupType: 'select', groupId: 10, buckets: buckets.map((b) => ({ ...b, weight: 1 })) }] },
+      body: {
+        kind: 'GROUP_DESC',
+        groups: [{ groupType: 'select', groupId: 10, buckets: buckets.map((b) => ({ ...b, weight: 1 })) }],
+      },
     },
     ovs: 'group_id=10,type=select,bucket=actions=output:1,bucket=actions=output:2',
   },
@@ -390,7 +474,13 @@ export const samples: Sample[] = [
       type: 'MULTIPART_REPLY',
       xid: 24,
       flags: 0,
-      body: { kind: 'GROUP_FEATURES', types: 15, capabilities: 7, maxGroups: [10, 10, 10, 10], actions: [1, 1, 1, 1] },
+      body: {
+        kind: 'GROUP_FEATURES',
+        types: 15,
+        capabilities: 7,
+        maxGroups: [10, 10, 10, 10],
+        actions: [1, 1, 1, 1],
+      },
     },
     ovs: 'Group table:',
   },
@@ -423,7 +513,10 @@ export const samples: Sample[] = [
       type: 'MULTIPART_REPLY',
       xid: 26,
       flags: 0,
-      body: { kind: 'METER_CONFIG', meters: [{ flags: 1, meterId: 1, bands: [{ kind: 'drop', rate: 1000, burstSize: 0 }] }] },
+      body: {
+        kind: 'METER_CONFIG',
+        meters: [{ flags: 1, meterId: 1, bands: [{ kind: 'drop', rate: 1000, burstSize: 0 }] }],
+      },
     },
     ovs: 'meter=1 kbps bands=',
   },
@@ -433,13 +526,25 @@ export const samples: Sample[] = [
       type: 'MULTIPART_REPLY',
       xid: 27,
       flags: 0,
-      body: { kind: 'METER_FEATURES', maxMeter: 100, bandTypes: 2, capabilities: 15, maxBands: 1, maxColor: 0 },
+      body: {
+        kind: 'METER_FEATURES',
+        maxMeter: 100,
+        bandTypes: 2,
+        capabilities: 15,
+        maxBands: 1,
+        maxColor: 0,
+      },
     },
     ovs: 'max_meter:100',
   },
   {
     name: 'MULTIPART_REPLY TABLE_FEATURES',
-    msg: { type: 'MULTIPART_REPLY', xid: 28, flags: 0, body: { kind: 'TABLE_FEATURES', tables: [tableFeatures] } },
+    msg: {
+      type: 'MULTIPART_REPLY',
+      xid: 28,
+      flags: 0,
+      body: { kind: 'TABLE_FEATURES', tables: [tableFeatures] },
+    },
     ovs: /table 0 \("classifier"\):.*next tables: 1-3.*instructions: apply_actions goto_table/s,
   },
   {
@@ -465,7 +570,12 @@ export const samples: Sample[] = [
   },
   {
     name: 'MULTIPART_REPLY PORT_DESC',
-    msg: { type: 'MULTIPART_REPLY', xid: 29, flags: 0, body: { kind: 'PORT_DESC', ports: [port, { ...port, portNo: 2, name: 'vm2' }] } },
+    msg: {
+      type: 'MULTIPART_REPLY',
+      xid: 29,
+      flags: 0,
+      body: { kind: 'PORT_DESC', ports: [port, { ...port, portNo: 2, name: 'vm2' }] },
+    },
     ovs: '2(vm2): addr:02:00:00:00:00:01',
   },
   { name: 'BARRIER_REQUEST', msg: { type: 'BARRIER_REQUEST', xid: 30 }, ovs: 'OFPT_BARRIER_REQUEST' },
@@ -481,7 +591,16 @@ export const samples: Sample[] = [
       type: 'QUEUE_GET_CONFIG_REPLY',
       xid: 31,
       port: 1,
-      queues: [{ queueId: 7, port: 1, properties: [{ kind: 'min_rate', rate: 100 }, { kind: 'max_rate', rate: 500 }] }],
+      queues: [
+        {
+          queueId: 7,
+          port: 1,
+          properties: [
+            { kind: 'min_rate', rate: 100 },
+            { kind: 'max_rate', rate: 500 },
+          ],
+        },
+      ],
     },
     ovs: 'queue 7: min_rate:10.0% max_rate:50.0%',
   },
@@ -490,16 +609,32 @@ export const samples: Sample[] = [
     msg: { type: 'ROLE_REQUEST', xid: 32, role: 2, generationId: 7n },
     ovs: 'role=primary generation_id=7',
   },
-  { name: 'ROLE_REPLY', msg: { type: 'ROLE_REPLY', xid: 32, role: 3, generationId: 7n }, ovs: 'role=secondary' },
+  {
+    name: 'ROLE_REPLY',
+    msg: { type: 'ROLE_REPLY', xid: 32, role: 3, generationId: 7n },
+    ovs: 'role=secondary',
+  },
   { name: 'GET_ASYNC_REQUEST', msg: { type: 'GET_ASYNC_REQUEST', xid: 33 }, ovs: 'OFPT_GET_ASYNC_REQUEST' },
   {
     name: 'GET_ASYNC_REPLY',
-    msg: { type: 'GET_ASYNC_REPLY', xid: 33, packetInMask: [3, 0], portStatusMask: [7, 7], flowRemovedMask: [15, 0] },
+    msg: {
+      type: 'GET_ASYNC_REPLY',
+      xid: 33,
+      packetInMask: [3, 0],
+      portStatusMask: [7, 7],
+      flowRemovedMask: [15, 0],
+    },
     ovs: 'OFPT_GET_ASYNC_REPLY',
   },
   {
     name: 'SET_ASYNC',
-    msg: { type: 'SET_ASYNC', xid: 34, packetInMask: [1, 0], portStatusMask: [7, 7], flowRemovedMask: [0, 0] },
+    msg: {
+      type: 'SET_ASYNC',
+      xid: 34,
+      packetInMask: [1, 0],
+      portStatusMask: [7, 7],
+      flowRemovedMask: [0, 0],
+    },
     ovs: /OFPT_SET_ASYNC.*PACKET_IN: no_match/s,
   },
   {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { OfpMessage } from '../../../../southbound/openflow/codec/index.js';
 import {
-  OfWriter,
   decodeMessage,
   encodeMessage,
   errorName,
   helloVersions,
+  OfWriter,
   versionBitmap,
 } from '../../../../southbound/openflow/codec/index.js';
-import type { OfpMessage } from '../../../../southbound/openflow/codec/index.js';
 import { overlayFlowMod, samples } from './message-samples.js';
 
 describe('every message kind round-trips', () => {
@@ -72,6 +72,9 @@ describe('helpers', () => {
       const m = decodeMessage(Buffer.from(hex, 'hex'));
       expect(Buffer.from(encodeMessage(m)).toString('hex')).toBe(hex);
     }
-    expect(decodeMessage(Buffer.from('041e000c00000001deadbeef', 'hex'))).toMatchObject({ type: 'UNKNOWN', msgType: 30 });
+    expect(decodeMessage(Buffer.from('041e000c00000001deadbeef', 'hex'))).toMatchObject({
+      type: 'UNKNOWN',
+      msgType: 30,
+    });
   });
 });

@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type OfpMessage, decodeMessage, encodeMessage } from '../../../../southbound/openflow/codec/index.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  type OfpMessage,
+} from '../../../../southbound/openflow/codec/index.js';
 
 /**
  * fast-check: random valid messages of every family round-trip: decode(encode(m)) equals m (all
@@ -13,9 +17,12 @@ const u32 = fc.integer({ min: 0, max: 0xffffffff });
 const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
 const xid = u32;
 const bytes = (max = 32) => fc.uint8Array({ maxLength: max }).map((a) => Buffer.from(a));
-const mac = fc.uint8Array({ minLength: 6, maxLength: 6 }).map((a) => [...a].map((b) => b.toString(16).padStart(2, '0')).join(':'));
+const mac = fc
+  .uint8Array({ minLength: 6, maxLength: 6 })
+  .map((a) => [...a].map((b) => b.toString(16).padStart(2, '0')).join(':'));
 const ipv4 = fc.tuple(u8, u8, u8, u8).map((t) => t.join('.'));
-const name = (n: number) => fc.string({ maxLength: n, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_.'.split('')) });
+const name = (n: number) =>
+  fc.string({ maxLength: n, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_.'.split('')) });
 const pair = fc.tuple(u32, u32);
 const prop = fc.record({ propType: u16, data: bytes(12) });
 
@@ -104,19 +111,75 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
     elements: fc.array(
       fc.oneof(
         fc.record({ kind: fc.constant('versionbitmap' as const), bitmaps: fc.array(u32, { maxLength: 3 }) }),
-        fc.record({ kind: fc.constant('opaque' as const), elemType: fc.integer({ min: 2, max: 0xffff }), data: bytes(9) }),
+        fc.record({
+          kind: fc.constant('opaque' as const),
+          elemType: fc.integer({ min: 2, max: 0xffff }),
+          data: bytes(9),
+        }),
       ),
       { maxLength: 3 },
     ),
   }),
-  fc.record({ type: fc.constant('ERROR' as const), xid, version: fc.constant(4), errType: fc.integer({ min: 0, max: 13 }), code: u16, data: bytes(64) }),
-  fc.record({ type: fc.constant('ERROR' as const), xid, version: fc.constant(4), errType: fc.constant(0xffff), code: u16, experimenter: u32, data: bytes() }),
+  fc.record({
+    type: fc.constant('ERROR' as const),
+    xid,
+    version: fc.constant(4),
+    errType: fc.integer({ min: 0, max: 13 }),
+    code: u16,
+    data: bytes(64),
+  }),
+  fc.record({
+    type: fc.constant('ERROR' as const),
+    xid,
+    version: fc.constant(4),
+    errType: fc.constant(0xffff),
+    code: u16,
+    experimenter: u32,
+    data: bytes(),
+  }),
   fc.record({ type: fc.constantFrom('ECHO_REQUEST' as const, 'ECHO_REPLY' as const), xid, data: bytes(64) }),
-  fc.record({ type: fc.constant('EXPERIMENTER' as const), xid, experimenter: fc.integer({ min: 0, max: 0x4f4e45ff }), expType: u32, data: bytes() }),
-  fc.record({ type: fc.constantFrom('FEATURES_REQUEST' as const, 'BARRIER_REQUEST' as const, 'GET_ASYNC_REQUEST' as const), xid }),
-  fc.record({ type: fc.constant('FEATURES_REPLY' as const), xid, datapathId: u64, nBuffers: u32, nTables: u8, auxiliaryId: u8, capabilities: u32, reserved: u32 }),
-  fc.record({ type: fc.constantFrom('GET_CONFIG_REPLY' as const, 'SET_CONFIG' as const), xid, flags: u16, missSendLen: u16 }),
-  fc.record({ type: fc.constant('PACKET_IN' as const), xid, bufferId: u32, totalLen: u16, reason: u8, tableId: u8, cookie: u64, match, data: bytes(64) }),
+  fc.record({
+    type: fc.constant('EXPERIMENTER' as const),
+    xid,
+    experimenter: fc.integer({ min: 0, max: 0x4f4e45ff }),
+    expType: u32,
+    data: bytes(),
+  }),
+  fc.record({
+    type: fc.constantFrom(
+      'FEATURES_REQUEST' as const,
+      'BARRIER_REQUEST' as const,
+      'GET_ASYNC_REQUEST' as const,
+    ),
+    xid,
+  }),
+  fc.record({
+    type: fc.constant('FEATURES_REPLY' as const),
+    xid,
+    datapathId: u64,
+    nBuffers: u32,
+    nTables: u8,
+    auxiliaryId: u8,
+    capabilities: u32,
+    reserved: u32,
+  }),
+  fc.record({
+    type: fc.constantFrom('GET_CONFIG_REPLY' as const, 'SET_CONFIG' as const),
+    xid,
+    flags: u16,
+    missSendLen: u16,
+  }),
+  fc.record({
+    type: fc.constant('PACKET_IN' as const),
+    xid,
+    bufferId: u32,
+    totalLen: u16,
+    reason: u8,
+    tableId: u8,
+    cookie: u64,
+    match,
+    data: bytes(64),
+  }),
   fc.record({
     type: fc.constant('FLOW_REMOVED' as const),
     xid,
@@ -133,7 +196,14 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
     match,
   }),
   fc.record({ type: fc.constant('PORT_STATUS' as const), xid, reason: u8, port }),
-  fc.record({ type: fc.constant('PACKET_OUT' as const), xid, bufferId: u32, inPort: u32, actions, data: bytes(64) }),
+  fc.record({
+    type: fc.constant('PACKET_OUT' as const),
+    xid,
+    bufferId: u32,
+    inPort: u32,
+    actions,
+    data: bytes(64),
+  }),
   flowMod,
   fc.record({
     type: fc.constant('GROUP_MOD' as const),
@@ -143,11 +213,37 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
     groupId: u32,
     buckets: fc.array(bucket, { maxLength: 3 }),
   }),
-  fc.record({ type: fc.constant('PORT_MOD' as const), xid, portNo: u32, hwAddr: mac, config: u32, mask: u32, advertise: u32 }),
+  fc.record({
+    type: fc.constant('PORT_MOD' as const),
+    xid,
+    portNo: u32,
+    hwAddr: mac,
+    config: u32,
+    mask: u32,
+    advertise: u32,
+  }),
   fc.record({ type: fc.constant('TABLE_MOD' as const), xid, tableId: u8, config: u32 }),
-  fc.record({ type: fc.constantFrom('ROLE_REQUEST' as const, 'ROLE_REPLY' as const), xid, role: u32, generationId: u64 }),
-  fc.record({ type: fc.constantFrom('GET_ASYNC_REPLY' as const, 'SET_ASYNC' as const), xid, packetInMask: pair, portStatusMask: pair, flowRemovedMask: pair }),
-  fc.record({ type: fc.constant('METER_MOD' as const), xid, command: u16, flags: u16, meterId: u32, bands: fc.array(band, { maxLength: 3 }) }),
+  fc.record({
+    type: fc.constantFrom('ROLE_REQUEST' as const, 'ROLE_REPLY' as const),
+    xid,
+    role: u32,
+    generationId: u64,
+  }),
+  fc.record({
+    type: fc.constantFrom('GET_ASYNC_REPLY' as const, 'SET_ASYNC' as const),
+    xid,
+    packetInMask: pair,
+    portStatusMask: pair,
+    flowRemovedMask: pair,
+  }),
+  fc.record({
+    type: fc.constant('METER_MOD' as const),
+    xid,
+    command: u16,
+    flags: u16,
+    meterId: u32,
+    bands: fc.array(band, { maxLength: 3 }),
+  }),
   fc.record({ type: fc.constant('QUEUE_GET_CONFIG_REQUEST' as const), xid, port: u32 }),
   fc.record({
     type: fc.constant('QUEUE_GET_CONFIG_REPLY' as const),
@@ -157,7 +253,10 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
       fc.record({
         queueId: u32,
         port: u32,
-        properties: fc.array(fc.record({ kind: fc.constantFrom('min_rate' as const, 'max_rate' as const), rate: u16 }), { maxLength: 2 }),
+        properties: fc.array(
+          fc.record({ kind: fc.constantFrom('min_rate' as const, 'max_rate' as const), rate: u16 }),
+          { maxLength: 2 },
+        ),
       }),
       { maxLength: 2 },
     ),
@@ -167,8 +266,18 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
     xid,
     flags: u16,
     body: fc.oneof(
-      fc.record({ kind: fc.constantFrom('DESC' as const, 'TABLE' as const, 'PORT_DESC' as const, 'GROUP_DESC' as const) }),
-      fc.record({ kind: fc.constantFrom('FLOW' as const, 'AGGREGATE' as const), tableId: u8, outPort: u32, outGroup: u32, cookie: u64, cookieMask: u64, match }),
+      fc.record({
+        kind: fc.constantFrom('DESC' as const, 'TABLE' as const, 'PORT_DESC' as const, 'GROUP_DESC' as const),
+      }),
+      fc.record({
+        kind: fc.constantFrom('FLOW' as const, 'AGGREGATE' as const),
+        tableId: u8,
+        outPort: u32,
+        outGroup: u32,
+        cookie: u64,
+        cookieMask: u64,
+        match,
+      }),
       fc.record({ kind: fc.constant('PORT_STATS' as const), portNo: u32 }),
       fc.record({ kind: fc.constant('QUEUE' as const), portNo: u32, queueId: u32 }),
       fc.record({ kind: fc.constant('GROUP' as const), groupId: u32 }),
@@ -182,15 +291,29 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
     body: fc.oneof(
       fc.record({ kind: fc.constant('FLOW' as const), flows: fc.array(flowStats, { maxLength: 3 }) }),
       fc.record({ kind: fc.constant('PORT_DESC' as const), ports: fc.array(port, { maxLength: 3 }) }),
-      fc.record({ kind: fc.constant('AGGREGATE' as const), packetCount: u64, byteCount: u64, flowCount: u32 }),
+      fc.record({
+        kind: fc.constant('AGGREGATE' as const),
+        packetCount: u64,
+        byteCount: u64,
+        flowCount: u32,
+      }),
       fc.record({
         kind: fc.constant('GROUP_DESC' as const),
         groups: fc.array(
-          fc.record({ groupType: fc.constantFrom('all' as const, 'select' as const), groupId: u32, buckets: fc.array(bucket, { maxLength: 2 }) }),
+          fc.record({
+            groupType: fc.constantFrom('all' as const, 'select' as const),
+            groupId: u32,
+            buckets: fc.array(bucket, { maxLength: 2 }),
+          }),
           { maxLength: 2 },
         ),
       }),
-      fc.record({ kind: fc.constant('METER_CONFIG' as const), meters: fc.array(fc.record({ flags: u16, meterId: u32, bands: fc.array(band, { maxLength: 2 }) }), { maxLength: 2 }) }),
+      fc.record({
+        kind: fc.constant('METER_CONFIG' as const),
+        meters: fc.array(fc.record({ flags: u16, meterId: u32, bands: fc.array(band, { maxLength: 2 }) }), {
+          maxLength: 2,
+        }),
+      }),
       fc.record({
         kind: fc.constant('DESC' as const),
         mfrDesc: name(256),
@@ -201,11 +324,31 @@ const message: fc.Arbitrary<OfpMessage> = fc.oneof(
       }),
     ),
   }),
-  fc.record({ type: fc.constant('BUNDLE_CONTROL' as const), xid, bundleId: u32, ctrlType: fc.integer({ min: 0, max: 7 }), flags: u16, properties: fc.array(prop, { maxLength: 2 }) }),
-  fc.record({ type: fc.constant('ROLE_STATUS' as const), xid, role: u32, reason: u8, generationId: u64, properties: fc.array(prop, { maxLength: 2 }) }),
-  fc.record({ xid, bundleId: u32, flags: u16, message: flowMod, properties: fc.array(prop, { maxLength: 2 }) }).map(
-    (r): OfpMessage => ({ type: 'BUNDLE_ADD', ...r, message: { ...r.message, xid: r.xid } }),
-  ),
+  fc.record({
+    type: fc.constant('BUNDLE_CONTROL' as const),
+    xid,
+    bundleId: u32,
+    ctrlType: fc.integer({ min: 0, max: 7 }),
+    flags: u16,
+    properties: fc.array(prop, { maxLength: 2 }),
+  }),
+  fc.record({
+    type: fc.constant('ROLE_STATUS' as const),
+    xid,
+    role: u32,
+    reason: u8,
+    generationId: u64,
+    properties: fc.array(prop, { maxLength: 2 }),
+  }),
+  fc
+    .record({
+      xid,
+      bundleId: u32,
+      flags: u16,
+      message: flowMod,
+      properties: fc.array(prop, { maxLength: 2 }),
+    })
+    .map((r): OfpMessage => ({ type: 'BUNDLE_ADD', ...r, message: { ...r.message, xid: r.xid } })),
 );
 
 describe('random valid messages round-trip', () => {

@@ -82,21 +82,22 @@ interface Proxy {
 }
 
 async function startProxy(path: string, target: string): Promise<Proxy> {
-  let sent: Buffer[] = [];
-  let received: Buffer[] = [];
+  // Raw bytes per connection and direction; framed and decoded in take(), so a codec error
+  // surfaces as a test failure instead of stalling the relay.
+  let conns: { sent: Buffer[]; received: Buffer[] }[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection(target);
-    const toSwitch = new OfpFramer();
-    const toClient = new OfpFramer();
+    const rec = { sent: [] as Buffer[], received: [] as Buffer[] };
+    conns.push(rec);
     sockets.add(client).add(upstream);
     client.on('data', (d) => {
-      sent.push(...toSwitch.push(d));
       upstream.write(d);
+      rec.sent.push(Buffer.from(d));
     });
     upstream.on('data', (d) => {
-      received.push(...toClient.push(d));
       client.write(d);
+      rec.received.push(Buffer.from(d));
     });
     client.on('close', () => upstream.end());
     upstream.on('close', () => client.end());
@@ -104,14 +105,16 @@ async function startProxy(path: string, target: string): Promise<Proxy> {
     upstream.on('error', () => client.destroy());
   });
   await new Promise<void>((resolve) => server.listen(path, resolve));
+  const frames = (chunks: Buffer[]) => new OfpFramer().push(Buffer.concat(chunks));
   return {
     path,
     take() {
-      const out = { sent: sent.map((b) => decodeMessage(b)), received: received.map((b) => decodeMessage(b)) };
+      const sent = conns.flatMap((c) => frames(c.sent));
+      const received = conns.flatMap((c) => frames(c.received));
+      conns = [];
+      // encode(decode(bytes)) = bytes for everything OVS and ovs-ofctl said.
       for (const b of [...sent, ...received]) expect(encodeMessage(decodeMessage(b))).toEqual(b);
-      sent = [];
-      received = [];
-      return out;
+      return { sent: sent.map((b) => decodeMessage(b)), received: received.map((b) => decodeMessage(b)) };
     },
     async close() {
       for (const s of sockets) s.destroy();
@@ -148,7 +151,9 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
 
   it('groups: GROUP_MOD bytes = parseGroup(text); dump-groups = formatGroup(decoded reply), and round-trips', async () => {
     for (const text of GROUPS) {
+      console.log('DBG start', text, Date.now());
       await ofctl('add-group', text);
+      console.log('DBG done', Date.now());
       const mods = proxy.take().sent.filter((m) => m.type === 'GROUP_MOD');
       expect(mods).toHaveLength(1);
       const mod = mods[0] as Extract<OfpMessage, { type: 'GROUP_MOD' }>;

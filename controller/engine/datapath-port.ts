@@ -1,0 +1,19 @@
+import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
+import type { ActualFlow, ActualGroup } from '../reconcile/diff.js';
+
+/**
+ * What the reconciler needs from one connected switch. The OpenFlow session layer provides it
+ * (controller/engine/session-port.ts); tests can provide an in-memory switch. Keeping the
+ * reconciler behind this seam means it never touches sockets itself.
+ */
+export interface DatapathPort {
+  /** Datapath id as 16 hex digits (OVS's `datapath_id` column spelling). */
+  readonly dpid: string;
+  dumpFlows(): Promise<ActualFlow[]>;
+  dumpGroups(): Promise<ActualGroup[]>;
+  /**
+   * Applies the messages atomically (one bundle) and resolves once a barrier after them has
+   * returned; rejects, with nothing applied, when the switch refuses any of them.
+   */
+  applyAtomically(messages: Array<FlowMod | GroupMod>): Promise<void>;
+}

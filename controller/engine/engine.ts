@@ -1,0 +1,173 @@
+import type { Logger } from 'pino';
+import { buildDatapathViews, type ChassisFacts, type IntentView } from '../../apps/build-view.js';
+import { computeDatapath } from '../../apps/compute-all.js';
+import type { ApplyTracker } from '../intent/service.js';
+import type { DatapathPort } from './datapath-port.js';
+import { DatapathSync, type SyncResult } from './datapath-sync.js';
+
+/** The intent at one revision, as the engine reads it. */
+export interface IntentSource {
+  revision(): number;
+  view(): IntentView;
+  onChange(cb: () => void): void;
+}
+
+/** Chassis facts from OVSDB, and which chassis a datapath belongs to. */
+export interface FactsSource {
+  current(): ChassisFacts;
+  /** The chassis whose integration bridge has this datapath id, once OVSDB has told us. */
+  chassisOfDatapath(dpid: string): string | undefined;
+  onChange(cb: () => void): void;
+}
+
+export interface EngineOptions {
+  /** Full resync (dump, diff, apply) of every switch at this interval; 0 disables. */
+  resyncIntervalMs?: number;
+}
+
+export interface DatapathStatus {
+  dpid: string;
+  chassisId?: string;
+  appliedRevision: number;
+  flows: number;
+  groups: number;
+  lastResult?: SyncResult;
+  lastError?: string;
+}
+
+/**
+ * Intent + chassis facts -> desired state per datapath -> reconcile. Any change schedules one
+ * recompute (changes arriving together are batched into it). A datapath is reconciled only once
+ * its chassis is known from OVSDB: reconciling with missing facts would delete flows of endpoints
+ * whose bindings are merely not known yet, and weft never drops traffic to catch up.
+ */
+export class Engine implements ApplyTracker {
+  private readonly syncs = new Map<string, DatapathSync>();
+  private scheduled = false;
+  private resyncTimer?: NodeJS.Timeout;
+  private waiters: Array<{ revision: number; resolve: (ok: boolean) => void; timer: NodeJS.Timeout }> = [];
+  private computedRevision = 0;
+
+  constructor(
+    private readonly intent: IntentSource,
+    private readonly facts: FactsSource,
+    private readonly log: Logger,
+    opts: EngineOptions = {},
+  ) {
+    intent.onChange(() => this.schedule());
+    facts.onChange(() => this.schedule());
+    if (opts.resyncIntervalMs) {
+      this.resyncTimer = setInterval(() => this.recompute(true), opts.resyncIntervalMs);
+      this.resyncTimer.unref();
+    }
+  }
+
+  /** A switch connected (or reconnected): dump, diff, apply. */
+  attach(port: DatapathPort): void {
+    this.syncs.get(port.dpid)?.close();
+    this.syncs.set(port.dpid, new DatapathSync(port, this.log, () => this.settleWaiters()));
+    this.schedule(true);
+  }
+
+  detach(dpid: string): void {
+    this.syncs.get(dpid)?.close();
+    this.syncs.delete(dpid);
+    this.settleWaiters();
+  }
+
+  status(): DatapathStatus[] {
+    return [...this.syncs.values()].map((s) => ({
+      dpid: s.port.dpid,
+      chassisId: this.facts.chassisOfDatapath(s.port.dpid),
+      appliedRevision: s.appliedRevision,
+      flows: s.flowCount,
+      groups: s.groupCount,
+      lastResult: s.lastResult,
+      lastError: s.lastError?.message,
+    }));
+  }
+
+  /** ApplyTracker: true once every reconcilable datapath has applied `revision`. */
+  waitApplied(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.isApplied(revision)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w.timer !== timer);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.push({ revision, resolve, timer });
+    });
+  }
+
+  close(): void {
+    clearInterval(this.resyncTimer);
+    for (const s of this.syncs.values()) s.close();
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.resolve(false);
+    }
+    this.waiters = [];
+  }
+
+  private pendingDump = false;
+
+  private schedule(forceDump = false): void {
+    this.pendingDump ||= forceDump;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const dump = this.pendingDump;
+      this.pendingDump = false;
+      this.recompute(dump);
+    });
+  }
+
+  /** Recomputes every datapath's desired state and asks each to sync. */
+  recompute(forceDump = false): void {
+    const revision = this.intent.revision();
+    const facts = this.facts.current();
+    let views: ReturnType<typeof buildDatapathViews>;
+    try {
+      views = buildDatapathViews(this.intent.view(), facts);
+    } catch (err) {
+      this.log.error({ revision, err: (err as Error).message }, 'building datapath views failed');
+      return;
+    }
+    this.computedRevision = revision;
+    for (const [dpid, sync] of this.syncs) {
+      const chassisId = this.facts.chassisOfDatapath(dpid);
+      const view = chassisId ? views.get(chassisId) : undefined;
+      if (!view) continue; // not known yet: leave the switch as it is
+      try {
+        void sync.sync(computeDatapath(view), revision, forceDump);
+      } catch (err) {
+        this.log.error(
+          { dpid, chassis: chassisId, revision, err: (err as Error).message },
+          'computing flows failed',
+        );
+      }
+    }
+    this.settleWaiters();
+  }
+
+  private reconcilable(): DatapathSync[] {
+    return [...this.syncs.values()].filter((s) => this.facts.chassisOfDatapath(s.port.dpid) !== undefined);
+  }
+
+  private isApplied(revision: number): boolean {
+    if (this.computedRevision < revision) return false;
+    return this.reconcilable().every((s) => s.appliedRevision >= revision);
+  }
+
+  private settleWaiters(): void {
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) {
+      if (this.isApplied(w.revision)) {
+        clearTimeout(w.timer);
+        w.resolve(true);
+      } else still.push(w);
+    }
+    this.waiters = still;
+  }
+}
