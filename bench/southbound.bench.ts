@@ -12,13 +12,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { startOpenFlowServer } from '../southbound/openflow/session/openflow-server.js';
 import { dumpFlows } from '../southbound/openflow/session/operations.js';
 import { defaultSessionOptions } from '../southbound/openflow/session/options.js';
-import { startOpenFlowServer } from '../southbound/openflow/session/openflow-server.js';
 import type { SwitchSession } from '../southbound/openflow/session/switch-session.js';
 import { run } from '../test/lab/exec.js';
 import { startOvs } from '../test/lab/ovs.js';
-import { addBridgesWithController, dpidOf, linkController, setController } from '../test/southbound/openflow/session/lab-controller.js';
+import {
+  addBridgesWithController,
+  dpidOf,
+  linkController,
+  setController,
+} from '../test/southbound/openflow/session/lab-controller.js';
 import { overlayFlowMod, overlayFlowText } from '../test/southbound/openflow/session/overlay-flows.js';
 
 const FLOWS = 100_000;
@@ -44,7 +49,9 @@ async function main(): Promise<void> {
       return server.registry.waitFor(await dpidOf(ovs, br), 30_000);
     };
     const countFlows = async (br: string) =>
-      (await ovs.ofctl('-O', 'OpenFlow13', 'dump-aggregate', ovs.mgmt(br), 'table=20')).match(/flow_count=(\d+)/)?.[1];
+      (await ovs.ofctl('-O', 'OpenFlow13', 'dump-aggregate', ovs.mgmt(br), 'table=20')).match(
+        /flow_count=(\d+)/,
+      )?.[1];
 
     // ---- 1. install 100k flows ----------------------------------------------------------------
     const flowFile = join(dir, 'flows.txt');
@@ -59,7 +66,8 @@ async function main(): Promise<void> {
       let t0 = process.hrtime.bigint();
       await run('ovs-ofctl', ['-O', 'OpenFlow13', '--bundle', 'add-flows', ovs.mgmt(brBase), flowFile]);
       const tOfctl = ms(t0);
-      if ((await countFlows(brBase)) !== String(FLOWS)) throw new Error(`ovs-ofctl installed ${await countFlows(brBase)} flows`);
+      if ((await countFlows(brBase)) !== String(FLOWS))
+        throw new Error(`ovs-ofctl installed ${await countFlows(brBase)} flows`);
       await ovs.vsctl('del-br', brBase);
 
       const brWeft = `br-weft${r}`;
@@ -68,7 +76,8 @@ async function main(): Promise<void> {
       const errors = await sw.sendConfirmed(mods, { timeoutMs: 120_000 });
       const tWeft = ms(t0);
       if (errors.length) throw new Error(`switch refused ${errors.length} flows: ${errors[0]!.message}`);
-      if ((await countFlows(brWeft)) !== String(FLOWS)) throw new Error(`weft installed ${await countFlows(brWeft)} flows`);
+      if ((await countFlows(brWeft)) !== String(FLOWS))
+        throw new Error(`weft installed ${await countFlows(brWeft)} flows`);
       console.log(`install round ${r + 1}: ovs-ofctl --bundle ${fmt(tOfctl)} ms, weft ${fmt(tWeft)} ms`);
       bestOfctl = Math.min(bestOfctl, tOfctl);
       bestWeft = Math.min(bestWeft, tWeft);
@@ -91,7 +100,8 @@ async function main(): Promise<void> {
       t0 = process.hrtime.bigint();
       const flows = await dumpFlows(sw);
       const tW = ms(t0);
-      if (flows.length !== FLOWS || lines !== FLOWS) throw new Error(`dump sizes: weft ${flows.length}, ofctl ${lines}`);
+      if (flows.length !== FLOWS || lines !== FLOWS)
+        throw new Error(`dump sizes: weft ${flows.length}, ofctl ${lines}`);
       console.log(`dump round ${r + 1}: ovs-ofctl dump-flows ${fmt(tO)} ms, weft dumpFlows ${fmt(tW)} ms`);
       bestDumpOfctl = Math.min(bestDumpOfctl, tO);
       bestDumpWeft = Math.min(bestDumpWeft, tW);
@@ -120,7 +130,8 @@ async function main(): Promise<void> {
     const tScale = ms(t0);
     const tScaleFromFirst = Number(process.hrtime.bigint() - firstUp) / 1e6;
     for (const n of names.slice(0, 3)) {
-      if ((await countFlows(n)) !== String(FLOWS_PER_BRIDGE)) throw new Error(`${n} has ${await countFlows(n)} flows`);
+      if ((await countFlows(n)) !== String(FLOWS_PER_BRIDGE))
+        throw new Error(`${n} has ${await countFlows(n)} flows`);
     }
 
     const report = [

@@ -1,21 +1,15 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type Logger, pino } from 'pino';
 import { type Op, type Store, StoreError } from '../store/store.js';
+import { checkIfMatch, randomMac, stamp, visible, writable } from './access.js';
 import { planDelete } from './deletion.js';
-import { conflict, IntentError, invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound } from './errors.js';
+import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
 import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf } from './model.js';
-import { DEFAULT_VNI_RANGE, TENANT_OWNED, VNI_MAX, VNI_MIN } from './model.js';
-import { macFromRandom } from './net.js';
+import { DEFAULT_VNI_RANGE, VNI_MAX, VNI_MIN } from './model.js';
 import { IntentReplica, type Plan, toIntentError } from './replica.js';
 import { buildObject, type RuleEnv } from './rules.js';
-import {
-  compareIds,
-  IDEMPOTENCY_PREFIX,
-  type IdempotencyRecord,
-  type IntentState,
-  keyOf,
-  parseKey,
-} from './state.js';
+import { compareIds, type IdempotencyRecord, type IntentState, keyOf, parseKey } from './state.js';
 import { hashSecret, newSecret, sameHash } from './tokens.js';
 import { checkId, checkKind, checkShape } from './validate.js';
 
@@ -100,8 +94,6 @@ export interface CreatedToken {
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 10_000;
-
-type Meta = 'revision' | 'createdAt' | 'updatedAt';
 
 /**
  * The intent service: the one place the model's rules are enforced, over a Store.
@@ -207,11 +199,9 @@ export class IntentService {
     const tenantId = query.tenantId ?? scope;
     let ids: string[];
     if (query.networkId !== undefined) {
-      ids = state.referrersOf('network', query.networkId, kind).map((k) => k.slice(kind.length + 1));
-      ids.sort(compareIds);
+      ids = state.sortedReferrerIds('network', query.networkId, kind);
     } else if (tenantId !== undefined && kind !== 'tenant' && kind !== 'chassis') {
-      ids = state.referrersOf('tenant', tenantId, kind).map((k) => k.slice(kind.length + 1));
-      ids.sort(compareIds);
+      ids = state.sortedReferrerIds('tenant', tenantId, kind);
     } else ids = state.sorted(kind);
     let start = 0;
     if (after !== undefined) {
@@ -419,107 +409,4 @@ export class IntentService {
       finish: () => ({ object, revision: rev }),
     };
   }
-}
-
-/** MACs draw from a pooled random buffer: one getrandom call per 800 MACs instead of one each. */
-const macPool = { buf: Buffer.alloc(0), off: 0 };
-function randomMac(): string {
-  if (macPool.off + 5 > macPool.buf.length) {
-    macPool.buf = randomBytes(4000);
-    macPool.off = 0;
-  }
-  macPool.off += 5;
-  return macFromRandom(macPool.buf.subarray(macPool.off - 5, macPool.off));
-}
-
-function stamp(fields: Record<string, unknown>, revision: number, existing: AnyObject | undefined) {
-  const now = new Date().toISOString();
-  return {
-    ...fields,
-    revision,
-    createdAt: existing?.createdAt ?? now,
-    updatedAt: now,
-  } as unknown as AnyObject & Record<Meta, never>;
-}
-
-function visible(kind: Kind, o: AnyObject, scope: string | undefined): boolean {
-  if (!scope) return true;
-  if (kind === 'tenant') return o.id === scope;
-  return TENANT_OWNED.has(kind) && (o as { tenantId: string }).tenantId === scope;
-}
-
-function writable(kind: Kind, scope: string | undefined): void {
-  if (scope && !TENANT_OWNED.has(kind)) {
-    throw new IntentError(
-      'not_found',
-      `${kind} objects are not available to tenant-scoped callers`,
-      undefined,
-      { kind },
-    );
-  }
-}
-
-function checkIfMatch(
-  kind: Kind,
-  id: string,
-  existing: AnyObject | undefined,
-  ifMatch: number | undefined,
-): void {
-  if (ifMatch === undefined) return;
-  if (!existing) {
-    throw new IntentError(
-      'precondition_failed',
-      `If-Match ${ifMatch}: ${kind} '${id}' does not exist`,
-      'If-Match',
-    );
-  }
-  if (existing.revision !== ifMatch) {
-    throw new IntentError(
-      'precondition_failed',
-      `If-Match ${ifMatch}: ${kind} '${id}' is at revision ${existing.revision}`,
-      'If-Match',
-      { current: existing.revision },
-    );
-  }
-}
-
-/** Idempotency-Keys are kept 24 hours (as Stripe does) and at most this many. */
-const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
-const IDEMPOTENCY_MAX = 100_000;
-
-/** Deletes for a few of the oldest records once they expire, riding along with a new one. */
-function expiredIdempotency(state: IntentState): Op[] {
-  const ops: Op[] = [];
-  const cutoff = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-  let excess = state.idempotency.size + 1 - IDEMPOTENCY_MAX;
-  // Map order is insertion order: the oldest records come first.
-  for (const [key, rec] of state.idempotency) {
-    if (ops.length >= 4 || (rec.at >= cutoff && excess <= 0)) break;
-    ops.push({ type: 'delete', key });
-    excess--;
-  }
-  return ops;
-}
-
-function idempotencyKeyOf(ctx: IntentContext): string {
-  const key = ctx.idempotencyKey!;
-  if (typeof key !== 'string' || key.length === 0 || key.length > 255) {
-    throw invalid('Idempotency-Key', 'must be 1-255 characters');
-  }
-  return `${IDEMPOTENCY_PREFIX}${ctx.tenantScope ?? '*'}/${sha256(key)}`;
-}
-
-function sha256(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
-}
-
-/** JSON with sorted keys, for content comparison independent of property order. */
-export function stableStringify(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableStringify).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableStringify(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v);
 }

@@ -80,6 +80,7 @@ export class IntentState {
   /** "kind/id" -> keys of the objects that reference it. */
   readonly referrers = new Map<string, Set<string>>();
   private readonly sortedIds = new Map<Kind, string[]>();
+  private readonly sortedReferrers = new Map<string, string[]>();
 
   get<K extends Kind>(kind: K, id: string): ObjectOf[K] | undefined {
     return this.objects.get(kind)?.get(id) as ObjectOf[K] | undefined;
@@ -95,6 +96,18 @@ export class IntentState {
     if (!ids) {
       ids = [...this.all(kind).keys()].sort(compareIds);
       this.sortedIds.set(kind, ids);
+    }
+    return ids;
+  }
+
+  /** Ids of `ofKind` objects referencing kind/id, ascending (cached until that set changes). */
+  sortedReferrerIds(kind: Kind, id: string, ofKind: Kind): string[] {
+    const cacheKey = `${keyOf(kind, id)}|${ofKind}`;
+    let ids = this.sortedReferrers.get(cacheKey);
+    if (!ids) {
+      ids = this.referrersOf(kind, id, ofKind).map((k) => k.slice(ofKind.length + 1));
+      ids.sort(compareIds);
+      this.sortedReferrers.set(cacheKey, ids);
     }
     return ids;
   }
@@ -141,6 +154,7 @@ export class IntentState {
         this.referrers.set(ref, set);
       }
       set.add(keyOf(kind, o.id));
+      this.sortedReferrers.delete(`${ref}|${kind}`);
     }
   }
 
@@ -151,6 +165,7 @@ export class IntentState {
     for (const ref of referencesOf(kind, o)) {
       const set = this.referrers.get(ref);
       set?.delete(keyOf(kind, o.id));
+      this.sortedReferrers.delete(`${ref}|${kind}`);
       if (set?.size === 0) this.referrers.delete(ref);
     }
   }

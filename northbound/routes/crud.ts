@@ -88,7 +88,7 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
   const { kind, path, tag, noun } = def;
   const status = def.status;
   const out = (obj: AnyObject): AnyObject =>
-    status ? ({ ...obj, status: status.of(obj) } as AnyObject) : obj;
+    status ? ({ ...obj, status: status.of(obj) } as unknown as AnyObject) : obj;
   const guards = def.adminOnly ? [requireAdmin] : [];
   const writeGuards = def.adminOnly || def.adminWrites ? [requireAdmin] : [];
   const objectResponse = def.schemas.object;

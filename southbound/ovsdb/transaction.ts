@@ -6,7 +6,7 @@ export type ConditionFn = '==' | '!=' | 'includes' | 'excludes' | '<' | '<=' | '
 export type Mutator = '+=' | '-=' | '*=' | '/=' | '%=' | 'insert' | 'delete';
 
 /** Input values: like OvsValue, but maps may also be plain objects and optional may be undefined. */
-type InputOf<V> = V extends Map<infer K, infer X> ? Map<K, X> | Record<string, X> : V;
+type InputOf<V> = V extends ReadonlyMap<infer K, infer X> ? ReadonlyMap<K, X> | Record<string, X> : V;
 export type RowInput<R> = { [C in Exclude<keyof R, '_uuid'>]?: InputOf<R[C]> };
 export type Condition<R> = [column: (keyof R & string) | '_uuid', fn: ConditionFn, value: unknown];
 export type Mutation<R> = [column: keyof R & string, mutator: Mutator, value: unknown];

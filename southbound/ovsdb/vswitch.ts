@@ -4,7 +4,7 @@
  * Only the tables weft replicates are typed; columns weft does not read are still present at
  * runtime under their schema names.
  */
-export type StrMap = Map<string, string>;
+export type StrMap = ReadonlyMap<string, string>;
 
 export interface RowBase {
   _uuid: string;

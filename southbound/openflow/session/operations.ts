@@ -2,8 +2,9 @@ import type { FlowStats, GroupDesc, OfpMessage } from '../codec/index.js';
 import { ofpbct, ofpbf, ofpet, ofpg, ofpp, ofptt } from '../codec/index.js';
 import type { RoleName } from './events.js';
 import { roleName, roleNumber } from './handshake.js';
+import { expectType } from './replies.js';
 import { OfpErrorReply } from './session-errors.js';
-import { expectType, type SwitchSession } from './switch-session.js';
+import type { SwitchSession } from './switch-session.js';
 
 /**
  * Higher-level operations on a session: dumps, roles, atomic bundles. Each is one round of

@@ -4,7 +4,6 @@ import {
   decodeMessage,
   type ErrorMessage,
   encodeMessage,
-  errorName,
   type FeaturesReply,
   type MultipartReplyBody,
   type MultipartRequestBody,
@@ -16,12 +15,13 @@ import {
   type PortDesc,
 } from '../codec/index.js';
 import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from './events.js';
+import { FloodGuard } from './flood-guard.js';
 import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
 import { negotiateHello } from './hello.js';
 import type { SessionOptions } from './options.js';
+import { errorReply, expectType } from './replies.js';
 import { RequestTable } from './request-table.js';
-import { OfpErrorReply, SessionClosedError } from './session-errors.js';
-import { TokenBucket } from './token-bucket.js';
+import { type OfpErrorReply, SessionClosedError } from './session-errors.js';
 import { TypedEmitter } from './typed-emitter.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -56,14 +56,12 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
   readonly #batches: Batch[] = [];
   readonly #queue: WriteQueue;
   readonly #framer: OfpFramer;
-  readonly #packetIns: TokenBucket;
+  readonly #packetIns: FloodGuard;
   #pre: Buffer | null = Buffer.alloc(0);
   #missedEchoes = 0;
   #heardSinceTick = false;
   #echoTimer: NodeJS.Timeout | null = null;
   #helloTimer: NodeJS.Timeout | null = null;
-  #lastShedLog = 0;
-  #shedSinceLog = 0;
   log: Logger;
 
   constructor(
@@ -75,7 +73,12 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     super();
     this.log = log.child({ peer });
     this.#framer = new OfpFramer({ maxMessageBytes: options.maxMessageBytes });
-    this.#packetIns = new TokenBucket(options.packetInRate, options.packetInBurst);
+    this.#packetIns = new FloodGuard(
+      'packet-in',
+      options.packetInRate,
+      options.packetInBurst,
+      () => this.log,
+    );
     this.#queue = new WriteQueue(socket, {
       maxBytes: options.writeQueueBytes,
       stallMs: options.writeStallMs,
@@ -348,10 +351,10 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
         this.#onError(msg);
         return;
       case 'PACKET_IN':
-        if (this.#packetIns.take()) {
+        if (this.#packetIns.admit()) {
           this.stats.packetIn++;
           this.emit('packet-in', msg);
-        } else this.#shedPacketIn();
+        } else this.stats.packetInShed++;
         return;
       case 'PORT_STATUS': {
         const change =
@@ -395,18 +398,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
   }
 
   #onError(msg: ErrorMessage): void {
-    const request = this.#requests.requestOf(msg.xid) ?? this.#batchMessage(msg.xid);
-    const name = errorName(msg.errType, msg.code, msg.experimenter);
-    const [typeName, codeName] = splitName(name);
-    const err = new OfpErrorReply<OfpMessage>(
-      msg.errType,
-      msg.code,
-      typeName,
-      codeName,
-      request,
-      msg.data,
-      msg.xid,
-    );
+    const err = errorReply(msg, this.#requests.requestOf(msg.xid) ?? this.#batchMessage(msg.xid));
     if (this.#requests.fail(msg.xid, err)) return;
     const batch = this.#batchOf(msg.xid);
     if (batch) {
@@ -414,7 +406,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
       return;
     }
     this.stats.unsolicitedErrors++;
-    this.log.warn({ xid: msg.xid, error: name }, 'switch reported an error');
+    this.log.warn({ xid: msg.xid, error: `${err.typeName}/${err.codeName}` }, 'switch reported an error');
     this.emit('error', err);
   }
 
@@ -427,48 +419,6 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     const m = b?.messages[xid - b.firstXid];
     return m ? ({ ...m, xid } as OfpMessage) : undefined;
   }
-
-  /** One log line per minute at most while a flood lasts, with the count shed. */
-  #shedPacketIn(): void {
-    this.stats.packetInShed++;
-    this.#shedSinceLog++;
-    const now = Date.now();
-    if (now - this.#lastShedLog < 60_000) return;
-    this.#lastShedLog = now;
-    this.log.warn(
-      {
-        reason: 'packet-in flood',
-        shed: this.#shedSinceLog,
-        rate: this.options.packetInRate,
-        burst: this.options.packetInBurst,
-      },
-      'shedding packet-in flood',
-    );
-    this.#shedSinceLog = 0;
-  }
 }
-
-/** An accept function that wants one reply of the given type. */
-export function expectType<K extends OfpMessage['type'], T>(
-  type: K,
-  map: (m: MessageWithType<K>) => T,
-): (m: OfpMessage) => { done: true; value: T } {
-  return (m) => {
-    if (m.type !== type) throw new Error(`expected ${type}, got ${m.type}`);
-    return { done: true, value: map(m as MessageWithType<K>) };
-  };
-}
-
-/** The variant(s) whose `type` may be K (some variants, like RoleMessage, carry two types). */
-type MessageWithType<K extends string, M = OfpMessage> = M extends { type: infer T }
-  ? K extends T
-    ? M
-    : never
-  : never;
-
-const splitName = (name: string): [string, string] => {
-  const slash = name.indexOf('/');
-  return slash < 0 ? [name, ''] : [name.slice(0, slash), name.slice(slash + 1)];
-};
 
 const isReset = (err: NodeJS.ErrnoException) => err.code === 'ECONNRESET' || err.code === 'EPIPE';

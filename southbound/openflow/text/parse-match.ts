@@ -144,9 +144,28 @@ export class MatchBuilder {
         return true;
       }
     }
-    if (!fieldByName(key)) return false;
+    const f = fieldByName(key);
+    if (!f) return false;
+    if (f.name.startsWith('xreg')) {
+      this.addXreg(tok, f.field, value);
+      return true;
+    }
     this.setParsed(tok, key, value);
     return true;
+  }
+
+  /** OVS keeps xregN as reg(2N):reg(2N+1) and sends the two 32-bit halves in OpenFlow 1.3. */
+  private addXreg(tok: string, n: number, text: string): void {
+    const v = parseFieldValue(fieldByName(`xreg${n}`)!, text);
+    if (typeof v === 'string') throw new OfTextError(tok, v);
+    const value = v.value as bigint;
+    const mask = (v.mask as bigint | undefined) ?? (1n << 64n) - 1n;
+    for (const [reg, shift] of [[2 * n, 32n], [2 * n + 1, 0n]] as const) {
+      const m = Number((mask >> shift) & 0xffffffffn);
+      if (m === 0) continue;
+      const val = Number((value >> shift) & 0xffffffffn) & m;
+      this.set(tok, m === 0xffffffff ? { field: `reg${reg}`, value: val } : { field: `reg${reg}`, value: val, mask: m });
+    }
   }
 
   build(): Match {

@@ -42,7 +42,7 @@ function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
   return [{ name: d.tunnelPortName, options: base('flow'), ofportRequest: d.tunnelOfport }];
 }
 
-const mapsEqual = (a: Map<string, string>, b: Map<string, string>) =>
+const mapsEqual = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>) =>
   a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 
 /**
@@ -226,7 +226,7 @@ function setMapKeys(
   table: 'Open_vSwitch' | 'Bridge',
   uuid: string,
   column: 'other_config',
-  have: Map<string, string>,
+  have: ReadonlyMap<string, string>,
   want: Map<string, string>,
   changes: string[],
 ): void {

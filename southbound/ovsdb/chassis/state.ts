@@ -31,7 +31,7 @@ export function stateOf(replica: Replica<VswitchTables>, schema: DatabaseSchema)
   };
 }
 
-export const isOwned = (row: { external_ids: Map<string, string> }): boolean => row.external_ids.get(EXT_OWNED) === 'true';
+export const isOwned = (row: { external_ids: ReadonlyMap<string, string> }): boolean => row.external_ids.get(EXT_OWNED) === 'true';
 
 export function findByName<R extends { name: string }>(rows: ReadonlyMap<string, R>, name: string): R | undefined {
   for (const r of rows.values()) if (r.name === name) return r;

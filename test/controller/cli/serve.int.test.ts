@@ -22,8 +22,23 @@ describe('weft serve', () => {
     const entry = new URL('../../../controller/cli/weft.ts', import.meta.url).pathname;
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', '-e', `import(${JSON.stringify(entry)}).then(async (m) => { process.exitCode = await m.main(process.argv.slice(1)); })`, 'serve', '--openflow', `unix:${sock}`, '--ovsdb', 'none', '--api', '127.0.0.1:0'],
-      { env: { ...process.env, WEFT_LOG_LEVEL: 'info', WEFT_STORE: `file:${dir}/data` }, stdio: ['ignore', 'pipe', 'pipe'] },
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `import(${JSON.stringify(entry)}).then(async (m) => { process.exitCode = await m.main(process.argv.slice(1)); })`,
+        'serve',
+        '--openflow',
+        `unix:${sock}`,
+        '--ovsdb',
+        'none',
+        '--api',
+        '127.0.0.1:0',
+      ],
+      {
+        env: { ...process.env, WEFT_LOG_LEVEL: 'info', WEFT_STORE: `file:${dir}/data` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     const lines: Record<string, unknown>[] = [];
     let buf = '';

@@ -121,6 +121,18 @@ describe('lists', () => {
     expect(svc.list('endpoint', { networkId: 'ghost' }).items).toEqual([]);
   });
 
+  it('keeps filtered lists current as objects come and go', async () => {
+    await svc.put('endpoint', 'b', { networkId: 'n1' });
+    expect(svc.list('endpoint', { networkId: 'n1' }).items.map((e) => e.id)).toEqual(['b']);
+    await svc.put('endpoint', 'a', { networkId: 'n1' });
+    expect(svc.list('endpoint', { networkId: 'n1' }).items.map((e) => e.id)).toEqual(['a', 'b']);
+    expect(svc.list('endpoint', { tenantId: 't1' }).items.map((e) => e.id)).toEqual(['a', 'b']);
+    await svc.delete('endpoint', 'a');
+    await svc.update('endpoint', 'b', { name: 'renamed' });
+    expect(svc.list('endpoint', { networkId: 'n1' }).items.map((e) => [e.id, e.name])).toEqual([['b', 'renamed']]);
+    expect(svc.list('endpoint', { tenantId: 't1' }).items.map((e) => e.id)).toEqual(['b']);
+  });
+
   it('refuses bad limits and cursors', () => {
     expect(() => svc.list('endpoint', { limit: 0 })).toThrow(/^limit: 0 must be an integer in 1-10000/);
     expect(() => svc.list('endpoint', { limit: 10001 })).toThrow(/^limit: /);

@@ -103,7 +103,9 @@ describe('FileStore on disk', () => {
     appendFileSync(journalOf(dir), encodeRecord(Buffer.from('not json')));
     const err = await FileStore.open(dir).catch((e: unknown) => e);
     expect((err as StoreError).code).toBe('corrupt');
-    expect((err as Error).message).toMatch(/journal-000000000001.log: a record with a valid checksum is not JSON/);
+    expect((err as Error).message).toMatch(
+      /journal-000000000001.log: a record with a valid checksum is not JSON/,
+    );
     // The failed open released the directory.
     expect(readdirSync(dir)).not.toContain('lock');
   });
@@ -113,7 +115,10 @@ describe('FileStore on disk', () => {
     const s = await FileStore.open(dir);
     await s.commit({ txs: [{ ops: [put('a', 1)] }] });
     await s.close();
-    appendFileSync(journalOf(dir), encodeRecord(Buffer.from(JSON.stringify({ changes: [{ revision: 5, ops: [put('b', 1)] }] }))));
+    appendFileSync(
+      journalOf(dir),
+      encodeRecord(Buffer.from(JSON.stringify({ changes: [{ revision: 5, ops: [put('b', 1)] }] }))),
+    );
     await expect(FileStore.open(dir)).rejects.toThrow(/jumps from revision 1 to 5/);
   });
 

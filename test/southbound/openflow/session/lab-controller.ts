@@ -7,7 +7,11 @@ import type { OvsInstance } from '../../../lab/ovs.js';
  * run directory, so a symlink there leads to the socket of the test process (LAB.md).
  * Returns the target string used.
  */
-export async function linkController(ovs: OvsInstance, listenPath: string, name = 'weft-of.sock'): Promise<string> {
+export async function linkController(
+  ovs: OvsInstance,
+  listenPath: string,
+  name = 'weft-of.sock',
+): Promise<string> {
   const link = join(ovs.dir, name);
   await symlink(listenPath, link);
   return `unix:${link}`;
@@ -22,7 +26,11 @@ export async function setController(ovs: OvsInstance, bridges: string[], target:
 }
 
 /** Adds netdev bridges already pointed at `target`, all in one transaction (one OVS reconfiguration). */
-export async function addBridgesWithController(ovs: OvsInstance, bridges: string[], target: string): Promise<void> {
+export async function addBridgesWithController(
+  ovs: OvsInstance,
+  bridges: string[],
+  target: string,
+): Promise<void> {
   await ovs.vsctl(
     ...bridges.flatMap((br, i) => [
       ...(i ? ['--'] : []),

@@ -15,7 +15,7 @@ export function overlayFlow(i: number): OverlayFlow {
   const tenant = 1 + Math.floor(i / 50_000);
   const n = i % 50_000;
   const mac = `02:00:00:${hex2((n >> 16) & 0xff)}:${hex2((n >> 8) & 0xff)}:${hex2(n & 0xff)}`;
-  const tunDst = `10.${(n >> 16) & 0xff}.${(n >> 8) & 0xff}.${(n & 0xff) || 1}`;
+  const tunDst = `10.${(n >> 16) & 0xff}.${(n >> 8) & 0xff}.${n & 0xff || 1}`;
   return { tenant, mac, tunDst };
 }
 

@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type OpenFlowServer,
+  startOpenFlowServer,
+} from '../../../../southbound/openflow/session/openflow-server.js';
 import { defaultSessionOptions } from '../../../../southbound/openflow/session/options.js';
-import { type OpenFlowServer, startOpenFlowServer } from '../../../../southbound/openflow/session/openflow-server.js';
 import { type OvsInstance, startOvs } from '../../../lab/ovs.js';
 import { logSink } from './fake-switch.js';
 import { addBridgesWithController, linkController } from './lab-controller.js';
@@ -49,7 +52,9 @@ describe('scale', () => {
     expect(dpids).toHaveLength(BRIDGES);
     for (const d of dpids) expect(server.registry.get(d), d).toBeDefined();
     // Every session works at once: one flow each, confirmed.
-    const results = await Promise.all(server.registry.list().map((sw) => sw.sendConfirmed([overlayFlowMod(1)])));
+    const results = await Promise.all(
+      server.registry.list().map((sw) => sw.sendConfirmed([overlayFlowMod(1)])),
+    );
     expect(results.every((errs) => errs.length === 0)).toBe(true);
     expect(logs.lines.filter((l) => l.msg === 'switch session closed')).toEqual([]);
   });

@@ -4,15 +4,19 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OfpMessage } from '../../../../southbound/openflow/codec/index.js';
+import type { RoleChange } from '../../../../southbound/openflow/session/events.js';
 import {
-  BundleRejectedError,
+  type OpenFlowServer,
+  startOpenFlowServer,
+} from '../../../../southbound/openflow/session/openflow-server.js';
+import {
   applyAtomically,
+  BundleRejectedError,
   dumpFlows,
+  dumpGroups,
   setRole,
 } from '../../../../southbound/openflow/session/operations.js';
 import { defaultSessionOptions } from '../../../../southbound/openflow/session/options.js';
-import { type OpenFlowServer, startOpenFlowServer } from '../../../../southbound/openflow/session/openflow-server.js';
-import type { RoleChange } from '../../../../southbound/openflow/session/events.js';
 import { OfpErrorReply } from '../../../../southbound/openflow/session/session-errors.js';
 import { type OvsInstance, startOvs } from '../../../lab/ovs.js';
 import { logSink } from './fake-switch.js';
@@ -29,7 +33,11 @@ const logs = logSink();
 
 const startServer = async (path: string) =>
   startOpenFlowServer(
-    { listen: [{ kind: 'unix', path }], tls: null, session: { ...defaultSessionOptions, echoIntervalMs: 1000 } },
+    {
+      listen: [{ kind: 'unix', path }],
+      tls: null,
+      session: { ...defaultSessionOptions, echoIntervalMs: 1000 },
+    },
     pino({ level: 'info' }, logs),
   );
 
@@ -78,6 +86,57 @@ describe('OpenFlow sessions with real OVS', () => {
     await pollVsctl(['--columns=is_connected', 'find', 'controller', `target="${target}"`], /true/);
   });
 
+  it('reports ports added and removed, and dumps groups', async () => {
+    const sw = await connect('br-ports');
+    const seen: string[] = [];
+    sw.on('port', (change, port) => seen.push(`${change}:${port.name}`));
+    await ovs.vsctl('add-port', 'br-ports', 'p1', '--', 'set', 'interface', 'p1', 'type=internal');
+    await waitUntil(() => seen.includes('added:p1'));
+    expect([...sw.ports.values()].map((p) => p.name)).toContain('p1');
+    await ovs.vsctl('del-port', 'br-ports', 'p1');
+    await waitUntil(() => seen.includes('removed:p1'));
+    expect([...sw.ports.values()].map((p) => p.name)).not.toContain('p1');
+    await ovs.ofctl(
+      '-O',
+      'OpenFlow13',
+      'add-group',
+      ovs.mgmt('br-ports'),
+      'group_id=7,type=select,bucket=weight:5,output:1,bucket=weight:3,output:2',
+    );
+    const groups = await dumpGroups(sw);
+    expect(groups).toHaveLength(1);
+    expect(groups[0]).toMatchObject({ groupId: 7, groupType: 'select' });
+    expect(groups[0]!.buckets.map((b) => b.weight)).toEqual([5, 3]);
+  });
+
+  it('delivers packet-in and flow-removed events', async () => {
+    const sw = await connect('br-events');
+    const pins: number[] = [];
+    const removed: bigint[] = [];
+    sw.on('packet-in', (m) => pins.push(m.data.length));
+    sw.on('flow-removed', (m) => removed.push(m.cookie));
+    const frame = `${'ff'.repeat(6)}020000000001${'0800'}${'45'.padEnd(92, '0')}`;
+    await ovs.ofctl(
+      '-O',
+      'OpenFlow13',
+      'packet-out',
+      ovs.mgmt('br-events'),
+      `in_port=LOCAL,packet=${frame},actions=controller`,
+    );
+    await waitUntil(() => pins.length === 1);
+    expect(pins[0]).toBe(frame.length / 2);
+    await ovs.ofctl(
+      '-O',
+      'OpenFlow13',
+      'add-flow',
+      ovs.mgmt('br-events'),
+      'table=3,cookie=0x42,priority=9,send_flow_rem,actions=drop',
+    );
+    await ovs.ofctl('-O', 'OpenFlow13', 'del-flows', ovs.mgmt('br-events'), 'table=3');
+    await waitUntil(() => removed.length === 1);
+    expect(removed[0]).toBe(0x42n);
+  });
+
   it('maps a flow OVS refuses to a typed error carrying the request', async () => {
     const sw = await connect('br-err');
     const errors = await sw.sendConfirmed([overlayFlowMod(1), badFlow(), overlayFlowMod(2)]);
@@ -103,7 +162,10 @@ describe('OpenFlow sessions with real OVS', () => {
 
   it('commits a bundle atomically, and a bad flow in a bundle leaves the table untouched', async () => {
     const sw = await connect('br-bundle');
-    await applyAtomically(sw, Array.from({ length: 100 }, (_, i) => overlayFlowMod(i)));
+    await applyAtomically(
+      sw,
+      Array.from({ length: 100 }, (_, i) => overlayFlowMod(i)),
+    );
     const before = await ofctlFlows('br-bundle');
     expect(before).toHaveLength(100);
     const batch = [...Array.from({ length: 50 }, (_, i) => overlayFlowMod(1000 + i)), badFlow()];
@@ -114,7 +176,7 @@ describe('OpenFlow sessions with real OVS', () => {
   });
 
   it('changes roles with generation ids; demotion and STALE surface as events', async () => {
-    const sw = await connect('br-role');
+    await connect('br-role');
     const dir2 = await mkdtemp(join(tmpdir(), 'weft-of2-'));
     const other = await startServer(join(dir2, 'of.sock'));
     try {
@@ -183,7 +245,10 @@ async function waitRole(bridge: string, tgt: string, role: string, timeoutMs = 1
   const start = Date.now();
   let seen = '';
   while (Date.now() - start < timeoutMs) {
-    const ids = (await ovs.vsctl('get', 'bridge', bridge, 'controller')).trim().replace(/^\[|\]$/g, '').split(/,\s*/);
+    const ids = (await ovs.vsctl('get', 'bridge', bridge, 'controller'))
+      .trim()
+      .replace(/^\[|\]$/g, '')
+      .split(/,\s*/);
     for (const id of ids) {
       const [t, r] = (await ovs.vsctl('get', 'controller', id, 'target', 'role')).trim().split('\n');
       if (t?.replace(/"/g, '') === tgt) seen = r ?? '';

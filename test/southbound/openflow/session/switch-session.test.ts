@@ -5,9 +5,15 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeMessage, errCode } from '../../../../southbound/openflow/codec/index.js';
+import {
+  type OpenFlowServer,
+  startOpenFlowServer,
+} from '../../../../southbound/openflow/session/openflow-server.js';
 import { dumpFlows } from '../../../../southbound/openflow/session/operations.js';
-import { type SessionOptions, defaultSessionOptions } from '../../../../southbound/openflow/session/options.js';
-import { type OpenFlowServer, startOpenFlowServer } from '../../../../southbound/openflow/session/openflow-server.js';
+import {
+  defaultSessionOptions,
+  type SessionOptions,
+} from '../../../../southbound/openflow/session/options.js';
 import { OfpErrorReply, SessionClosedError } from '../../../../southbound/openflow/session/session-errors.js';
 import { FakeSwitch, type FakeSwitchOptions, logSink } from './fake-switch.js';
 
@@ -71,7 +77,12 @@ describe('switch session with a scripted peer', () => {
     expect(echo).toMatchObject({ xid: 77 });
     const err = await sw.request({ type: 'GET_CONFIG_REQUEST', xid: 0 }).catch((e) => e);
     expect(err).toBeInstanceOf(OfpErrorReply);
-    expect(err).toMatchObject({ errorType: 1, code: 1, typeName: 'OFPET_BAD_REQUEST', codeName: 'OFPBRC_BAD_TYPE' });
+    expect(err).toMatchObject({
+      errorType: 1,
+      code: 1,
+      typeName: 'OFPET_BAD_REQUEST',
+      codeName: 'OFPBRC_BAD_TYPE',
+    });
     expect(err.request.type).toBe('GET_CONFIG_REQUEST');
   });
 
@@ -98,7 +109,10 @@ describe('switch session with a scripted peer', () => {
               type: 'MULTIPART_REPLY' as const,
               xid: m.xid,
               flags: part < 9 ? 1 : 0,
-              body: { kind: 'FLOW' as const, flows: Array.from({ length: 50 }, (_, j) => flow(part * 50 + j)) },
+              body: {
+                kind: 'FLOW' as const,
+                flows: Array.from({ length: 50 }, (_, j) => flow(part * 50 + j)),
+              },
             }))
           : undefined,
     });
@@ -110,7 +124,7 @@ describe('switch session with a scripted peer', () => {
 
   it('refuses a peer that offers only OpenFlow 1.0 with HELLO_FAILED and one log line', async () => {
     await start();
-    const good = fake({ dpid: 1n });
+    fake({ dpid: 1n });
     const hello10 = Buffer.from([0x01, 0, 0, 8, 0, 0, 0, 9]);
     const bad = new FakeSwitch(path, { hello: hello10 });
     fakes.push(bad);
@@ -125,7 +139,10 @@ describe('switch session with a scripted peer', () => {
     expect(bytes.readUInt16BE(errAt + 8)).toBe(0);
     expect(bytes.readUInt16BE(errAt + 10)).toBe(0);
     expect(closeLines()).toHaveLength(1);
-    expect(closeLines()[0]).toMatchObject({ peer: expect.stringMatching(/^unix:/), reason: expect.stringContaining('0x01') });
+    expect(closeLines()[0]).toMatchObject({
+      peer: expect.stringMatching(/^unix:/),
+      reason: expect.stringContaining('0x01'),
+    });
     const sw = await server.registry.waitFor(1n);
     await sw.barrier();
   });
@@ -161,7 +178,11 @@ describe('switch session with a scripted peer', () => {
 
   it('disconnects a half-open switch after the missed echoes, and fails its pending requests', async () => {
     await start({ echoIntervalMs: 50, echoMisses: 2 });
-    const f = fake({ dpid: 3n, answerEchoes: false, reply: (m) => (m.type === 'GET_CONFIG_REQUEST' ? null : undefined) });
+    const f = fake({
+      dpid: 3n,
+      answerEchoes: false,
+      reply: (m) => (m.type === 'GET_CONFIG_REQUEST' ? null : undefined),
+    });
     const sw = await server.registry.waitFor(3n);
     const pending = sw.request({ type: 'GET_CONFIG_REQUEST', xid: 0 }).catch((e) => e);
     await f.closed;
@@ -176,7 +197,17 @@ describe('switch session with a scripted peer', () => {
     const sw = await server.registry.waitFor(4n);
     let delivered = 0;
     server.registry.on('packet-in', () => delivered++);
-    const pin = { type: 'PACKET_IN' as const, xid: 0, bufferId: 0xffffffff, totalLen: 60, reason: 0, tableId: 0, cookie: 0n, match: [], data: Buffer.alloc(60) };
+    const pin = {
+      type: 'PACKET_IN' as const,
+      xid: 0,
+      bufferId: 0xffffffff,
+      totalLen: 60,
+      reason: 0,
+      tableId: 0,
+      cookie: 0n,
+      match: [],
+      data: Buffer.alloc(60),
+    };
     const burst = Buffer.concat(Array.from({ length: 2000 }, () => encodeMessage(pin)));
     f.socket.write(burst);
     await sw.barrier();

@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type OpenFlowServer,
+  startOpenFlowServer,
+} from '../../../../southbound/openflow/session/openflow-server.js';
 import { defaultSessionOptions } from '../../../../southbound/openflow/session/options.js';
-import { type OpenFlowServer, startOpenFlowServer } from '../../../../southbound/openflow/session/openflow-server.js';
 import { killPid, onExitUndo } from '../../../lab/cleanup.js';
 import { run } from '../../../lab/exec.js';
 import { type OvsInstance, startOvs } from '../../../lab/ovs.js';
@@ -24,7 +27,10 @@ const logs = logSink();
 
 async function pki(pkiDir: string, ...args: string[]): Promise<void> {
   // ovs-pki puts the file prefix into the certificate CN (max 64 chars): run it in `dir` with short names.
-  await run('sh', ['-c', `cd "${dir}" && ovs-pki --dir="${pkiDir}" --log="${dir}/pki.log" ${args.join(' ')}`]);
+  await run('sh', [
+    '-c',
+    `cd "${dir}" && ovs-pki --dir="${pkiDir}" --log="${dir}/pki.log" ${args.join(' ')}`,
+  ]);
 }
 
 const tlsClient = async (prefix: string, caFile = 'pki/controllerca/cacert.pem'): Promise<tls.TLSSocket> =>
@@ -84,13 +90,21 @@ describe('TLS listener with ovs-pki certificates', () => {
     const before = logs.lines.filter((l) => l.msg === 'switch connection refused').length;
     const sock = prefix
       ? await tlsClient(prefix)
-      : tls.connect({ host: '127.0.0.1', port, ca: await readFile(join(dir, 'pki/controllerca/cacert.pem')), checkServerIdentity: () => undefined });
+      : tls.connect({
+          host: '127.0.0.1',
+          port,
+          ca: await readFile(join(dir, 'pki/controllerca/cacert.pem')),
+          checkServerIdentity: () => undefined,
+        });
     const f = new FakeSwitch(sock, { dpid: 0x78n });
     await f.closed;
     expect(server.registry.get(0x78n)).toBeUndefined();
     const refused = logs.lines.filter((l) => l.msg === 'switch connection refused');
     expect(refused.length).toBe(before + 1);
-    expect(refused.at(-1)).toMatchObject({ peer: expect.stringMatching(/^ssl:127\.0\.0\.1:/), reason: expect.stringMatching(/TLS/) });
+    expect(refused.at(-1)).toMatchObject({
+      peer: expect.stringMatching(/^ssl:127\.0\.0\.1:/),
+      reason: expect.stringMatching(/TLS/),
+    });
   });
 });
 
@@ -112,11 +126,18 @@ describe('real OVS over ssl:', () => {
     await new Promise<void>((r) => bridge.listen(relaySock, r));
     // Namespace side: 127.0.0.1:6653 inside OVS's namespace -> that unix socket.
     const code = `require('net').createServer(c=>{const u=require('net').connect(${JSON.stringify(relaySock)});c.pipe(u).pipe(c);c.on('error',()=>u.destroy());u.on('error',()=>c.destroy())}).listen(6653,'127.0.0.1')`;
-    const child = spawn('ip', ['netns', 'exec', ovs.netns.name, process.execPath, '-e', code], { stdio: 'ignore' });
+    const child = spawn('ip', ['netns', 'exec', ovs.netns.name, process.execPath, '-e', code], {
+      stdio: 'ignore',
+    });
     relayPid = child.pid ?? 0;
     onExitUndo(() => killPid(relayPid));
     await mkdir(join(ovs.dir, 'ssl'), { recursive: true });
-    await ovs.vsctl('set-ssl', join(dir, 'sw-privkey.pem'), join(dir, 'sw-cert.pem'), join(dir, 'pki/controllerca/cacert.pem'));
+    await ovs.vsctl(
+      'set-ssl',
+      join(dir, 'sw-privkey.pem'),
+      join(dir, 'sw-cert.pem'),
+      join(dir, 'pki/controllerca/cacert.pem'),
+    );
   }, 60_000);
   afterAll(async () => {
     killPid(relayPid);
@@ -126,7 +147,16 @@ describe('real OVS over ssl:', () => {
 
   it('connects a bridge with OVS certificates and the handshake completes', async () => {
     await ovs.addBridge('br-tls');
-    await ovs.vsctl('set-controller', 'br-tls', 'ssl:127.0.0.1:6653', '--', 'set', 'bridge', 'br-tls', 'protocols=OpenFlow13');
+    await ovs.vsctl(
+      'set-controller',
+      'br-tls',
+      'ssl:127.0.0.1:6653',
+      '--',
+      'set',
+      'bridge',
+      'br-tls',
+      'protocols=OpenFlow13',
+    );
     const sw = await server.registry.waitFor(await dpidOf(ovs, 'br-tls'), 20_000);
     expect(sw.peer).toMatch(/^ssl:127\.0\.0\.1:/);
     await sw.barrier();

@@ -39,7 +39,7 @@ const FLOWS = [
   'table=2,ct_state=-trk,ip actions=ct(table=3,zone=5)',
   'table=3,ct_state=+trk+est-new,ip actions=ct(commit,zone=NXM_NX_REG6[0..15],exec(set_field:1->ct_mark,load:0x5->NXM_NX_CT_LABEL[0..31]))',
   'table=3,ct_state=+trk+new,tcp actions=ct(commit,zone=5,nat(src=10.0.0.1-10.0.0.9:100-200,random)),ct_clear,output:2',
-  'table=3,ct_state=+trk+new,ip actions=ct(commit,nat(dst=10.0.0.1)),ct(commit,force,zone=7,table=4,alg=ftp)',
+  'table=3,ct_state=+trk+new,tcp actions=ct(commit,nat(dst=10.0.0.1)),ct(commit,force,zone=7,table=4,alg=ftp)',
   'table=3,ct_state=+trk,ct_mark=0x4/0xff,ct_zone=9,ct_label=0x1/0xff,ip actions=ct(nat),resubmit(,4)',
   'table=8,icmp6,icmp_type=135,nd_target=fe80::1 actions=ct(commit,nat(dst=[fd00::1]-[fd00::9]:80))',
   // conjunction
@@ -66,7 +66,7 @@ const FLOWS = [
   'table=8,mpls,mpls_label=5,mpls_tc=3,mpls_bos=1 actions=pop_mpls:0x0800,push_mpls:0x8847,set_mpls_ttl:3,dec_mpls_ttl',
   'table=8,check_overlap,reset_counts,ip,nw_src=10.0.0.0/255.0.255.0,nw_dst=10.1.2.3 actions=CONTROLLER:65535',
   'table=8,no_packet_counts,no_byte_counts,arp,arp_spa=10.0.0.0/8,arp_sha=02:00:00:00:00:01,arp_tha=02:00:00:00:00:00/ff:ff:ff:00:00:00 actions=output:1',
-  'table=8,tcp,nw_frag=no,tp_dst=0x0/0xff00 actions=write_actions(group:1,output:1),clear_actions,write_metadata:0x1,goto_table:9',
+  'table=8,tcp,nw_frag=no,tp_dst=0x0/0xff00 actions=clear_actions,write_actions(group:1,output:1),write_metadata:0x1,goto_table:9',
   'table=9,ipv6,ipv6_src=2001:db8::/ffff:0:ffff::,nw_proto=99 actions=drop',
   'table=9,ip,nw_proto=2,nw_ttl=5 actions=drop',
   'table=9,dl_type=0x88cc actions=output:1',
@@ -113,7 +113,10 @@ async function startProxy(path: string, target: string): Promise<Proxy> {
       const received = conns.flatMap((c) => frames(c.received));
       conns = [];
       // encode(decode(bytes)) = bytes for everything OVS and ovs-ofctl said.
-      for (const b of [...sent, ...received]) expect(encodeMessage(decodeMessage(b))).toEqual(b);
+      // (Buffer.equals: vitest's deep equality is far too slow for table-features replies.)
+      for (const b of [...sent, ...received]) {
+        if (!encodeMessage(decodeMessage(b)).equals(b)) expect.fail(`re-encoding differs for ${b.toString('hex')}`);
+      }
       return { sent: sent.map((b) => decodeMessage(b)), received: received.map((b) => decodeMessage(b)) };
     },
     async close() {
@@ -151,9 +154,7 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
 
   it('groups: GROUP_MOD bytes = parseGroup(text); dump-groups = formatGroup(decoded reply), and round-trips', async () => {
     for (const text of GROUPS) {
-      console.log('DBG start', text, Date.now());
       await ofctl('add-group', text);
-      console.log('DBG done', Date.now());
       const mods = proxy.take().sent.filter((m) => m.type === 'GROUP_MOD');
       expect(mods).toHaveLength(1);
       const mod = mods[0] as Extract<OfpMessage, { type: 'GROUP_MOD' }>;
@@ -177,11 +178,11 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
       expect(mods).toHaveLength(1);
       const mod = mods[0] as Extract<OfpMessage, { type: 'FLOW_MOD' }>;
       const p = parseFlow(text);
-      expect({ match: mod.match, instructions: mod.instructions }, text).toEqual({
+      expect.soft({ match: mod.match, instructions: mod.instructions }, text).toEqual({
         match: p.match,
         instructions: p.instructions,
       });
-      expect([mod.tableId, mod.priority, mod.cookie ?? 0n, mod.flags ?? 0], text).toEqual([
+      expect.soft([mod.tableId, mod.priority, mod.cookie ?? 0n, mod.flags ?? 0], text).toEqual([
         p.tableId,
         p.priority,
         p.cookie ?? 0n,
@@ -193,12 +194,12 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
     const flows = proxy
       .take()
       .received.flatMap((m) => (m.type === 'MULTIPART_REPLY' && m.body.kind === 'FLOW' ? m.body.flows : []));
-    expect(flows.map((f) => formatFlow(f, { stats: true }))).toEqual(printed);
-    for (const line of printed) expect(formatFlow(parseFlow(line))).toBe(line);
+    expect.soft(flows.map((f) => formatFlow(f, { stats: true }))).toEqual(printed);
+    for (const line of printed) expect.soft(formatFlow(parseFlow(line))).toBe(line);
 
     const noStats = dumpLines(await ofctl('dump-flows', '--no-stats'));
     proxy.take();
     expect(flows.map((f) => formatFlow(f, { stats: false }))).toEqual(noStats);
-    for (const line of noStats) expect(formatFlow(parseFlow(line))).toBe(line);
+    for (const line of noStats) expect.soft(formatFlow(parseFlow(line))).toBe(line);
   });
 });
