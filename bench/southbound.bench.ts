@@ -8,7 +8,7 @@
  * 2. 50 bridges connect and each receives 1,000 flows, all confirmed. Target: <= 1 s.
  * 3. Dump 100,000 flows into decoded flows vs `ovs-ofctl -O OpenFlow13 dump-flows`. Target: <= its time.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -32,6 +32,17 @@ const FLOWS_PER_BRIDGE = 1_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+/** CPU ms this process used since `from` (user + system). */
+const cpuMs = (from: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
+/** CPU ms ovs-vswitchd has used so far (utime + stime from /proc, 100 ticks/s). */
+async function vswitchdCpuMs(dir: string): Promise<number> {
+  const pid = (await readFile(join(dir, 'vswitchd.pid'), 'utf8')).trim();
+  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return (Number(stat[11]) + Number(stat[12])) * 10;
+}
 const fmt = (n: number) => n.toFixed(0).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 async function main(): Promise<void> {
@@ -59,27 +70,38 @@ async function main(): Promise<void> {
     const mods = Array.from({ length: FLOWS }, (_, i) => overlayFlowMod(i));
     let bestOfctl = Number.POSITIVE_INFINITY;
     let bestWeft = Number.POSITIVE_INFINITY;
+    let cpu = { weft: 0, ovsForWeft: 0, ovsForOfctl: 0 };
     let lastWeftBridge = '';
     for (let r = 0; r < ROUNDS; r++) {
       const brBase = `br-ofctl${r}`;
       await ovs.addBridge(brBase);
+      let ovsCpu0 = await vswitchdCpuMs(ovs.dir);
       let t0 = process.hrtime.bigint();
       await run('ovs-ofctl', ['-O', 'OpenFlow13', '--bundle', 'add-flows', ovs.mgmt(brBase), flowFile]);
       const tOfctl = ms(t0);
+      const ovsForOfctl = (await vswitchdCpuMs(ovs.dir)) - ovsCpu0;
       if ((await countFlows(brBase)) !== String(FLOWS))
         throw new Error(`ovs-ofctl installed ${await countFlows(brBase)} flows`);
       await ovs.vsctl('del-br', brBase);
 
       const brWeft = `br-weft${r}`;
       const sw = await connect(brWeft);
+      ovsCpu0 = await vswitchdCpuMs(ovs.dir);
+      const cpu0 = process.cpuUsage();
       t0 = process.hrtime.bigint();
       const errors = await sw.sendConfirmed(mods, { timeoutMs: 120_000 });
       const tWeft = ms(t0);
+      const weftCpu = cpuMs(cpu0);
+      const ovsForWeft = (await vswitchdCpuMs(ovs.dir)) - ovsCpu0;
       if (errors.length) throw new Error(`switch refused ${errors.length} flows: ${errors[0]!.message}`);
       if ((await countFlows(brWeft)) !== String(FLOWS))
         throw new Error(`weft installed ${await countFlows(brWeft)} flows`);
-      console.log(`install round ${r + 1}: ovs-ofctl --bundle ${fmt(tOfctl)} ms, weft ${fmt(tWeft)} ms`);
+      console.log(
+        `install round ${r + 1}: ovs-ofctl --bundle ${fmt(tOfctl)} ms (ovs-vswitchd CPU ${fmt(ovsForOfctl)} ms), ` +
+          `weft ${fmt(tWeft)} ms (weft CPU ${fmt(weftCpu)} ms, ovs-vswitchd CPU ${fmt(ovsForWeft)} ms)`,
+      );
       bestOfctl = Math.min(bestOfctl, tOfctl);
+      if (tWeft < bestWeft) cpu = { weft: weftCpu, ovsForWeft, ovsForOfctl };
       bestWeft = Math.min(bestWeft, tWeft);
       if (lastWeftBridge) await ovs.vsctl('del-br', lastWeftBridge);
       lastWeftBridge = brWeft;
@@ -97,12 +119,16 @@ async function main(): Promise<void> {
       const text = await run('ovs-ofctl', ['-O', 'OpenFlow13', 'dump-flows', ovs.mgmt(lastWeftBridge)]);
       const tO = ms(t0);
       const lines = text.split('\n').filter((l) => l.includes('actions=')).length;
+      const cpu0 = process.cpuUsage();
       t0 = process.hrtime.bigint();
       const flows = await dumpFlows(sw);
       const tW = ms(t0);
+      const weftCpu = cpuMs(cpu0);
       if (flows.length !== FLOWS || lines !== FLOWS)
         throw new Error(`dump sizes: weft ${flows.length}, ofctl ${lines}`);
-      console.log(`dump round ${r + 1}: ovs-ofctl dump-flows ${fmt(tO)} ms, weft dumpFlows ${fmt(tW)} ms`);
+      console.log(
+        `dump round ${r + 1}: ovs-ofctl dump-flows ${fmt(tO)} ms, weft dumpFlows ${fmt(tW)} ms (weft CPU ${fmt(weftCpu)} ms)`,
+      );
       bestDumpOfctl = Math.min(bestDumpOfctl, tO);
       bestDumpWeft = Math.min(bestDumpWeft, tW);
     }
@@ -135,7 +161,8 @@ async function main(): Promise<void> {
     }
 
     const report = [
-      `install ${fmt(FLOWS)} overlay flows + barrier: weft ${fmt(bestWeft)} ms (${fmt(rateWeft)} flows/s) vs ovs-ofctl --bundle add-flows ${fmt(bestOfctl)} ms (${fmt(rateOfctl)} flows/s): ${installRatio.toFixed(2)}x (target >= 1.5x)`,
+      `install ${fmt(FLOWS)} overlay flows + barrier: weft ${fmt(bestWeft)} ms (${fmt(rateWeft)} flows/s) vs ovs-ofctl --bundle add-flows ${fmt(bestOfctl)} ms (${fmt(rateOfctl)} flows/s): ${installRatio.toFixed(2)}x (target >= 1.5x); CPU: weft ${fmt(cpu.weft)} ms, ovs-vswitchd ${fmt(cpu.ovsForWeft)} ms (vs ${fmt(cpu.ovsForOfctl)} ms for ovs-ofctl's bundle)`,
+      `load average at the end: ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')} on ${(await import('node:os')).cpus().length} CPUs`,
       `${BRIDGES} bridges connect + ${fmt(FLOWS_PER_BRIDGE)} flows each confirmed: ${fmt(tScaleFromFirst)} ms from the first switch up (${fmt(tScale)} ms including ovs-vsctl creating the bridges) (target <= 1000 ms)`,
       `dump ${fmt(FLOWS)} flows decoded: weft ${fmt(bestDumpWeft)} ms vs ovs-ofctl dump-flows ${fmt(bestDumpOfctl)} ms: ${(bestDumpOfctl / bestDumpWeft).toFixed(2)}x (target: weft <= ovs-ofctl)`,
     ];

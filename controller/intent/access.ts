@@ -3,8 +3,6 @@ import { IntentError } from './errors.js';
 import { type AnyObject, type Kind, TENANT_OWNED } from './model.js';
 import { macFromRandom } from './net.js';
 
-type Meta = 'revision' | 'createdAt' | 'updatedAt';
-
 /** Small rules shared by the service's operations: who sees what, ETags, meta stamping. */
 
 /** MACs draw from a pooled random buffer: one getrandom call per 800 MACs instead of one each. */
@@ -18,14 +16,19 @@ export function randomMac(): string {
   return macFromRandom(macPool.buf.subarray(macPool.off - 5, macPool.off));
 }
 
-export function stamp(fields: Record<string, unknown>, revision: number, existing: AnyObject | undefined) {
+/** The stored form: fields + revision of this write + createdAt (kept on replace) + updatedAt. */
+export function stamp(
+  fields: Record<string, unknown>,
+  revision: number,
+  existing: AnyObject | undefined,
+): AnyObject {
   const now = new Date().toISOString();
   return {
     ...fields,
     revision,
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
-  } as unknown as AnyObject & Record<Meta, never>;
+  } as unknown as AnyObject;
 }
 
 export function visible(kind: Kind, o: AnyObject, scope: string | undefined): boolean {

@@ -1,3 +1,5 @@
+import { StoreError } from '../store/store.js';
+
 /**
  * The intent service's one error type. Codes map 1:1 onto HTTP in the northbound error catalogue:
  * invalid 400, not_found 404, conflict 409, precondition_failed 412, unavailable 503.
@@ -23,3 +25,21 @@ export const conflict = (field: string | undefined, message: string, details?: R
   new IntentError('conflict', field ? `${field}: ${message}` : message, field, details);
 export const notFound = (kind: string, id: string) =>
   new IntentError('not_found', `${kind} '${id}' not found`, undefined, { kind, id });
+
+/** Store failures as the service reports them: conflict after retries, otherwise unavailable. */
+export function toIntentError(err: unknown, where: string): IntentError {
+  if (err instanceof IntentError) return err;
+  if (err instanceof StoreError) {
+    if (err.code === 'conflict') {
+      return new IntentError(
+        'conflict',
+        'the store kept changing under this write (another controller?); retry',
+      );
+    }
+    return new IntentError('unavailable', `intent store ${where} unavailable: ${err.message}`);
+  }
+  return new IntentError(
+    'unavailable',
+    `intent store ${where} failed: ${(err as Error)?.message ?? String(err)}`,
+  );
+}

@@ -2,7 +2,10 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { Match } from '../../southbound/openflow/codec/match.js';
+import { fieldByName } from '../../southbound/openflow/codec/oxm-fields.js';
 import { type TableId, tableDecl } from './tables.js';
+
+const canonicalField = (name: string): string => fieldByName(name)?.name ?? name;
 
 /** A flow an app wants on a datapath. Field names match the codec's FlowMod and text form. */
 export interface DesiredFlow {
@@ -35,9 +38,9 @@ export class PipelineViolation extends Error {
 export function checkFlow(f: DesiredFlow): void {
   const decl = tableDecl(f.tableId);
   if (!decl) throw new PipelineViolation(`flow in undeclared table ${f.tableId}`);
-  const prereqs = new Set(['eth_type', 'ip_proto']);
+  const allowed = new Set([...decl.matches, 'eth_type', 'ip_proto'].map(canonicalField));
   for (const t of f.match) {
-    if (!decl.matches.includes(t.field) && !prereqs.has(t.field)) {
+    if (!allowed.has(canonicalField(t.field))) {
       throw new PipelineViolation(`table ${decl.name} (${decl.id}) does not allow a match on ${t.field}`);
     }
   }

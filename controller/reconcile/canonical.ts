@@ -36,8 +36,11 @@ function isAllOnes(field: string, mask: OxmValue): boolean {
   }
 }
 
+/** The field table's own name for a field, whatever alias (nw_src, ipv4_src, ip_src) was used. */
+export const canonicalField = (name: string): string => fieldByName(name)?.name ?? name;
+
 export function tlvText(t: OxmTlv): string {
-  const base = `${t.field}=${valueText(t.value)}`;
+  const base = `${canonicalField(t.field)}=${valueText(t.value)}`;
   return t.mask === undefined || isAllOnes(t.field, t.mask) ? base : `${base}/${valueText(t.mask)}`;
 }
 
@@ -51,10 +54,13 @@ export function flowKey(f: { tableId: number; priority: number; match: Match }):
 
 function normalizeAction(a: Action): Action {
   if (a.type === 'reg_load2' && (a.mask === undefined || isAllOnes(a.field, a.mask))) {
-    return { type: 'set_field', field: a.field, value: a.value };
+    return { type: 'set_field', field: canonicalField(a.field), value: a.value };
   }
-  if (a.type === 'set_field' && a.mask !== undefined && isAllOnes(a.field, a.mask)) {
-    return { type: 'set_field', field: a.field, value: a.value };
+  if (a.type === 'set_field') {
+    const field = canonicalField(a.field);
+    if (a.mask !== undefined && isAllOnes(a.field, a.mask))
+      return { type: 'set_field', field, value: a.value };
+    return { ...a, field };
   }
   return a;
 }

@@ -95,7 +95,10 @@ export async function load(dir: string, log: Logger): Promise<Loaded> {
       log.warn({ dir, snapshot: rev }, 'ignoring damaged snapshot');
       continue;
     }
-    const snap = parseJson(records[0]!, `${dir}/${snapshotName(rev)}`) as { revision: number; entries: Entry[] };
+    const snap = parseJson(records[0]!, `${dir}/${snapshotName(rev)}`) as {
+      revision: number;
+      entries: Entry[];
+    };
     for (const e of snap.entries) data.set(e.key, e);
     revision = snap.revision;
     break;
@@ -146,7 +149,10 @@ function parseJson(payload: Buffer, where: string): unknown {
   try {
     return JSON.parse(payload.toString('utf8'));
   } catch (err) {
-    throw new StoreError('corrupt', `${where}: a record with a valid checksum is not JSON (${(err as Error).message})`);
+    throw new StoreError(
+      'corrupt',
+      `${where}: a record with a valid checksum is not JSON (${(err as Error).message})`,
+    );
   }
 }
 

@@ -237,6 +237,7 @@ export class RedisStore implements Store {
           down = false;
           for (const [, entries] of res ?? []) {
             for (const e of entries) {
+              if (closed) return;
               const c = toChange(e);
               if (c.revision !== last + 1) {
                 closed = true;

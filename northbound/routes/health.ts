@@ -26,6 +26,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       config: { public: true },
       schema: {
         tags: ['health'],
+        security: [],
         summary: 'Liveness: the process answers',
         response: { 200: Type.Object({ status: Type.Literal('ok') }) },
       },
@@ -39,6 +40,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       config: { public: true },
       schema: {
         tags: ['health'],
+        security: [],
         summary: 'Readiness: store reachable and leader known (503 otherwise)',
         response: { 200: ReadyBody, 503: ReadyBody },
       },
@@ -61,6 +63,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       config: { public: true },
       schema: {
         tags: ['health'],
+        security: [],
         summary: 'Prometheus metrics (text exposition format)',
         produces: ['text/plain'],
         response: { 200: Type.String() },

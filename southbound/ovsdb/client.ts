@@ -3,12 +3,25 @@ import type { Duplex } from 'node:stream';
 import { OvsdbError } from './errors.js';
 import { JsonRpcConnection, type RpcOptions } from './rpc.js';
 import { type DatabaseSchema, parseSchema } from './schema.js';
-import { type OperationResult, Transaction, type WireOperation, decodeTransactResults } from './transaction.js';
-import { type ActiveTarget, type TlsFiles, dial, targetToString } from './transport.js';
+import {
+  decodeTransactResults,
+  type OperationResult,
+  Transaction,
+  type WireOperation,
+} from './transaction.js';
+import { type ActiveTarget, dial, type TlsFiles, targetToString } from './transport.js';
 
 /** RFC 7047 <table-updates> (monitor/update) and ovsdb-server(7) <table-updates2>. */
-export type TableUpdates = Record<string, Record<string, { old?: Record<string, unknown>; new?: Record<string, unknown> }>>;
-export type RowUpdate2 = { initial?: Record<string, unknown>; insert?: Record<string, unknown>; modify?: Record<string, unknown>; delete?: null };
+export type TableUpdates = Record<
+  string,
+  Record<string, { old?: Record<string, unknown>; new?: Record<string, unknown> }>
+>;
+export type RowUpdate2 = {
+  initial?: Record<string, unknown>;
+  insert?: Record<string, unknown>;
+  modify?: Record<string, unknown>;
+  delete?: null;
+};
 export type TableUpdates2 = Record<string, Record<string, RowUpdate2>>;
 
 export interface MonitorSelect {
@@ -113,7 +126,10 @@ export class OvsdbClient extends EventEmitter<ClientEvents> {
    * Starts a transaction and tells its request id, so it can be `cancel`led (useful for `wait`
    * operations that block on the server).
    */
-  start(txn: Transaction<object>, opts: { timeoutMs?: number } = {}): { id: number; result: Promise<OperationResult[]> } {
+  start(
+    txn: Transaction<object>,
+    opts: { timeoutMs?: number } = {},
+  ): { id: number; result: Promise<OperationResult[]> } {
     const id = this.rpc.peekNextId();
     const result = this.run(txn, opts);
     return { id, result };
@@ -122,7 +138,7 @@ export class OvsdbClient extends EventEmitter<ClientEvents> {
   /** Sends wire operations as they are, with no schema check (raw access, errors come from OVSDB). */
   async transactRaw(db: string, ops: WireOperation[]): Promise<OperationResult[]> {
     const raw = await this.rpc.request('transact', [db, ...ops]);
-    return decodeTransactResults(raw, ops.length, (_i, _t, _u, w) => w as never);
+    return decodeTransactResults(raw, ops.length, (_t, _u, w) => w as never);
   }
 
   /**
@@ -131,19 +147,34 @@ export class OvsdbClient extends EventEmitter<ClientEvents> {
    */
   cancel(requestId: number): void {
     this.rpc.notify('cancel', [requestId]);
-    this.rpc.abandon(requestId, new OvsdbError('transact', 'canceled', `request ${requestId} cancelled by the client`));
+    this.rpc.abandon(
+      requestId,
+      new OvsdbError('transact', 'canceled', `request ${requestId} cancelled by the client`),
+    );
   }
 
-  async monitor(db: string, monitorId: unknown, requests: Record<string, MonitorRequest>): Promise<TableUpdates> {
+  async monitor(
+    db: string,
+    monitorId: unknown,
+    requests: Record<string, MonitorRequest>,
+  ): Promise<TableUpdates> {
     return (await this.rpc.request('monitor', [db, monitorId, requests])) as TableUpdates;
   }
 
-  async monitorCond(db: string, monitorId: unknown, requests: Record<string, MonitorCondRequest>): Promise<TableUpdates2> {
+  async monitorCond(
+    db: string,
+    monitorId: unknown,
+    requests: Record<string, MonitorCondRequest>,
+  ): Promise<TableUpdates2> {
     return (await this.rpc.request('monitor_cond', [db, monitorId, asArrays(requests)])) as TableUpdates2;
   }
 
   /** Replaces the conditions of a monitor_cond(_since) monitor; later updates carry `newId`. */
-  async monitorCondChange(oldId: unknown, newId: unknown, requests: Record<string, { where?: unknown[] }>): Promise<void> {
+  async monitorCondChange(
+    oldId: unknown,
+    newId: unknown,
+    requests: Record<string, { where?: unknown[] }>,
+  ): Promise<void> {
     await this.rpc.request('monitor_cond_change', [oldId, newId, asArrays(requests)]);
   }
 

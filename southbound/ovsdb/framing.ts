@@ -128,7 +128,9 @@ export class JsonStreamSplitter {
     }
     this.size = 0;
     if (bytes.length > this.maxMessageBytes) {
-      throw new OvsdbFramingError(`message exceeds the ${this.maxMessageBytes}-byte cap (${bytes.length} bytes)`);
+      throw new OvsdbFramingError(
+        `message exceeds the ${this.maxMessageBytes}-byte cap (${bytes.length} bytes)`,
+      );
     }
     const text = bytes.toString('utf8');
     try {

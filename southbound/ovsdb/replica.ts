@@ -1,6 +1,12 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { type MonitorCondRequest, type OvsdbClient, type TableUpdates, type TableUpdates2, ZERO_UUID } from './client.js';
+import {
+  type MonitorCondRequest,
+  type OvsdbClient,
+  type TableUpdates,
+  type TableUpdates2,
+  ZERO_UUID,
+} from './client.js';
 import { OvsdbError } from './errors.js';
 import { type RowChange, RowStore } from './row-store.js';
 import type { DatabaseSchema } from './schema.js';
@@ -18,6 +24,8 @@ export interface SyncResult {
 export interface ReplicaOptions {
   db: string;
   tables: string[];
+  /** Columns to replicate per table; a table not listed gets all but `excludeColumns`. */
+  columns?: Partial<Record<string, string[]>>;
   /** Columns never replicated (high-churn counters); default statistics-like columns. */
   excludeColumns?: string[];
   logger?: Logger;
@@ -33,6 +41,8 @@ type ReplicaEvents = {
 };
 
 const DEFAULT_EXCLUDED = ['statistics', 'rstp_statistics'];
+/** Monitor ids must be unique per session, and several replicas may share one session. */
+let monitorSeq = 0;
 
 /**
  * An in-memory copy of some tables of one database, kept current by a monitor. Attach it to each
@@ -44,7 +54,6 @@ export class Replica<Tables extends object = Record<string, Row>> extends EventE
   private store: RowStore | undefined;
   private schema: DatabaseSchema | undefined;
   private lastTxnId = ZERO_UUID;
-  private monitorSeq = 0;
   private detachCurrent: (() => void) | undefined;
   private readonly log: Logger | undefined;
 
@@ -74,12 +83,13 @@ export class Replica<Tables extends object = Record<string, Row>> extends EventE
     if (!this.store || this.schema?.version !== schema.version) {
       // First sync, or the schema changed under us: start from our rows but the new schema.
       const fresh = new RowStore(schema, columns);
-      if (this.store) for (const [t, rows] of this.store.tables) for (const [u, r] of rows) fresh.rows(t).set(u, r);
+      if (this.store)
+        for (const [t, rows] of this.store.tables) for (const [u, r] of rows) fresh.rows(t).set(u, r);
       this.store = fresh;
       this.schema = schema;
     }
     const store = this.store;
-    const monitorId = `weft-replica-${++this.monitorSeq}`;
+    const monitorId = `weft-replica-${++monitorSeq}`;
 
     // Notifications may arrive before our continuation runs after the reply: queue them.
     let queue: (() => RowChange[])[] | null = [];
@@ -88,7 +98,8 @@ export class Replica<Tables extends object = Record<string, Row>> extends EventE
       else this.publish(apply());
     };
     const on1 = (id: unknown, u: TableUpdates) => id === monitorId && onUpdates(() => store.applyUpdates(u));
-    const on2 = (id: unknown, u: TableUpdates2) => id === monitorId && onUpdates(() => store.applyUpdates2(u));
+    const on2 = (id: unknown, u: TableUpdates2) =>
+      id === monitorId && onUpdates(() => store.applyUpdates2(u));
     const on3 = (id: unknown, txn: string, u: TableUpdates2) =>
       id === monitorId &&
       onUpdates(() => {
@@ -102,6 +113,7 @@ export class Replica<Tables extends object = Record<string, Row>> extends EventE
       client.off('update', on1);
       client.off('update2', on2);
       client.off('update3', on3);
+      if (!client.isClosed) client.monitorCancel(monitorId).catch(() => undefined);
     };
 
     const requests: Record<string, MonitorCondRequest> = {};
@@ -170,6 +182,15 @@ export class Replica<Tables extends object = Record<string, Row>> extends EventE
     for (const t of this.opts.tables) {
       const ts = schema.tables.get(t);
       if (!ts) throw new OvsdbError('monitor', 'unknown table', `${this.opts.db} has no table ${t}`);
+      const listed = this.opts.columns?.[t];
+      if (listed) {
+        // Only what this server's schema has (an older OVS may lack a newer column).
+        out.set(
+          t,
+          listed.filter((c) => ts.columns.has(c)),
+        );
+        continue;
+      }
       out.set(
         t,
         [...ts.columns.keys()].filter((c) => c !== '_uuid' && c !== '_version' && !excluded.has(c)),

@@ -1,6 +1,6 @@
 import type { TableUpdates, TableUpdates2 } from './client.js';
 import type { DatabaseSchema, TableSchema } from './schema.js';
-import { type Row, applyDiff, completeRow, decodeRow, rowEquals, rowTemplate } from './values.js';
+import { applyDiff, completeRow, decodeRow, type Row, rowEquals, rowTemplate } from './values.js';
 
 export type RowChange =
   | { kind: 'added'; table: string; row: Row }
@@ -110,7 +110,8 @@ export class RowStore {
 
   clear(): RowChange[] {
     const changes: RowChange[] = [];
-    for (const [table, store] of this.tables) for (const uuid of [...store.keys()]) this.remove(store, table, uuid, changes);
+    for (const [table, store] of this.tables)
+      for (const uuid of [...store.keys()]) this.remove(store, table, uuid, changes);
     return changes;
   }
 

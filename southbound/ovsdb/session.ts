@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { type ClientOptions, OvsdbClient } from './client.js';
-import type { ActiveTarget } from './transport.js';
+import { type ActiveTarget, targetToString } from './transport.js';
 
 export interface SessionOptions extends ClientOptions {
   /** First retry delay; doubles per failure up to backoffMaxMs (with jitter). */
@@ -30,7 +30,7 @@ export class OvsdbSession extends EventEmitter<SessionEvents> {
     private readonly opts: SessionOptions = {},
   ) {
     super();
-    this.log = opts.logger?.child({ target: String(typeof target === 'string' ? target : target.kind) });
+    this.log = opts.logger?.child({ target: typeof target === 'string' ? target : targetToString(target) });
   }
 
   get client(): OvsdbClient | undefined {

@@ -1,6 +1,15 @@
 import { OvsdbError, OvsdbSchemaError } from './errors.js';
-import { type DatabaseSchema, columnOf, columnShape, tableOf } from './schema.js';
-import { type Row, type WireValue, completeRow, decodeRow, rowTemplate, encodeAtom, encodeKeySet, encodeValue } from './values.js';
+import { columnOf, columnShape, type DatabaseSchema, tableOf } from './schema.js';
+import {
+  completeRow,
+  decodeRow,
+  encodeAtom,
+  encodeKeySet,
+  encodeValue,
+  type Row,
+  rowTemplate,
+  type WireValue,
+} from './values.js';
 
 export type ConditionFn = '==' | '!=' | 'includes' | 'excludes' | '<' | '<=' | '>' | '>=';
 export type Mutator = '+=' | '-=' | '*=' | '/=' | '%=' | 'insert' | 'delete';
@@ -41,7 +50,11 @@ export class Transaction<Tables extends object = Record<string, Record<string, u
   /** Inserts a row; with `uuidName`, later operations may refer to it by that name. */
   insert<T extends keyof Tables & string>(table: T, row: RowInput<Tables[T]>, uuidName?: string): this {
     tableOf(this.schema, table);
-    const op: WireOperation = { op: 'insert', table, row: this.encodeRow(table, row as Record<string, unknown>) };
+    const op: WireOperation = {
+      op: 'insert',
+      table,
+      row: this.encodeRow(table, row as Record<string, unknown>),
+    };
     if (uuidName) op['uuid-name'] = uuidName;
     return this.push(op);
   }
@@ -56,7 +69,11 @@ export class Transaction<Tables extends object = Record<string, Record<string, u
     return this.push(op, table);
   }
 
-  update<T extends keyof Tables & string>(table: T, where: Condition<Tables[T]>[], row: RowInput<Tables[T]>): this {
+  update<T extends keyof Tables & string>(
+    table: T,
+    where: Condition<Tables[T]>[],
+    row: RowInput<Tables[T]>,
+  ): this {
     return this.push({
       op: 'update',
       table,
@@ -77,7 +94,10 @@ export class Transaction<Tables extends object = Record<string, Record<string, u
       if (mutator === 'insert' || mutator === 'delete') {
         if (columnShape(type) === 'map') {
           // Deleting from a map takes either pairs or a set of keys.
-          v = mutator === 'delete' && Array.isArray(value) ? encodeKeySet(value, type, where) : encodeValue(value, type, where);
+          v =
+            mutator === 'delete' && Array.isArray(value)
+              ? encodeKeySet(value, type, where)
+              : encodeValue(value, type, where);
         } else {
           v = encodeKeySet(value, type, where);
         }
@@ -133,10 +153,15 @@ export class Transaction<Tables extends object = Record<string, Record<string, u
 
   /** Decodes transact's result array; throws OvsdbError naming the failing operation. */
   decodeResults(raw: unknown): OperationResult[] {
-    return decodeTransactResults(raw, this.ops.length, (i, table, uuid, w) => {
-      const t = tableOf(this.schema, table);
-      return completeRow(rowTemplate(t, Object.keys(w)), uuid, decodeRow(t, uuid, w));
-    }, this.selectTables);
+    return decodeTransactResults(
+      raw,
+      this.ops.length,
+      (table, uuid, w) => {
+        const t = tableOf(this.schema, table);
+        return completeRow(rowTemplate(t, Object.keys(w)), uuid, decodeRow(t, uuid, w));
+      },
+      this.selectTables,
+    );
   }
 
   private push(op: WireOperation, selectTable?: string): this {
@@ -181,15 +206,18 @@ export class Transaction<Tables extends object = Record<string, Record<string, u
 export function decodeTransactResults(
   raw: unknown,
   opCount: number,
-  decodeSelectRow: (i: number, table: string, uuid: string, w: Record<string, unknown>) => Row,
+  decodeSelectRow: (table: string, uuid: string, w: Record<string, unknown>) => Row,
   selectTables: (string | undefined)[] = [],
 ): OperationResult[] {
-  if (!Array.isArray(raw)) throw new OvsdbError('transact', 'bad reply', `not an array: ${JSON.stringify(raw)}`);
+  if (!Array.isArray(raw))
+    throw new OvsdbError('transact', 'bad reply', `not an array: ${JSON.stringify(raw)}`);
   for (let i = 0; i < raw.length; i++) {
     const r = raw[i] as Record<string, unknown> | null;
-    if (r && typeof r === 'object' && 'error' in r && r.error !== null) throw OvsdbError.from('transact', r, i);
+    if (r && typeof r === 'object' && 'error' in r && r.error !== null)
+      throw OvsdbError.from('transact', r, i);
   }
-  if (raw.length < opCount) throw new OvsdbError('transact', 'bad reply', `${raw.length} results for ${opCount} operations`);
+  if (raw.length < opCount)
+    throw new OvsdbError('transact', 'bad reply', `${raw.length} results for ${opCount} operations`);
   return raw.slice(0, opCount).map((r: Record<string, unknown>, i) => {
     const out: OperationResult = {};
     if (Array.isArray(r.uuid)) out.uuid = r.uuid[1] as string;
@@ -198,7 +226,7 @@ export function decodeTransactResults(
       const table = selectTables[i];
       out.rows = (r.rows as Record<string, unknown>[]).map((w) => {
         const uuid = Array.isArray(w._uuid) ? (w._uuid[1] as string) : '';
-        return table ? decodeSelectRow(i, table, uuid, w) : (w as unknown as Row);
+        return table ? decodeSelectRow(table, uuid, w) : (w as unknown as Row);
       });
     }
     return out;

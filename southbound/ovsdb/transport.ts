@@ -42,7 +42,8 @@ function hostPort(rest: string, target: string): { host: string; port: number } 
   const v6 = /^\[([^\]]+)\](?::(\d*))?$/.exec(rest);
   if (v6) return { host: v6[1]!, port: parsePort(v6[2], target) };
   const [host, port, extra] = rest.split(':');
-  if (!host || extra !== undefined) throw new OvsdbTargetError(`bad OVSDB target "${target}": want HOST:PORT`);
+  if (!host || extra !== undefined)
+    throw new OvsdbTargetError(`bad OVSDB target "${target}": want HOST:PORT`);
   return { host, port: parsePort(port, target) };
 }
 
@@ -94,7 +95,12 @@ export function dial(target: string | ActiveTarget, opts: { tls?: TlsFiles; time
     else if (t.kind === 'tcp') socket = net.connect({ host: t.host, port: t.port });
     else {
       // OVS certificates from ovs-pki name no host; the CA pin is what authenticates the peer.
-      socket = tls.connect({ host: t.host, port: t.port, ...tlsOptions(opts.tls, name), checkServerIdentity: () => undefined });
+      socket = tls.connect({
+        host: t.host,
+        port: t.port,
+        ...tlsOptions(opts.tls, name),
+        checkServerIdentity: () => undefined,
+      });
     }
     const timer = setTimeout(() => {
       socket.destroy();
@@ -151,7 +157,9 @@ export async function listen(
   });
   const addr = server.address();
   const address =
-    t.kind === 'punix' ? `punix:${t.path}` : `${t.kind}:${typeof addr === 'object' && addr ? addr.port : t.port}:${t.host}`;
+    t.kind === 'punix'
+      ? `punix:${t.path}`
+      : `${t.kind}:${typeof addr === 'object' && addr ? addr.port : t.port}:${t.host}`;
   return {
     address,
     close: () =>

@@ -1,5 +1,5 @@
 import { OvsdbSchemaError } from './errors.js';
-import { type BaseType, type ColumnType, type TableSchema, columnShape } from './schema.js';
+import { type BaseType, type ColumnType, columnShape, type TableSchema } from './schema.js';
 
 /**
  * JS side of OVSDB data. An atom is a string, number or boolean; a uuid atom is its text.
@@ -26,7 +26,9 @@ const BAD = Symbol('bad atom');
 function atomOf(w: unknown, base: BaseType): Atom | typeof BAD {
   switch (base.type) {
     case 'uuid':
-      return Array.isArray(w) && (w[0] === 'uuid' || w[0] === 'named-uuid') && typeof w[1] === 'string' ? w[1] : BAD;
+      return Array.isArray(w) && (w[0] === 'uuid' || w[0] === 'named-uuid') && typeof w[1] === 'string'
+        ? w[1]
+        : BAD;
     case 'string':
       return typeof w === 'string' ? w : BAD;
     case 'boolean':
@@ -65,8 +67,13 @@ export function encodeAtom(v: unknown, base: BaseType, where: string): WireAtom 
 }
 
 function checkRange(v: number, base: BaseType, where: string): number {
-  if ((base.minInteger !== undefined && v < base.minInteger) || (base.maxInteger !== undefined && v > base.maxInteger)) {
-    throw new OvsdbSchemaError(`${where}: ${v} outside [${base.minInteger ?? '-inf'}, ${base.maxInteger ?? 'inf'}]`);
+  if (
+    (base.minInteger !== undefined && v < base.minInteger) ||
+    (base.maxInteger !== undefined && v > base.maxInteger)
+  ) {
+    throw new OvsdbSchemaError(
+      `${where}: ${v} outside [${base.minInteger ?? '-inf'}, ${base.maxInteger ?? 'inf'}]`,
+    );
   }
   return checkEnum(v, base, where) as number;
 }
@@ -115,9 +122,14 @@ export function decodeValue(w: unknown, type: ColumnType, column: string, table 
 export function encodeValue(v: unknown, type: ColumnType, where: string): WireValue {
   const shape = columnShape(type);
   if (shape === 'map') {
-    const entries = v instanceof Map ? [...v.entries()] : v && typeof v === 'object' ? Object.entries(v) : null;
-    if (!entries || Array.isArray(v)) throw new OvsdbSchemaError(`${where}: expected a map, got ${JSON.stringify(v)}`);
-    return ['map', entries.map(([k, x]) => [encodeAtom(k, type.key, where), encodeAtom(x, type.value!, where)])];
+    const entries =
+      v instanceof Map ? [...v.entries()] : v && typeof v === 'object' ? Object.entries(v) : null;
+    if (!entries || Array.isArray(v))
+      throw new OvsdbSchemaError(`${where}: expected a map, got ${JSON.stringify(v)}`);
+    return [
+      'map',
+      entries.map(([k, x]) => [encodeAtom(k, type.key, where), encodeAtom(x, type.value!, where)]),
+    ];
   }
   if (shape === 'scalar') return encodeAtom(v, type.key, where);
   const items = v === null || v === undefined ? [] : Array.isArray(v) ? v : [v];
@@ -154,7 +166,11 @@ export function defaultValue(type: ColumnType): OvsValue {
 }
 
 /** Decodes a wire row (only the columns present). */
-export function decodeRow(table: TableSchema, uuid: string, w: Record<string, unknown>): Record<string, OvsValue> {
+export function decodeRow(
+  table: TableSchema,
+  uuid: string,
+  w: Record<string, unknown>,
+): Record<string, OvsValue> {
   const out: Record<string, OvsValue> = {};
   for (const col in w) {
     const type = table.columns.get(col);

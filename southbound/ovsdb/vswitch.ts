@@ -101,5 +101,87 @@ export interface VswitchTables {
 }
 
 export type VswitchTable = keyof VswitchTables;
-export const VSWITCH_TABLES: VswitchTable[] = ['Open_vSwitch', 'Bridge', 'Port', 'Interface', 'Controller', 'Manager'];
+export const VSWITCH_TABLES: VswitchTable[] = [
+  'Open_vSwitch',
+  'Bridge',
+  'Port',
+  'Interface',
+  'Controller',
+  'Manager',
+];
 export const VSWITCH_DB = 'Open_vSwitch';
+
+/**
+ * The columns the typed rows above declare: what weft replicates by default. Volatile columns
+ * weft does not read (statistics, CFM/BFD/LACP status...) stay on the server, which keeps a
+ * 10k-interface initial sync small.
+ */
+export const VSWITCH_COLUMNS: Record<VswitchTable, string[]> = {
+  Open_vSwitch: [
+    'bridges',
+    'manager_options',
+    'other_config',
+    'external_ids',
+    'next_cfg',
+    'cur_cfg',
+    'ovs_version',
+    'db_version',
+    'system_type',
+    'system_version',
+    'datapath_types',
+    'iface_types',
+    'dpdk_initialized',
+  ],
+  Bridge: [
+    'name',
+    'datapath_type',
+    'datapath_id',
+    'ports',
+    'controller',
+    'protocols',
+    'fail_mode',
+    'status',
+    'other_config',
+    'external_ids',
+  ],
+  Port: ['name', 'interfaces', 'tag', 'trunks', 'other_config', 'external_ids'],
+  Interface: [
+    'name',
+    'type',
+    'options',
+    'mac_in_use',
+    'mac',
+    'ifindex',
+    'external_ids',
+    'ofport',
+    'ofport_request',
+    'other_config',
+    'status',
+    'admin_state',
+    'link_state',
+    'mtu',
+    'mtu_request',
+    'error',
+  ],
+  Controller: [
+    'target',
+    'max_backoff',
+    'inactivity_probe',
+    'connection_mode',
+    'other_config',
+    'external_ids',
+    'is_connected',
+    'role',
+    'status',
+  ],
+  Manager: [
+    'target',
+    'max_backoff',
+    'inactivity_probe',
+    'connection_mode',
+    'other_config',
+    'external_ids',
+    'is_connected',
+    'status',
+  ],
+};

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,8 @@ export interface RedisInstance {
 export interface RedisOptions {
   /** Extra redis.conf settings, e.g. { appendonly: 'yes', appendfsync: 'always' }. */
   config?: Record<string, string>;
+  /** Run as a Sentinel monitoring this primary (quorum 1) instead of as a data server. */
+  sentinelFor?: { port: number; name: string };
 }
 
 /** The durable setting weft documents (docs/STORE.md). */
@@ -57,7 +59,17 @@ export async function startRedis(opts: RedisOptions = {}): Promise<RedisInstance
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const args = [
+  const args: string[] = [];
+  if (opts.sentinelFor) {
+    // Sentinel insists on a writable config file of its own.
+    const conf = join(dir, 'sentinel.conf');
+    writeFileSync(
+      conf,
+      `sentinel monitor ${opts.sentinelFor.name} 127.0.0.1 ${opts.sentinelFor.port} 1\nsentinel resolve-hostnames no\n`,
+    );
+    args.push(conf, '--sentinel');
+  }
+  args.push(
     '--port',
     String(port),
     '--bind',
@@ -72,7 +84,8 @@ export async function startRedis(opts: RedisOptions = {}): Promise<RedisInstance
     'yes',
     '--logfile',
     join(dir, 'redis.log'),
-  ];
+  );
+  if (opts.sentinelFor) args.splice(args.indexOf('--save'), 2);
   for (const [k, v] of Object.entries(opts.config ?? {})) args.push(`--${k}`, v);
 
   const start = async () => {

@@ -151,6 +151,14 @@ describe('idempotent creates', () => {
     expect(list.items).toHaveLength(1);
   });
 
+  it('answers 409 naming Idempotency-Key when the key is reused with a different body', async () => {
+    await seed();
+    const headers = { ...h.admin, 'idempotency-key': 'k-2' };
+    ok(await call('POST', '/v1/endpoints', { networkId: 'n1', name: 'a' }, headers), 201);
+    const reused = await call('POST', '/v1/endpoints', { networkId: 'n1', name: 'b' }, headers);
+    expect(ok(reused, 409).error).toMatchObject({ code: 'conflict', field: 'Idempotency-Key' });
+  });
+
   it('refuses a malformed Idempotency-Key with 400 naming the header', async () => {
     await seed();
     const res = await call(
@@ -160,6 +168,17 @@ describe('idempotent creates', () => {
       { ...h.admin, 'idempotency-key': 'bad key!' },
     );
     expect(ok(res, 400).error.field).toBe('Idempotency-Key');
+  });
+
+  it('If-Match: * needs the object to exist (PUT of a new id is 412)', async () => {
+    await seed();
+    const star = { ...h.admin, 'if-match': '*' };
+    expect(
+      ok(await call('PUT', '/v1/networks/n1', { tenantId: 't1', name: 'renamed' }, star), 200).name,
+    ).toBe('renamed');
+    expect(
+      ok(await call('PUT', '/v1/networks/nx', { tenantId: 't1', name: 'x' }, star), 412).error.code,
+    ).toBe('precondition_failed');
   });
 
   it('refuses a malformed If-Match with 400', async () => {
@@ -192,6 +211,16 @@ describe('lists', () => {
     expect(pages).toBe(3);
     expect(seen).toEqual([...seen].sort());
     expect(new Set(seen).size).toBe(25);
+  });
+
+  it('shows the current version of each object after a change (no stale list entries)', async () => {
+    await seed();
+    ok(await call('PUT', '/v1/endpoints/e1', { networkId: 'n1', name: 'before' }), 201);
+    expect(ok(await call('GET', '/v1/endpoints'), 200).items[0].name).toBe('before');
+    const after = ok(await call('PATCH', '/v1/endpoints/e1', { name: 'after' }), 200);
+    const listed = ok(await call('GET', '/v1/endpoints'), 200).items[0];
+    expect(listed).toEqual(after);
+    expect(listed.status).toEqual({ bound: false, up: false });
   });
 
   it('filters by tenant and network', async () => {

@@ -1,5 +1,5 @@
 import { decodeNxAction, encodeNxAction, NX_VENDOR_ID, type NxAction } from './nx-actions.js';
-import { decodeOxm, encodeOxm, type OxmValue } from './oxm.js';
+import { decodeOxm, encodeOxm, type OxmValue, put16, put32 } from './oxm.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
 
@@ -53,40 +53,65 @@ export const OFPAT = {
   EXPERIMENTER: 0xffff,
 } as const;
 
+/** Writes type+length and reserves the whole fixed-size action; the body follows at w.offset. */
 function header(w: OfWriter, type: number, len: number): void {
   w.ensure(len);
-  w.buf.writeUInt16BE(type, w.offset);
-  w.buf.writeUInt16BE(len, w.offset + 2);
-  w.offset += 4;
+  const buf = w.buf;
+  const o = w.offset;
+  put16(buf, o, type);
+  put16(buf, o + 2, len);
+  w.offset = o + 4;
+}
+
+/** Zero bytes at buf[o..o+n) without Buffer.fill's per-call overhead (n is tiny here). */
+function zero(buf: Buffer, o: number, n: number): void {
+  for (let i = 0; i < n; i++) buf[o + i] = 0;
 }
 
 function ethertypeAction(w: OfWriter, type: number, ethertype: number): void {
   header(w, type, 8);
-  w.u16(ethertype).zeros(2);
+  put16(w.buf, w.offset, ethertype);
+  zero(w.buf, w.offset + 2, 2);
+  w.offset += 4;
+}
+
+function u32Action(w: OfWriter, type: number, v: number): void {
+  header(w, type, 8);
+  put32(w.buf, w.offset, v);
+  w.offset += 4;
 }
 
 function bare(w: OfWriter, type: number): void {
   header(w, type, 8);
-  w.zeros(4);
+  zero(w.buf, w.offset, 4);
+  w.offset += 4;
 }
 
 export function encodeAction(w: OfWriter, a: Action): void {
   switch (a.type) {
-    case 'output':
+    case 'output': {
       header(w, OFPAT.OUTPUT, 16);
-      w.u32(a.port).u16(a.maxLen).zeros(6);
+      const buf = w.buf;
+      const o = w.offset;
+      put32(buf, o, a.port);
+      put16(buf, o + 4, a.maxLen);
+      zero(buf, o + 6, 6);
+      w.offset = o + 12;
       return;
+    }
     case 'set_field': {
       const start = w.offset;
-      w.u16(OFPAT.SET_FIELD).u16(0);
+      header(w, OFPAT.SET_FIELD, 8); // length patched below
       encodeOxm(w, a, 'set_field');
-      w.padTo8(start);
-      w.patchU16(start + 2, w.offset - start);
+      const len = (w.offset - start + 7) & ~7;
+      w.ensure(len - (w.offset - start));
+      zero(w.buf, w.offset, len - (w.offset - start));
+      w.offset = start + len;
+      put16(w.buf, start + 2, len);
       return;
     }
     case 'group':
-      header(w, OFPAT.GROUP, 8);
-      w.u32(a.groupId);
+      u32Action(w, OFPAT.GROUP, a.groupId);
       return;
     case 'push_vlan':
       ethertypeAction(w, OFPAT.PUSH_VLAN, a.ethertype);
@@ -114,8 +139,7 @@ export function encodeAction(w: OfWriter, a: Action): void {
       ethertypeAction(w, OFPAT.POP_MPLS, a.ethertype);
       return;
     case 'set_queue':
-      header(w, OFPAT.SET_QUEUE, 8);
-      w.u32(a.queueId);
+      u32Action(w, OFPAT.SET_QUEUE, a.queueId);
       return;
     case 'set_nw_ttl':
       header(w, OFPAT.SET_NW_TTL, 8);
@@ -170,7 +194,7 @@ export function decodeAction(r: OfReader): Action {
   let a: Action;
   switch (type) {
     case OFPAT.OUTPUT: {
-      fixed(16, 'output');
+      if (len !== 16) fixedLength(r, start, len, 16, 'output');
       const port = r.u32();
       const maxLen = r.u16();
       r.pad(6, 'output padding');
@@ -187,16 +211,16 @@ export function decodeAction(r: OfReader): Action {
       return a;
     }
     case OFPAT.GROUP:
-      fixed(8, 'group');
+      if (len !== 8) fixedLength(r, start, len, 8, 'group');
       return { type: 'group', groupId: r.u32() };
     case OFPAT.SET_QUEUE:
-      fixed(8, 'set_queue');
+      if (len !== 8) fixedLength(r, start, len, 8, 'set_queue');
       return { type: 'set_queue', queueId: r.u32() };
     case OFPAT.PUSH_VLAN:
     case OFPAT.PUSH_MPLS:
     case OFPAT.POP_MPLS:
     case OFPAT.PUSH_PBB: {
-      fixed(8, 'ethertype');
+      if (len !== 8) fixedLength(r, start, len, 8, 'ethertype');
       const ethertype = r.u16();
       r.pad(2, 'action padding');
       const t =
@@ -211,7 +235,7 @@ export function decodeAction(r: OfReader): Action {
     }
     case OFPAT.SET_MPLS_TTL:
     case OFPAT.SET_NW_TTL: {
-      fixed(8, 'set ttl');
+      if (len !== 8) fixedLength(r, start, len, 8, 'set ttl');
       const ttl = r.u8();
       r.pad(3, 'action padding');
       return { type: type === OFPAT.SET_MPLS_TTL ? 'set_mpls_ttl' : 'set_nw_ttl', ttl };
@@ -222,7 +246,7 @@ export function decodeAction(r: OfReader): Action {
     case OFPAT.POP_VLAN:
     case OFPAT.DEC_NW_TTL:
     case OFPAT.POP_PBB: {
-      fixed(8, 'bare');
+      if (len !== 8) fixedLength(r, start, len, 8, 'bare');
       r.pad(4, 'action padding');
       return { type: BARE_NAMES[type]! } as Action;
     }
@@ -242,6 +266,10 @@ export function decodeAction(r: OfReader): Action {
       r.offset = end;
       return { type: 'opaque', actionType: type, data: Buffer.from(r.buf.subarray(start + 4, end)) };
   }
+}
+
+function fixedLength(r: OfReader, start: number, len: number, expected: number, name: string): never {
+  return r.fail('bad-length', `${name} action length ${len}, expected ${expected}`, start + 2);
 }
 
 const BARE_NAMES: Record<number, Action['type']> = {

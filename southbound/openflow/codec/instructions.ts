@@ -1,4 +1,5 @@
 import { type Action, decodeActions, encodeActions } from './actions.js';
+import { put16, put32 } from './oxm.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
 
@@ -30,20 +31,29 @@ export const OFPIT = {
 export function encodeInstruction(w: OfWriter, ins: Instruction): void {
   const start = w.offset;
   switch (ins.type) {
-    case 'goto_table':
-      w.u16(OFPIT.GOTO_TABLE).u16(8).u8(ins.tableId).zeros(3);
+    case 'goto_table': {
+      w.ensure(8);
+      const buf = w.buf;
+      put16(buf, start, OFPIT.GOTO_TABLE);
+      put16(buf, start + 2, 8);
+      put32(buf, start + 4, (ins.tableId & 0xff) * 0x1000000);
+      w.offset = start + 8;
       return;
+    }
     case 'write_metadata':
       w.u16(OFPIT.WRITE_METADATA).u16(24).zeros(4).u64(ins.metadata).u64(ins.mask);
       return;
     case 'write_actions':
-    case 'apply_actions':
-      w.u16(ins.type === 'apply_actions' ? OFPIT.APPLY_ACTIONS : OFPIT.WRITE_ACTIONS)
-        .u16(0)
-        .zeros(4);
+    case 'apply_actions': {
+      w.ensure(8);
+      const buf = w.buf;
+      put16(buf, start, ins.type === 'apply_actions' ? OFPIT.APPLY_ACTIONS : OFPIT.WRITE_ACTIONS);
+      put32(buf, start + 4, 0);
+      w.offset = start + 8;
       encodeActions(w, ins.actions);
-      w.patchU16(start + 2, w.offset - start);
+      put16(w.buf, start + 2, w.offset - start);
       return;
+    }
     case 'clear_actions':
       w.u16(OFPIT.CLEAR_ACTIONS).u16(8).zeros(4);
       return;
@@ -88,13 +98,13 @@ export function decodeInstruction(r: OfReader): Instruction {
   };
   switch (type) {
     case OFPIT.GOTO_TABLE: {
-      fixed(8, 'goto_table');
+      if (len !== 8) fixedLength(r, start, len, 8, 'goto_table');
       const tableId = r.u8();
       r.pad(3, 'goto_table padding');
       return { type: 'goto_table', tableId };
     }
     case OFPIT.WRITE_METADATA: {
-      fixed(24, 'write_metadata');
+      if (len !== 24) fixedLength(r, start, len, 24, 'write_metadata');
       r.pad(4, 'write_metadata padding');
       const metadata = r.u64();
       return { type: 'write_metadata', metadata, mask: r.u64() };
@@ -107,11 +117,11 @@ export function decodeInstruction(r: OfReader): Instruction {
       return { type: name, actions };
     }
     case OFPIT.CLEAR_ACTIONS:
-      fixed(8, 'clear_actions');
+      if (len !== 8) fixedLength(r, start, len, 8, 'clear_actions');
       r.pad(4, 'clear_actions padding');
       return { type: 'clear_actions' };
     case OFPIT.METER:
-      fixed(8, 'meter');
+      if (len !== 8) fixedLength(r, start, len, 8, 'meter');
       return { type: 'meter', meterId: r.u32() };
     case OFPIT.EXPERIMENTER: {
       const experimenter = r.u32('experimenter id');
@@ -120,6 +130,10 @@ export function decodeInstruction(r: OfReader): Instruction {
     default:
       return { type: 'opaque', instructionType: type, data: r.copy(len - 4, 'instruction') };
   }
+}
+
+function fixedLength(r: OfReader, start: number, len: number, expected: number, name: string): never {
+  return r.fail('bad-length', `${name} instruction length ${len}, expected ${expected}`, start + 2);
 }
 
 /** Decodes every instruction in r (bounded to exactly the instruction list). */

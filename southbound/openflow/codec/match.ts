@@ -1,4 +1,4 @@
-import { decodeOxm, encodeOxm, type OxmTlv } from './oxm.js';
+import { decodeOxm, encodeOxm, type OxmTlv, put16 } from './oxm.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
 
@@ -13,11 +13,16 @@ export const OFPMT_OXM = 1;
 /** Writes a whole ofp_match: type=OXM, length (header + TLVs, without padding), TLVs, zero pad to 8. */
 export function encodeMatch(w: OfWriter, m: Match): void {
   const start = w.offset;
-  w.u16(OFPMT_OXM);
-  w.u16(0);
+  w.ensure(8);
+  put16(w.buf, start, OFPMT_OXM);
+  w.offset = start + 4;
   for (let i = 0; i < m.length; i++) encodeOxm(w, m[i]!, 'match');
-  w.patchU16(start + 2, w.offset - start);
-  w.padTo8(start);
+  const len = w.offset - start;
+  put16(w.buf, start + 2, len);
+  const pad = ((len + 7) & ~7) - len;
+  w.ensure(pad);
+  for (let i = 0; i < pad; i++) w.buf[w.offset + i] = 0;
+  w.offset += pad;
 }
 
 /** Reads a whole ofp_match including its padding. */

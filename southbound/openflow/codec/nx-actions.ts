@@ -286,8 +286,9 @@ function encodeController(w: OfWriter, a: Extract<NxAction, { type: 'controller'
   }
   const st = nxHead(w, NXAST.CONTROLLER2);
   w.zeros(6);
-  if (a.maxLen !== 0xffff) ctrlProp(w, CTRL_PROP_MAX_LEN, (x) => x.u16(a.maxLen));
-  if (a.controllerId !== 0) ctrlProp(w, CTRL_PROP_CONTROLLER_ID, (x) => x.u16(a.controllerId));
+  // OVS writes 16-bit properties as the value then 2 zero bytes, length 8 (ofpprop_put_u16).
+  if (a.maxLen !== 0xffff) ctrlProp(w, CTRL_PROP_MAX_LEN, (x) => x.u16(a.maxLen).zeros(2));
+  if (a.controllerId !== 0) ctrlProp(w, CTRL_PROP_CONTROLLER_ID, (x) => x.u16(a.controllerId).zeros(2));
   if (a.reason !== OFPR_ACTION) ctrlProp(w, CTRL_PROP_REASON, (x) => x.u8(a.reason));
   if (a.userdata !== undefined) ctrlProp(w, CTRL_PROP_USERDATA, (x) => x.bytes(a.userdata!));
   if (a.pause) ctrlProp(w, CTRL_PROP_PAUSE, () => {});
@@ -469,10 +470,12 @@ function decodeController2(r: OfReader): NxAction | undefined {
     switch (type) {
       case CTRL_PROP_MAX_LEN:
         a.maxLen = body.u16();
+        body.pad(2, 'max_len property padding');
         if (a.maxLen === 0xffff) canonical = false;
         break;
       case CTRL_PROP_CONTROLLER_ID:
         a.controllerId = body.u16();
+        body.pad(2, 'controller_id property padding');
         if (a.controllerId === 0) canonical = false;
         break;
       case CTRL_PROP_REASON:
@@ -494,5 +497,8 @@ function decodeController2(r: OfReader): NxAction | undefined {
     }
     body.expectEnd(`controller2 property ${type}`);
   }
-  return canonical ? a : undefined;
+  if (!canonical) return undefined;
+  // v2 is implied by userdata/pause/meter; only a bare CONTROLLER2 needs the flag.
+  if (a.userdata !== undefined || a.pause || a.meterId !== undefined) delete a.v2;
+  return a;
 }

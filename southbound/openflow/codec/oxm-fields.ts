@@ -48,6 +48,8 @@ export interface OxmField {
   nxmName: string;
   /** Header used inside Nicira actions (NXM if one exists), without mask bit. */
   nxmHeader: number;
+  /** Largest value of a 'uint' field (2^(8*width) - 1). */
+  max: number;
 }
 
 export const OXM_CLASS_NXM0 = 0x0000;
@@ -77,7 +79,7 @@ const N1 = OXM_CLASS_NXM1;
 
 // biome-ignore format: one field per line reads as a table
 const ROWS: Row[] = [
-  ['in_port', B, 0, 4, 32, false, 'uint', 'none', ['NXM_OF_IN_PORT', 0, 0, 2]],
+  ['in_port', B, 0, 4, 32, false, 'uint', 'none', ['OXM_OF_IN_PORT', B, 0, 4]],
   ['in_phy_port', B, 1, 4, 32, false, 'uint', 'none'],
   ['metadata', B, 2, 8, 64, true, 'u64', 'none'],
   ['eth_dst', B, 3, 6, 48, true, 'mac', 'none', ['NXM_OF_ETH_DST', 0, 1, 6]],
@@ -128,6 +130,8 @@ const ROWS: Row[] = [
   ['nw_ttl', N1, 29, 1, 8, false, 'uint', 'ip_any'],
   ['nw_frag', N1, 26, 1, 8, true, 'uint', 'ip_any'],
 ];
+// OVS's 16-bit in_port (NXM_OF_IN_PORT): what it puts in set_field and load/move for "in_port".
+ROWS.push(['in_port_nxm', OXM_CLASS_NXM0, 0, 2, 16, false, 'uint', 'none', ['NXM_OF_IN_PORT', OXM_CLASS_NXM0, 0, 2]]);
 for (let i = 0; i < 16; i++) ROWS.push([`reg${i}`, N1, i, 4, 32, true, 'uint', 'none']);
 for (let i = 0; i < 8; i++) ROWS.push([`xreg${i}`, OXM_CLASS_PKT_REG, i, 8, 64, true, 'u64', 'none']);
 
@@ -215,6 +219,7 @@ function build(row: Row): OxmField {
     header: oxmHeader(cls, field, width),
     nxmName,
     nxmHeader,
+    max: 2 ** (width * 8) - 1,
   };
 }
 
@@ -254,7 +259,9 @@ const ALIASES: Record<string, string> = {
 };
 
 export function fieldByName(name: string): OxmField | undefined {
-  return BY_NAME.get(name) ?? BY_NXM_NAME.get(name) ?? BY_NAME.get(ALIASES[name] ?? '');
+  const f = BY_NAME.get(name);
+  if (f !== undefined) return f;
+  return BY_NXM_NAME.get(name) ?? BY_NAME.get(ALIASES[name] ?? '');
 }
 
 /** The field for an OXM header (mask bit and length ignored), or undefined if not modelled. */

@@ -34,36 +34,72 @@ function badValue(w: OfWriter, what: string, reason: string): never {
   throw new OfpCodecError('bad-value', what, w.offset, reason);
 }
 
+/**
+ * Byte-level writes for the hot paths: the caller has reserved room with w.ensure(), so these
+ * skip Buffer's per-call argument validation.
+ */
+export function put32(buf: Buffer, o: number, v: number): void {
+  buf[o] = v >>> 24;
+  buf[o + 1] = (v >>> 16) & 0xff;
+  buf[o + 2] = (v >>> 8) & 0xff;
+  buf[o + 3] = v & 0xff;
+}
+
+export function put16(buf: Buffer, o: number, v: number): void {
+  buf[o] = (v >>> 8) & 0xff;
+  buf[o + 1] = v & 0xff;
+}
+
+const U32_LIMIT = 0xffffffffn;
+
+/** A 64-bit bigint (already range-checked) at buf[o]; one BigInt op for values below 2^32. */
+export function put64(buf: Buffer, o: number, v: bigint): void {
+  if (v <= U32_LIMIT) {
+    put32(buf, o, 0);
+    put32(buf, o + 4, Number(v));
+  } else {
+    put32(buf, o, Number(v >> 32n));
+    put32(buf, o + 4, Number(v & U32_LIMIT));
+  }
+}
+
+export function get64(buf: Buffer, o: number): bigint {
+  const hi = buf[o]! * 0x1000000 + ((buf[o + 1]! << 16) | (buf[o + 2]! << 8) | buf[o + 3]!);
+  const lo = buf[o + 4]! * 0x1000000 + ((buf[o + 5]! << 16) | (buf[o + 6]! << 8) | buf[o + 7]!);
+  return hi === 0 ? BigInt(lo) : (BigInt(hi) << 32n) | BigInt(lo);
+}
+
 /** Writes one value of `f` at w.offset (w has room); throws naming the field if it does not fit. */
 function putValue(w: OfWriter, f: OxmField, v: OxmValue, what: string): void {
   const buf = w.buf;
   const off = w.offset;
   switch (f.kind) {
     case 'uint': {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= 2 ** (f.width * 8)) {
-        badValue(w, what, `${f.name} needs an integer 0..${2 ** (f.width * 8) - 1}, got ${String(v)}`);
+      if (typeof v !== 'number' || !(v >= 0 && v <= f.max) || v % 1 !== 0) {
+        badValue(w, what, `${f.name} needs an integer 0..${f.max}, got ${String(v)}`);
       }
-      buf.writeUIntBE(v, off, f.width);
+      const width = f.width;
+      if (width === 4) put32(buf, off, v);
+      else if (width === 2) put16(buf, off, v);
+      else if (width === 1) buf[off] = v;
+      else buf.writeUIntBE(v, off, width);
       break;
     }
     case 'u64': {
       const b = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : -1n;
-      if (b < 0n || b > U64_MAX)
-        badValue(w, what, `${f.name} needs a 64-bit unsigned value, got ${String(v)}`);
-      buf.writeBigUInt64BE(b, off);
+      if (b < 0n || b > U64_MAX) badValue(w, what, `${f.name} needs a 64-bit unsigned value, got ${String(v)}`);
+      put64(buf, off, b);
       break;
     }
     case 'u128': {
       const b = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : -1n;
-      if (b < 0n || b > U128_MAX)
-        badValue(w, what, `${f.name} needs a 128-bit unsigned value, got ${String(v)}`);
-      buf.writeBigUInt64BE(b >> 64n, off);
-      buf.writeBigUInt64BE(b & U64_MAX, off + 8);
+      if (b < 0n || b > U128_MAX) badValue(w, what, `${f.name} needs a 128-bit unsigned value, got ${String(v)}`);
+      put64(buf, off, b >> 64n);
+      put64(buf, off + 8, b & U64_MAX);
       break;
     }
     case 'mac':
-      if (typeof v !== 'string' || !writeMac(buf, off, v))
-        badValue(w, what, `${f.name} needs a MAC, got ${String(v)}`);
+      if (typeof v !== 'string' || !writeMac(buf, off, v)) badValue(w, what, `${f.name} needs a MAC, got ${String(v)}`);
       break;
     case 'ipv4':
       if (typeof v !== 'string' || !writeIpv4(buf, off, v)) {
@@ -82,12 +118,17 @@ function putValue(w: OfWriter, f: OxmField, v: OxmValue, what: string): void {
 /** Reads one value of `f` at buf[off] (bounds already checked). */
 export function readValue(buf: Buffer, off: number, f: OxmField): OxmValue {
   switch (f.kind) {
-    case 'uint':
-      return f.width === 1 ? buf[off]! : f.width === 2 ? buf.readUInt16BE(off) : buf.readUIntBE(off, f.width);
+    case 'uint': {
+      const width = f.width;
+      if (width === 4) return buf[off]! * 0x1000000 + ((buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!);
+      if (width === 2) return (buf[off]! << 8) | buf[off + 1]!;
+      if (width === 1) return buf[off]!;
+      return buf.readUIntBE(off, width);
+    }
     case 'u64':
-      return buf.readBigUInt64BE(off);
+      return get64(buf, off);
     case 'u128':
-      return (buf.readBigUInt64BE(off) << 64n) | buf.readBigUInt64BE(off + 8);
+      return (get64(buf, off) << 64n) | get64(buf, off + 8);
     case 'mac':
       return readMac(buf, off);
     case 'ipv4':
@@ -98,13 +139,7 @@ export function readValue(buf: Buffer, off: number, f: OxmField): OxmValue {
 }
 
 /** Writes value (+mask) of a known field at w.offset, growing w; used by OXM TLVs and NX actions. */
-export function writeFieldValue(
-  w: OfWriter,
-  f: OxmField,
-  value: OxmValue,
-  mask: OxmValue | undefined,
-  what: string,
-) {
+export function writeFieldValue(w: OfWriter, f: OxmField, value: OxmValue, mask: OxmValue | undefined, what: string) {
   w.ensure(f.width * 2);
   putValue(w, f, value, what);
   if (mask !== undefined) putValue(w, f, mask, what);
@@ -120,33 +155,32 @@ export function encodeOxm(w: OfWriter, t: OxmTlv, what = 'oxm'): void {
     }
     throw new OfpCodecError('bad-value', what, w.offset, `unknown OXM field '${t.field}'`);
   }
-  const hasMask = t.mask !== undefined;
-  if (hasMask && !f.maskable) {
+  const mask = t.mask;
+  if (mask !== undefined && !f.maskable) {
     throw new OfpCodecError('bad-value', `${what} ${f.name}`, w.offset, `${f.name} cannot be masked`);
   }
   w.ensure(4 + f.width * 2);
-  w.buf.writeUInt32BE(hasMask ? f.header + 0x100 + f.width : f.header, w.offset);
+  put32(w.buf, w.offset, mask === undefined ? f.header : f.header + 0x100 + f.width);
   w.offset += 4;
   putValue(w, f, t.value, what);
-  if (hasMask) putValue(w, f, t.mask!, what);
+  if (mask !== undefined) putValue(w, f, mask, what);
 }
 
 /** Decodes one TLV at r.offset. */
 export function decodeOxm(r: OfReader): OxmTlv {
   const start = r.offset;
-  const header = r.u32('oxm header');
+  if (r.end - start < 4) r.fail('truncated', `oxm header needs 4 bytes, ${r.end - start} left`);
+  const buf = r.buf;
+  const header = buf[start]! * 0x1000000 + ((buf[start + 1]! << 16) | (buf[start + 2]! << 8) | buf[start + 3]!);
   const len = header & 0xff;
-  if (r.remaining < len) {
-    r.fail(
-      'truncated',
-      `oxm 0x${header.toString(16)} declares ${len} value bytes, ${r.remaining} left`,
-      start,
-    );
+  const off = start + 4;
+  if (r.end - off < len) {
+    r.fail('truncated', `oxm 0x${header.toString(16)} declares ${len} value bytes, ${r.end - off} left`, start);
   }
+  r.offset = off + len;
   const f = fieldByHeader(header);
   if (f === undefined || header >>> 16 === 0xffff) {
-    r.offset += len;
-    return { field: OPAQUE_FIELD, value: Buffer.from(r.buf.subarray(start, r.offset)) };
+    return { field: OPAQUE_FIELD, value: Buffer.from(buf.subarray(start, r.offset)) };
   }
   const hasMask = (header & 0x100) !== 0;
   if (len !== (hasMask ? f.width * 2 : f.width)) {
@@ -157,11 +191,9 @@ export function decodeOxm(r: OfReader): OxmTlv {
     );
   }
   if (hasMask && !f.maskable) r.fail('bad-value', `oxm ${f.name} has a mask but is not maskable`, start);
-  const off = r.offset;
-  r.offset += len;
-  const value = readValue(r.buf, off, f);
+  const value = readValue(buf, off, f);
   if (!hasMask) return { field: f.name, value };
-  return { field: f.name, value, mask: readValue(r.buf, off + f.width, f) };
+  return { field: f.name, value, mask: readValue(buf, off + f.width, f) };
 }
 
 /** Normalizes a user-supplied value of a field (e.g. IPv6 to canonical text); undefined if invalid. */

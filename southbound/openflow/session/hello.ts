@@ -54,3 +54,32 @@ function findVersionBitmap(frame: Buffer): number[] | null {
 }
 
 const hex = (n: number) => n.toString(16).padStart(2, '0');
+
+export type FirstMessage =
+  | { kind: 'incomplete' }
+  | { kind: 'garbage'; reason: string }
+  | { kind: 'whole'; frame: Buffer; rest: Buffer };
+
+/**
+ * Cuts the peer's first message from the bytes received so far. Anything whose header is not a
+ * HELLO (of any version) is garbage at once, so an HTTP client or random bytes never wait for a
+ * length they made up.
+ */
+export function takeFirstMessage(buf: Buffer, maxBytes: number): FirstMessage {
+  if (buf.length < 8) return { kind: 'incomplete' };
+  if (buf[1] !== OFPT_HELLO || buf[0] === 0) {
+    return {
+      kind: 'garbage',
+      reason: `first bytes 0x${buf.subarray(0, 8).toString('hex')} are not an OpenFlow HELLO`,
+    };
+  }
+  const length = buf.readUInt16BE(2);
+  if (length < 8 || length > maxBytes) {
+    return {
+      kind: 'garbage',
+      reason: `first message claims ${length} bytes (cap ${maxBytes}): not an OpenFlow HELLO`,
+    };
+  }
+  if (buf.length < length) return { kind: 'incomplete' };
+  return { kind: 'whole', frame: buf.subarray(0, length), rest: buf.subarray(length) };
+}

@@ -17,7 +17,7 @@ import {
 import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from './events.js';
 import { FloodGuard } from './flood-guard.js';
 import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
-import { negotiateHello } from './hello.js';
+import { negotiateHello, takeFirstMessage } from './hello.js';
 import type { SessionOptions } from './options.js';
 import { errorReply, expectType } from './replies.js';
 import { RequestTable } from './request-table.js';
@@ -263,35 +263,25 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
    */
   #takeHello(chunk: Buffer): Buffer {
     const buf = this.#pre!.length ? Buffer.concat([this.#pre!, chunk]) : chunk;
-    if (buf.length < 8) {
-      this.#pre = buf;
-      return Buffer.alloc(0);
-    }
-    const length = buf.readUInt16BE(2);
-    if (buf[1] !== 0 || buf[0] === 0) {
-      this.close(`first bytes 0x${buf.subarray(0, 8).toString('hex')} are not an OpenFlow HELLO`);
-      return Buffer.alloc(0);
-    }
-    if (length < 8 || length > this.options.maxMessageBytes) {
-      this.close(
-        `first message has length ${length} (version 0x${buf[0]!.toString(16)}): not an OpenFlow HELLO`,
-      );
-      return Buffer.alloc(0);
-    }
-    if (buf.length < length) {
+    const first = takeFirstMessage(buf, this.options.maxMessageBytes);
+    if (first.kind === 'incomplete') {
       this.#pre = buf;
       return Buffer.alloc(0);
     }
     this.#pre = null;
-    const verdict = negotiateHello(buf.subarray(0, length));
+    if (first.kind === 'garbage') {
+      this.close(first.reason);
+      return Buffer.alloc(0);
+    }
+    const verdict = negotiateHello(first.frame);
     if (!verdict.ok) {
-      if (!('notHello' in verdict)) this.#write(helloFailed(buf.readUInt32BE(4), verdict.reason));
+      if (!('notHello' in verdict)) this.#write(helloFailed(first.frame.readUInt32BE(4), verdict.reason));
       this.close(verdict.reason);
       return Buffer.alloc(0);
     }
     this.state = 'handshake';
     void this.#handshake();
-    return buf.subarray(length);
+    return first.rest;
   }
 
   /** FEATURES, PORT_DESC, SET_CONFIG, SET_ASYNC pipelined; a barrier confirms the last two. */

@@ -1,7 +1,7 @@
 import type { OxmField } from '../codec/oxm-fields.js';
 import type { OxmValue } from '../codec/oxm.js';
 import { canonicalIpv6, isMac, parseIpv4, readIpv6, writeIpv6 } from '../codec/values.js';
-import { formatPort32, hexC, parseBig, parsePort32, parseUint } from './ports.js';
+import { formatPort16, formatPort32, hexC, parseBig, parsePort16, parsePort32, parseUint } from './ports.js';
 
 /**
  * One field's value as OVS's meta-flow prints it (mf_format) and parses it (mf_parse): the form
@@ -94,6 +94,11 @@ export function formatCtState(v: number, mask: number): string {
   return out;
 }
 
+/** The name OVS prints for a field (its 16-bit NXM in_port is plain "in_port" too). */
+export function textName(name: string): string {
+  return name === 'in_port_nxm' ? 'in_port' : name;
+}
+
 /** mf_format: VALUE or VALUE/MASK as `set_field:` prints it. */
 export function formatFieldValue(f: OxmField, v: OxmValue, mask?: OxmValue): string {
   const masked = !allOnes(f, mask);
@@ -107,7 +112,8 @@ export function formatFieldValue(f: OxmField, v: OxmValue, mask?: OxmValue): str
     default: {
       if (f.name === 'ct_state' && typeof v === 'number') return formatCtState(v, masked ? Number(mask) : 0xff);
       let s: string;
-      if (PORT_FIELDS.has(f.name)) s = formatPort32(Number(v));
+      if (f.name === 'in_port_nxm') s = formatPort16(Number(v));
+      else if (PORT_FIELDS.has(f.name)) s = formatPort32(Number(v));
       else if (DECIMAL.has(f.name)) s = String(v);
       else s = hexC(v as number | bigint);
       return masked ? `${s}/${hexC(mask as number | bigint)}` : s;
@@ -164,7 +170,8 @@ export function parseFieldValue(f: OxmField, text: string): { value: OxmValue; m
       return mask === undefined ? { value } : { value, mask };
     }
     case 'uint': {
-      const value = PORT_FIELDS.has(f.name) ? parsePort32(vText) : parseUint(vText);
+      const value =
+        f.name === 'in_port_nxm' ? parsePort16(vText) : PORT_FIELDS.has(f.name) ? parsePort32(vText) : parseUint(vText);
       const max = 2 ** (f.width * 8) - 1;
       if (value === undefined || value > max) return `'${vText}' is not a valid ${f.name} (0..${max})`;
       if (mText === undefined) return { value };

@@ -3,7 +3,7 @@ import type { Instruction } from '../codec/instructions.js';
 import { CT_COMMIT, CT_FORCE, NAT_DST, NAT_PERSISTENT, NAT_PROTO_HASH, NAT_PROTO_RANDOM, NAT_SRC, type NxAction, type Subfield } from '../codec/nx-actions.js';
 import { fieldByName } from '../codec/oxm-fields.js';
 import { formatHexDots } from '../codec/values.js';
-import { formatFieldValue } from './field-text.js';
+import { formatFieldValue, textName } from './field-text.js';
 import { OFPP_CONTROLLER, formatPort16, formatPort32, hexC } from './ports.js';
 
 /** Actions and instructions as OVS's ofpacts_format() prints them (the text after `actions=`). */
@@ -24,7 +24,7 @@ export function formatSubfield(sf: Subfield): string {
 function setField(field: string, value: unknown, mask: unknown): string {
   const f = fieldByName(field);
   if (!f) return `set_field:?->${field}`;
-  return `set_field:${formatFieldValue(f, value as never, mask as never)}->${f.name}`;
+  return `set_field:${formatFieldValue(f, value as never, mask as never)}->${textName(f.name)}`;
 }
 
 function formatNat(a: Extract<NxAction, { type: 'nat' }>): string {

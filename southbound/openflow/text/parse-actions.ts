@@ -45,8 +45,10 @@ export function parseSubfield(tok: string, s: string): Subfield {
 function parseSetField(tok: string, arg: string): Action[] {
   const arrow = arg.lastIndexOf('->');
   if (arrow < 0) throw new OfTextError(tok, 'expected set_field:VALUE->FIELD');
-  const f = fieldByName(arg.slice(arrow + 2));
-  if (!f) throw new OfTextError(tok, `unknown field '${arg.slice(arrow + 2)}'`);
+  const name = arg.slice(arrow + 2);
+  // OVS sets in_port through its 16-bit NXM field.
+  const f = fieldByName(name === 'in_port' ? 'in_port_nxm' : name);
+  if (!f) throw new OfTextError(tok, `unknown field '${name}'`);
   const vText = arg.slice(0, arrow);
   if (vText.includes('/') && !f.maskable) throw new OfTextError(tok, `${f.name} cannot be masked`);
   const v = parseFieldValue(f.maskable ? f : { ...f, maskable: true }, vText);

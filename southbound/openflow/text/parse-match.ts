@@ -40,7 +40,7 @@ const WIRE_ORDER = [
 const RANK = new Map(WIRE_ORDER.map((n, i) => [n, i]));
 
 const FRAG: Record<string, [number, number]> = {
-  no: [0, 1],
+  no: [0, 3],
   yes: [1, 1],
   first: [1, 3],
   later: [3, 3],

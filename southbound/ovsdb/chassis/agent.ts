@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { OvsdbClient } from '../client.js';
 import { Replica } from '../replica.js';
 import type { DatabaseSchema } from '../schema.js';
-import { VSWITCH_DB, VSWITCH_TABLES, type VswitchTables } from '../vswitch.js';
-import { type BindingEvent, type PortBinding, computeBindings, diffBindings } from './bindings.js';
+import { VSWITCH_COLUMNS, VSWITCH_DB, VSWITCH_TABLES, type VswitchTables } from '../vswitch.js';
+import { type BindingEvent, computeBindings, diffBindings, type PortBinding } from './bindings.js';
 import { type ChassisDesired, desired as makeDesired } from './desired.js';
 import { type EnsureResult, ensureChassis } from './ensure.js';
 import { type ChassisFacts, chassisFacts, stateOf } from './state.js';
@@ -51,7 +51,12 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   ) {
     super();
     this.log = logger;
-    this.replica = new Replica<VswitchTables>({ db: VSWITCH_DB, tables: VSWITCH_TABLES, logger });
+    this.replica = new Replica<VswitchTables>({
+      db: VSWITCH_DB,
+      tables: VSWITCH_TABLES,
+      columns: VSWITCH_COLUMNS,
+      logger,
+    });
     this.replica.on('batch', () => this.onChange());
   }
 
@@ -139,7 +144,10 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
     if (this.info && JSON.stringify(this.info) === JSON.stringify(info)) return;
     this.info = info;
     this.log = (this.logger ?? this.log)?.child({ chassis: info.systemId, peer: info.peer });
-    this.log?.info({ hostname: info.hostname, encapIp: info.encapIp, datapathTypes: info.datapathTypes }, 'chassis registered');
+    this.log?.info(
+      { hostname: info.hostname, encapIp: info.encapIp, datapathTypes: info.datapathTypes },
+      'chassis registered',
+    );
     this.emit('registered', info);
   }
 
@@ -149,7 +157,15 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
     const events = diffBindings(this.bindings, next);
     this.bindings = next;
     for (const e of events) {
-      this.log?.info({ kind: e.kind, ifaceId: e.binding.ifaceId, ofport: e.binding.ofport, iface: e.binding.interfaceName }, 'port binding');
+      this.log?.info(
+        {
+          kind: e.kind,
+          ifaceId: e.binding.ifaceId,
+          ofport: e.binding.ofport,
+          iface: e.binding.interfaceName,
+        },
+        'port binding',
+      );
       this.emit('binding', e, this.info);
     }
   }

@@ -63,7 +63,10 @@ const sameBinding = (a: PortBinding, b: PortBinding) =>
   a.type === b.type;
 
 /** Events turning `prev` into `next`: new iface-ids bind, vanished ones unbind, changed ones move. */
-export function diffBindings(prev: ReadonlyMap<string, PortBinding>, next: ReadonlyMap<string, PortBinding>): BindingEvent[] {
+export function diffBindings(
+  prev: ReadonlyMap<string, PortBinding>,
+  next: ReadonlyMap<string, PortBinding>,
+): BindingEvent[] {
   const events: BindingEvent[] = [];
   for (const [id, b] of prev) if (!next.has(id)) events.push({ kind: 'unbind', binding: b });
   for (const [id, b] of next) {

@@ -29,7 +29,11 @@ export async function ensureChassis(
   if (plan.txn.length === 0) return { transacted: false, changes: [], conflicts: plan.conflicts };
   plan.txn.comment(`weft: ensure chassis (${plan.changes.length} change(s))`);
   await client.run(plan.txn);
-  await settle(replica, () => planChassis(desired, stateOf(replica, schema)).txn.length === 0, opts.settleTimeoutMs ?? 5000);
+  await settle(
+    replica,
+    () => planChassis(desired, stateOf(replica, schema)).txn.length === 0,
+    opts.settleTimeoutMs ?? 5000,
+  );
   return { transacted: true, changes: plan.changes, conflicts: plan.conflicts };
 }
 

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { OvsdbClient } from '../client.js';
 import { OvsdbSession } from '../session.js';
-import { type Listener, type TlsFiles, listen } from '../transport.js';
+import { type Listener, listen, type TlsFiles } from '../transport.js';
 import { ChassisAgent, type ChassisInfo } from './agent.js';
 import type { BindingEvent } from './bindings.js';
 import type { ChassisDesired } from './desired.js';
@@ -110,7 +110,11 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
   }
 
   private accept(stream: Duplex, peer: string): void {
-    const client = new OvsdbClient(stream, { peer, logger: this.opts.logger, probeIntervalMs: this.opts.probeIntervalMs });
+    const client = new OvsdbClient(stream, {
+      peer,
+      logger: this.opts.logger,
+      probeIntervalMs: this.opts.probeIntervalMs,
+    });
     const agent = this.newAgent();
     this.log?.info({ peer }, 'hypervisor connected');
     client.once('close', (err) => this.lost(agent, peer, err));
@@ -135,7 +139,8 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
     });
     session.on('disconnected', (err) => {
       agent.detach();
-      if (agent.chassis) this.log?.warn({ chassis: agent.chassis.systemId, err: err?.message }, 'chassis unreachable');
+      if (agent.chassis)
+        this.log?.warn({ chassis: agent.chassis.systemId, err: err?.message }, 'chassis unreachable');
     });
     this.sessions.push(session);
     session.start();

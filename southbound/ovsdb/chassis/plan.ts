@@ -1,13 +1,7 @@
 import { Transaction } from '../transaction.js';
 import type { BridgeRow, InterfaceRow, PortRow, VswitchTables } from '../vswitch.js';
-import {
-  type ChassisDesired,
-  EXT_OWNED,
-  EXT_ROLE,
-  VXLAN_OVERHEAD,
-  vniPortName,
-} from './desired.js';
-import { type VswitchState, chassisFacts, findByName, isOwned } from './state.js';
+import { type ChassisDesired, EXT_OWNED, EXT_ROLE, VXLAN_OVERHEAD, vniPortName } from './desired.js';
+import { chassisFacts, findByName, isOwned, type VswitchState } from './state.js';
 
 export interface ChassisPlan {
   /** The transaction to run; empty (length 0) when the chassis already is as desired. */
@@ -24,7 +18,11 @@ interface TunnelSpec {
   ofportRequest: number | undefined;
 }
 
-const OWNED = (role: string) => new Map([[EXT_OWNED, 'true'], [EXT_ROLE, role]]);
+const OWNED = (role: string) =>
+  new Map([
+    [EXT_OWNED, 'true'],
+    [EXT_ROLE, role],
+  ]);
 const byUuid = (uuid: string): [['_uuid', '==', string]] => [['_uuid', '==', uuid]];
 
 function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
@@ -37,7 +35,11 @@ function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
       ['dst_port', String(d.vxlanPort)],
     ]);
   if (d.profile === 'asap2') {
-    return [...new Set(d.vnis)].map((vni) => ({ name: vniPortName(vni), options: base(String(vni)), ofportRequest: undefined }));
+    return [...new Set(d.vnis)].map((vni) => ({
+      name: vniPortName(vni),
+      options: base(String(vni)),
+      ofportRequest: undefined,
+    }));
   }
   return [{ name: d.tunnelPortName, options: base('flow'), ofportRequest: d.tunnelOfport }];
 }
@@ -78,13 +80,31 @@ export function planChassis(d: ChassisDesired, state: VswitchState): ChassisPlan
     const ctlNames = d.controllers.map((c, i) => {
       txn.insert(
         'Controller',
-        { target: c.target, max_backoff: d.maxBackoffMs, inactivity_probe: d.inactivityProbeMs, external_ids: new Map([[EXT_OWNED, 'true']]) },
+        {
+          target: c.target,
+          max_backoff: d.maxBackoffMs,
+          inactivity_probe: d.inactivityProbeMs,
+          external_ids: new Map([[EXT_OWNED, 'true']]),
+        },
         `ctl${i}`,
       );
       return `ctl${i}`;
     });
-    txn.insert('Interface', { name: d.bridge, type: 'internal', external_ids: OWNED('integration'), mtu_request: overlayMtu ?? null }, 'brif');
-    txn.insert('Port', { name: d.bridge, interfaces: ['brif'], external_ids: OWNED('integration') }, 'brport');
+    txn.insert(
+      'Interface',
+      {
+        name: d.bridge,
+        type: 'internal',
+        external_ids: OWNED('integration'),
+        mtu_request: overlayMtu ?? null,
+      },
+      'brif',
+    );
+    txn.insert(
+      'Port',
+      { name: d.bridge, interfaces: ['brif'], external_ids: OWNED('integration') },
+      'brport',
+    );
     const portNames = ['brport', ...tunnels.map((t, i) => insertTunnel(txn, t, i))];
     txn.insert(
       'Bridge',
@@ -101,13 +121,18 @@ export function planChassis(d: ChassisDesired, state: VswitchState): ChassisPlan
       'br',
     );
     txn.mutate('Open_vSwitch', byUuid(ovs._uuid), [['bridges', 'insert', ['br']]]);
-    changes.push(`create bridge ${d.bridge} with ${ctlNames.length} controller(s) and ${tunnels.length} tunnel port(s)`);
+    changes.push(
+      `create bridge ${d.bridge} with ${ctlNames.length} controller(s) and ${tunnels.length} tunnel port(s)`,
+    );
     return { txn, changes, conflicts };
   }
 
   planBridgeSettings(txn, d, bridge, changes);
   planControllers(txn, d, bridge, state, changes);
-  planTunnels(txn, tunnels, bridge, state, changes, conflicts);
+  // Without a tunnel IP (not published yet, or the API has not said), tunnels stay as they are
+  // rather than being torn down.
+  if (d.encapIp) planTunnels(txn, tunnels, bridge, state, changes, conflicts);
+  else conflicts.push('no tunnel IP known for this chassis: tunnel ports left as they are');
   if (overlayMtu) planMtu(txn, bridge, state, overlayMtu, changes);
   return { txn, changes, conflicts };
 }
@@ -115,14 +140,25 @@ export function planChassis(d: ChassisDesired, state: VswitchState): ChassisPlan
 function insertTunnel(txn: Transaction<VswitchTables>, t: TunnelSpec, i: number): string {
   txn.insert(
     'Interface',
-    { name: t.name, type: 'vxlan', options: t.options, ofport_request: t.ofportRequest ?? null, external_ids: OWNED('tunnel') },
+    {
+      name: t.name,
+      type: 'vxlan',
+      options: t.options,
+      ofport_request: t.ofportRequest ?? null,
+      external_ids: OWNED('tunnel'),
+    },
     `tif${i}`,
   );
   txn.insert('Port', { name: t.name, interfaces: [`tif${i}`], external_ids: OWNED('tunnel') }, `tport${i}`);
   return `tport${i}`;
 }
 
-function planBridgeSettings(txn: Transaction<VswitchTables>, d: ChassisDesired, br: BridgeRow, changes: string[]): void {
+function planBridgeSettings(
+  txn: Transaction<VswitchTables>,
+  d: ChassisDesired,
+  br: BridgeRow,
+  changes: string[],
+): void {
   if (br.datapath_type !== d.datapathType) {
     txn.update('Bridge', byUuid(br._uuid), { datapath_type: d.datapathType });
     changes.push(`bridge ${br.name} datapath_type ${br.datapath_type || '(default)'} -> ${d.datapathType}`);
@@ -136,7 +172,15 @@ function planBridgeSettings(txn: Transaction<VswitchTables>, d: ChassisDesired, 
     txn.mutate('Bridge', byUuid(br._uuid), [['protocols', 'insert', ['OpenFlow13']]]);
     changes.push(`bridge ${br.name} protocols += OpenFlow13`);
   }
-  setMapKeys(txn, 'Bridge', br._uuid, 'other_config', br.other_config, new Map([['disable-in-band', 'true']]), changes);
+  setMapKeys(
+    txn,
+    'Bridge',
+    br._uuid,
+    'other_config',
+    br.other_config,
+    new Map([['disable-in-band', 'true']]),
+    changes,
+  );
 }
 
 function planControllers(
@@ -153,14 +197,24 @@ function planControllers(
     if (!have) {
       txn.insert(
         'Controller',
-        { target: c.target, max_backoff: d.maxBackoffMs, inactivity_probe: d.inactivityProbeMs, external_ids: new Map([[EXT_OWNED, 'true']]) },
+        {
+          target: c.target,
+          max_backoff: d.maxBackoffMs,
+          inactivity_probe: d.inactivityProbeMs,
+          external_ids: new Map([[EXT_OWNED, 'true']]),
+        },
         `ctl${i}`,
       );
       txn.mutate('Bridge', byUuid(br._uuid), [['controller', 'insert', [`ctl${i}`]]]);
       changes.push(`bridge ${br.name} controller ${c.target} added`);
     } else if (have.max_backoff !== d.maxBackoffMs || have.inactivity_probe !== d.inactivityProbeMs) {
-      txn.update('Controller', byUuid(have._uuid), { max_backoff: d.maxBackoffMs, inactivity_probe: d.inactivityProbeMs });
-      changes.push(`controller ${c.target} max_backoff/inactivity_probe -> ${d.maxBackoffMs}/${d.inactivityProbeMs}`);
+      txn.update('Controller', byUuid(have._uuid), {
+        max_backoff: d.maxBackoffMs,
+        inactivity_probe: d.inactivityProbeMs,
+      });
+      changes.push(
+        `controller ${c.target} max_backoff/inactivity_probe -> ${d.maxBackoffMs}/${d.inactivityProbeMs}`,
+      );
     }
   });
   const stale = current.filter((c) => isOwned(c) && !wanted.has(c.target));
@@ -194,12 +248,22 @@ function planTunnels(
       conflicts.push(`port ${t.name} exists but weft did not create it; left as it is`);
       return;
     }
-    if (iface.type !== 'vxlan' || !mapsEqual(iface.options, t.options) || (t.ofportRequest ?? null) !== iface.ofport_request) {
-      txn.update('Interface', byUuid(iface._uuid), { type: 'vxlan', options: t.options, ofport_request: t.ofportRequest ?? null });
+    if (
+      iface.type !== 'vxlan' ||
+      !mapsEqual(iface.options, t.options) ||
+      (t.ofportRequest ?? null) !== iface.ofport_request
+    ) {
+      txn.update('Interface', byUuid(iface._uuid), {
+        type: 'vxlan',
+        options: t.options,
+        ofport_request: t.ofportRequest ?? null,
+      });
       changes.push(`tunnel port ${t.name} reconfigured (${optionsText(t.options)})`);
     }
   });
-  const stale = ports.filter((p) => isOwned(p) && p.external_ids.get(EXT_ROLE) === 'tunnel' && !wanted.has(p.name));
+  const stale = ports.filter(
+    (p) => isOwned(p) && p.external_ids.get(EXT_ROLE) === 'tunnel' && !wanted.has(p.name),
+  );
   if (stale.length > 0) {
     txn.mutate('Bridge', byUuid(br._uuid), [['ports', 'delete', stale.map((p) => p._uuid)]]);
     changes.push(`tunnel port(s) ${stale.map((p) => p.name).join(', ')} removed`);
@@ -207,7 +271,13 @@ function planTunnels(
 }
 
 /** mtu_request on the interfaces weft owns that carry overlay traffic (the bridge's own port). */
-function planMtu(txn: Transaction<VswitchTables>, br: BridgeRow, state: VswitchState, mtu: number, changes: string[]): void {
+function planMtu(
+  txn: Transaction<VswitchTables>,
+  br: BridgeRow,
+  state: VswitchState,
+  mtu: number,
+  changes: string[],
+): void {
   for (const pu of br.ports) {
     const port = state.ports.get(pu);
     if (!port || !isOwned(port) || port.external_ids.get(EXT_ROLE) !== 'integration') continue;

@@ -8,7 +8,14 @@ import type {
   PortRow,
   VswitchTables,
 } from '../vswitch.js';
-import { DEFAULT_UNDERLAY_IFACE, EXT_ENCAP_IP, EXT_HOSTNAME, EXT_OWNED, EXT_SYSTEM_ID, EXT_UNDERLAY_IFACE } from './desired.js';
+import {
+  DEFAULT_UNDERLAY_IFACE,
+  EXT_ENCAP_IP,
+  EXT_HOSTNAME,
+  EXT_OWNED,
+  EXT_SYSTEM_ID,
+  EXT_UNDERLAY_IFACE,
+} from './desired.js';
 
 /** A read-only view of one chassis's Open_vSwitch database, as pure functions take it. */
 export interface VswitchState {
@@ -31,9 +38,13 @@ export function stateOf(replica: Replica<VswitchTables>, schema: DatabaseSchema)
   };
 }
 
-export const isOwned = (row: { external_ids: ReadonlyMap<string, string> }): boolean => row.external_ids.get(EXT_OWNED) === 'true';
+export const isOwned = (row: { external_ids: ReadonlyMap<string, string> }): boolean =>
+  row.external_ids.get(EXT_OWNED) === 'true';
 
-export function findByName<R extends { name: string }>(rows: ReadonlyMap<string, R>, name: string): R | undefined {
+export function findByName<R extends { name: string }>(
+  rows: ReadonlyMap<string, R>,
+  name: string,
+): R | undefined {
   for (const r of rows.values()) if (r.name === name) return r;
   return undefined;
 }

@@ -165,13 +165,34 @@ describe('engine on real OVS', () => {
       const { diffFlows } = await import('../../../controller/reconcile/diff.js');
       const { dumpFlows } = await import('../../../southbound/openflow/session/operations.js');
       const { formatFlow } = await import('../../../southbound/openflow/text/index.js');
-      const srv = await startOpenFlowServer({ listen: [{ kind: 'unix', path: join(dir, 'dbg.sock') }], tls: null, session: defaultSessionOptions }, log);
-      await ovs.vsctl('set-controller', 'br-int', await linkController(ovs, join(dir, 'dbg.sock'), 'dbg.sock'));
+      const srv = await startOpenFlowServer(
+        {
+          listen: [{ kind: 'unix', path: join(dir, 'dbg.sock') }],
+          tls: null,
+          session: defaultSessionOptions,
+        },
+        log,
+      );
+      await ovs.vsctl(
+        'set-controller',
+        'br-int',
+        await linkController(ovs, join(dir, 'dbg.sock'), 'dbg.sock'),
+      );
       const sw = await srv.registry.waitFor(dpid);
       const have = await dumpFlows(sw);
       const d = diffFlows(computeDatapath(buildDatapathViews(intent, facts).get('hv1')!).flows, have);
-      for (const f of d.add) console.log('WANT', formatFlow(f), JSON.stringify(f.match, (_k, v) => typeof v === 'bigint' ? `${v}n` : v));
-      for (const f of have.filter((h) => h.tableId === d.add[0]?.tableId)) console.log('HAVE', JSON.stringify(f.match, (_k, v) => typeof v === 'bigint' ? `${v}n` : v), JSON.stringify(f.instructions, (_k, v) => typeof v === 'bigint' ? `${v}n` : v));
+      for (const f of d.add)
+        console.log(
+          'WANT',
+          formatFlow(f),
+          JSON.stringify(f.match, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)),
+        );
+      for (const f of have.filter((h) => h.tableId === d.add[0]?.tableId))
+        console.log(
+          'HAVE',
+          JSON.stringify(f.match, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)),
+          JSON.stringify(f.instructions, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v)),
+        );
       await srv.close();
     }
     expect([r.flowsAdded, r.flowsModified, r.flowsRemoved, r.groupsChanged]).toEqual([0, 0, 0, 0]);

@@ -5,7 +5,12 @@ import { expect } from 'vitest';
 import { IntentError, type IntentErrorCode } from '../../../controller/intent/errors.js';
 import { IntentService, type IntentServiceOptions } from '../../../controller/intent/service.js';
 import { FileStore } from '../../../controller/store/file-store.js';
-import type { CommitRequest, CommitResult, Store } from '../../../controller/store/store.js';
+import {
+  type CommitRequest,
+  type CommitResult,
+  type Store,
+  StoreError,
+} from '../../../controller/store/store.js';
 
 /** A real embedded store in a temp dir, and an intent service over it. */
 export async function openService(opts: IntentServiceOptions = {}) {
@@ -76,4 +81,38 @@ export async function rejects(
     message: message ? expect.stringMatching(message) : e.message,
   });
   return e;
+}
+
+type Action = 'forward' | 'reject' | 'forward-then-reject' | ((req: CommitRequest) => Promise<CommitResult>);
+
+/**
+ * Holds every commit until the test releases it, then does what the test scripted for it:
+ * forward it, reject it without forwarding (an outage), or forward it and still reject (a lost
+ * reply). Lets a test put several pipelined batches in flight at once.
+ */
+export class GatedStore extends FaultyStore {
+  readonly held: Array<{ req: CommitRequest; release(action?: Action): void }> = [];
+  constructor(private readonly base: Store) {
+    super(base);
+  }
+  override commit(req: CommitRequest): Promise<CommitResult> {
+    this.commits++;
+    return new Promise((resolve, reject) => {
+      this.held.push({
+        req,
+        release: (action: Action = 'forward') => {
+          const outage = () => new StoreError('unavailable', 'injected outage');
+          if (typeof action === 'function') action(req).then(resolve, reject);
+          else if (action === 'reject') reject(outage());
+          else if (action === 'forward') this.base.commit(req).then(resolve, reject);
+          else this.base.commit(req).then(() => reject(outage()), reject);
+        },
+      });
+    });
+  }
+  /** Waits until `n` commits are held. */
+  async waitHeld(n: number): Promise<void> {
+    for (let i = 0; i < 500 && this.held.length < n; i++) await new Promise((r) => setTimeout(r, 2));
+    if (this.held.length < n) throw new Error(`only ${this.held.length} commits arrived, expected ${n}`);
+  }
 }

@@ -129,7 +129,9 @@ describe('lists', () => {
     expect(svc.list('endpoint', { tenantId: 't1' }).items.map((e) => e.id)).toEqual(['a', 'b']);
     await svc.delete('endpoint', 'a');
     await svc.update('endpoint', 'b', { name: 'renamed' });
-    expect(svc.list('endpoint', { networkId: 'n1' }).items.map((e) => [e.id, e.name])).toEqual([['b', 'renamed']]);
+    expect(svc.list('endpoint', { networkId: 'n1' }).items.map((e) => [e.id, e.name])).toEqual([
+      ['b', 'renamed'],
+    ]);
     expect(svc.list('endpoint', { tenantId: 't1' }).items.map((e) => e.id)).toEqual(['b']);
   });
 

@@ -130,3 +130,20 @@ describe('RedisStore against a real redis-server', () => {
     expect((err as Error).message).toMatch(/cannot reach Redis at redis:\/\/127.0.0.1:1/);
   });
 });
+
+describe('RedisStore through Sentinel', () => {
+  it('finds the primary from a redis-sentinel:// URL and commits there', async () => {
+    const sentinel = await startRedis({ sentinelFor: { port: redis.port, name: 'weftmaster' } });
+    try {
+      const s = await RedisStore.open(
+        `redis-sentinel://127.0.0.1:${sentinel.port}/weftmaster?prefix=sent${randomUUID()}:`,
+      );
+      expect(s.description).toBe(`redis-sentinel://127.0.0.1:${sentinel.port}/weftmaster`);
+      expect((await s.commit({ txs: [{ ops: [put('a', 1)] }] })).revision).toBe(1);
+      expect((await s.snapshot()).entries).toEqual([{ key: 'a', value: 1, revision: 1 }]);
+      await s.close();
+    } finally {
+      await sentinel.stop();
+    }
+  });
+});

@@ -16,7 +16,10 @@ const connect = async () => {
 const vsctl = (...args: string[]) => ovs.vsctl('--no-wait', ...args);
 
 /** Next notification of a kind, or fail after a while. */
-function next<A extends unknown[]>(c: OvsdbClient, event: 'update' | 'update2' | 'update3' | 'locked' | 'stolen') {
+function next<A extends unknown[]>(
+  c: OvsdbClient,
+  event: 'update' | 'update2' | 'update3' | 'locked' | 'stolen',
+) {
   return new Promise<A>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`no ${event} within 5 s`)), 5000);
     c.once(event, (...args: unknown[]) => {
@@ -44,7 +47,9 @@ describe('OVSDB client against ovsdb-server', () => {
 
   it('inserts rows tied by named-uuids, then selects, updates, mutates and deletes them', async () => {
     const txn = await client.transaction<VswitchTables>(VSWITCH_DB);
-    const ovsRow = (await client.run((await client.transaction<VswitchTables>(VSWITCH_DB)).select('Open_vSwitch', [])))[0]!.rows![0]!;
+    const ovsRow = (
+      await client.run((await client.transaction<VswitchTables>(VSWITCH_DB)).select('Open_vSwitch', []))
+    )[0]!.rows![0]!;
     txn
       .insert('Interface', { name: 'tap1', type: 'internal', external_ids: { 'iface-id': 'vm-a' } }, 'i1')
       .insert('Port', { name: 'tap1', interfaces: ['i1'] }, 'p1')
@@ -59,14 +64,23 @@ describe('OVSDB client against ovsdb-server', () => {
 
     const t2 = await client.transaction<VswitchTables>(VSWITCH_DB);
     t2.update('Interface', [['name', '==', 'tap1']], { mtu_request: 1400 })
-      .mutate('Interface', [['name', '==', 'tap1']], [['external_ids', 'insert', { 'attached-mac': '02:00:00:00:00:01' }]])
+      .mutate(
+        'Interface',
+        [['name', '==', 'tap1']],
+        [['external_ids', 'insert', { 'attached-mac': '02:00:00:00:00:01' }]],
+      )
       .select('Interface', [['name', '==', 'tap1']], ['name', 'mtu_request', 'external_ids']);
     const [upd, mut, sel] = await client.run(t2);
     expect(upd!.count).toBe(1);
     expect(mut!.count).toBe(1);
     const row = sel!.rows![0]!;
     expect(row.mtu_request).toBe(1400);
-    expect(row.external_ids).toEqual(new Map([['iface-id', 'vm-a'], ['attached-mac', '02:00:00:00:00:01']]));
+    expect(row.external_ids).toEqual(
+      new Map([
+        ['iface-id', 'vm-a'],
+        ['attached-mac', '02:00:00:00:00:01'],
+      ]),
+    );
 
     const t3 = await client.transaction<VswitchTables>(VSWITCH_DB);
     t3.wait('Interface', [['name', '==', 'tap1']], ['mtu_request'], '==', [{ mtu_request: 1400 }], 0)
@@ -104,11 +118,15 @@ describe('OVSDB client against ovsdb-server', () => {
   });
 
   it('surfaces unknown tables and columns (schema mismatch) as OvsdbError with details', async () => {
-    const e1 = await client.transactRaw(VSWITCH_DB, [{ op: 'insert', table: 'NoSuchTable', row: {} }]).catch((e) => e);
+    const e1 = await client
+      .transactRaw(VSWITCH_DB, [{ op: 'insert', table: 'NoSuchTable', row: {} }])
+      .catch((e) => e);
     expect(e1).toBeInstanceOf(OvsdbError);
     expect(e1).toMatchObject({ error: 'syntax error', operationIndex: 0 });
     expect(e1.details).toMatch(/No table named NoSuchTable/);
-    const e2 = await client.transactRaw(VSWITCH_DB, [{ op: 'select', table: 'Bridge', where: [['nmae', '==', 'x']] }]).catch((e) => e);
+    const e2 = await client
+      .transactRaw(VSWITCH_DB, [{ op: 'select', table: 'Bridge', where: [['nmae', '==', 'x']] }])
+      .catch((e) => e);
     expect(e2).toMatchObject({ error: 'unknown column' });
     expect(e2.details).toMatch(/nmae/);
     // The typed builder refuses the same mistakes before anything is sent.
@@ -168,7 +186,9 @@ describe('OVSDB client against ovsdb-server', () => {
   it('filters with monitor_cond, changes the condition with monitor_cond_change', async () => {
     const c = await connect();
     await vsctl('add-port', 'brU', 'tapA', '--', 'add-port', 'brU', 'tapB');
-    const init = await c.monitorCond(VSWITCH_DB, 'mc1', { Port: { columns: ['name'], where: [['name', '==', 'tapA']] } });
+    const init = await c.monitorCond(VSWITCH_DB, 'mc1', {
+      Port: { columns: ['name'], where: [['name', '==', 'tapA']] },
+    });
     expect(Object.values(init.Port!).map((r) => r.initial?.name)).toEqual(['tapA']);
     const u = next<[unknown, TableUpdates2]>(c, 'update2');
     await c.monitorCondChange('mc1', 'mc2', { Port: { where: [['name', '==', 'tapB']] } });
@@ -180,7 +200,9 @@ describe('OVSDB client against ovsdb-server', () => {
 
   it('resumes with monitor_cond_since and receives update3', async () => {
     const c = await connect();
-    const r = await c.monitorCondSince(VSWITCH_DB, 'mcs', { Interface: { columns: ['name', 'external_ids'] } });
+    const r = await c.monitorCondSince(VSWITCH_DB, 'mcs', {
+      Interface: { columns: ['name', 'external_ids'] },
+    });
     expect(r.found).toBe(false); // a fresh client has no transaction id to resume from
     expect(Object.keys(r.updates.Interface ?? {}).length).toBeGreaterThan(0);
     const u = next<[unknown, string, TableUpdates2]>(c, 'update3');
@@ -188,7 +210,9 @@ describe('OVSDB client against ovsdb-server', () => {
     const [id, txnId, upd] = await u;
     expect(id).toBe('mcs');
     expect(txnId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(Object.values(upd.Interface!)[0]).toEqual({ modify: { external_ids: ['map', [['iface-id', 'vm-7']]] } });
+    expect(Object.values(upd.Interface!)[0]).toEqual({
+      modify: { external_ids: ['map', [['iface-id', 'vm-7']]] },
+    });
   });
 
   it('hands a lock over with lock / steal / unlock and locked / stolen notifications', async () => {

@@ -10,7 +10,8 @@ const tricky = [
   { method: 'update', params: ['x', { Interface: { u: { new: { name: 'br\u00e9-int' } } } }], id: null },
 ];
 
-const bytesOf = (values: unknown[], sep = ''): Buffer => Buffer.from(values.map((v) => JSON.stringify(v)).join(sep));
+const bytesOf = (values: unknown[], sep = ''): Buffer =>
+  Buffer.from(values.map((v) => JSON.stringify(v)).join(sep));
 
 describe('JsonStreamSplitter', () => {
   it('splits back-to-back values with no delimiter', () => {
@@ -44,10 +45,13 @@ describe('JsonStreamSplitter', () => {
   it('matches JSON.parse for arbitrary JSON split anywhere (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue())), {
-          minLength: 1,
-          maxLength: 5,
-        }),
+        fc.array(
+          fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue())),
+          {
+            minLength: 1,
+            maxLength: 5,
+          },
+        ),
         fc.array(fc.nat(), { maxLength: 6 }),
         (values, cutsRaw) => {
           const all = bytesOf(values);
@@ -78,7 +82,9 @@ describe('JsonStreamSplitter', () => {
   });
 
   it('rejects mismatched brackets at once instead of waiting for more bytes', () => {
-    expect(() => new JsonStreamSplitter().push(Buffer.from('{"id": 1, "result": [}'))).toThrow(/mismatched "}"/);
+    expect(() => new JsonStreamSplitter().push(Buffer.from('{"id": 1, "result": [}'))).toThrow(
+      /mismatched "}"/,
+    );
   });
 
   it('enforces the size cap, also across chunks, before the message ends', () => {

@@ -27,7 +27,20 @@ const names = (t: 'Port' | 'Interface') => [...replica.table(t).values()].map((r
 beforeAll(async () => {
   ovs = await startOvs({ vswitchd: false });
   await vsctl('add-br', 'br0', '--', 'set', 'bridge', 'br0', 'datapath_type=netdev');
-  await vsctl('add-port', 'br0', 'p1', '--', 'add-port', 'br0', 'p2', '--', 'set', 'interface', 'p1', 'external_ids:iface-id=vm1');
+  await vsctl(
+    'add-port',
+    'br0',
+    'p1',
+    '--',
+    'add-port',
+    'br0',
+    'p2',
+    '--',
+    'set',
+    'interface',
+    'p1',
+    'external_ids:iface-id=vm1',
+  );
   for (const kind of ['added', 'changed', 'removed'] as const) {
     replica.on(kind, (table: string, row: Row) => {
       if (table === 'Port' || table === 'Interface') events.push(`${kind} ${table} ${row.name}`);
@@ -60,11 +73,15 @@ describe('Replica of Open_vSwitch', () => {
     await vsctl('add-port', 'br0', 'p3');
     await until('p3', () => names('Port').includes('p3'));
     await vsctl('set', 'interface', 'p3', 'external_ids:iface-id=vm3', 'mtu_request=1400');
-    await until('vm3', () => [...replica.table('Interface').values()].some((i) => i.external_ids.get('iface-id') === 'vm3'));
+    await until('vm3', () =>
+      [...replica.table('Interface').values()].some((i) => i.external_ids.get('iface-id') === 'vm3'),
+    );
     const p3 = [...replica.table('Interface').values()].find((i) => i.name === 'p3')!;
     expect(p3.mtu_request).toBe(1400);
     await vsctl('remove', 'interface', 'p3', 'external_ids', 'iface-id');
-    await until('vm3 gone', () => [...replica.table('Interface').values()].every((i) => i.external_ids.size === 0 || i.name !== 'p3'));
+    await until('vm3 gone', () =>
+      [...replica.table('Interface').values()].every((i) => i.external_ids.size === 0 || i.name !== 'p3'),
+    );
     await vsctl('del-port', 'br0', 'p3');
     await until('p3 gone', () => !names('Port').includes('p3'));
     // Within one transaction the table order is the server's; compare as a multiset.
@@ -87,8 +104,18 @@ describe('Replica of Open_vSwitch', () => {
     // Changes while the client cannot see them, written straight into the database file.
     const ops = [
       VSWITCH_DB,
-      { op: 'update', table: 'Interface', where: [['name', '==', 'p1']], row: { external_ids: ['map', [['iface-id', 'vm1-moved']]] } },
-      { op: 'mutate', table: 'Bridge', where: [['_uuid', '==', ['uuid', br._uuid]]], mutations: [['ports', 'delete', ['set', [['uuid', p2Port._uuid]]]]] },
+      {
+        op: 'update',
+        table: 'Interface',
+        where: [['name', '==', 'p1']],
+        row: { external_ids: ['map', [['iface-id', 'vm1-moved']]] },
+      },
+      {
+        op: 'mutate',
+        table: 'Bridge',
+        where: [['_uuid', '==', ['uuid', br._uuid]]],
+        mutations: [['ports', 'delete', ['set', [['uuid', p2Port._uuid]]]]],
+      },
     ];
     await run('ovsdb-tool', ['transact', `${ovs.dir}/conf.db`, JSON.stringify(ops)]);
     await ovs.startOvsdb();

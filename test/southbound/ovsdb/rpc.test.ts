@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
+import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OvsdbError, OvsdbFramingError, OvsdbTimeoutError } from '../../../southbound/ovsdb/errors.js';
 import { JsonStreamSplitter } from '../../../southbound/ovsdb/framing.js';
 import { JsonRpcConnection } from '../../../southbound/ovsdb/rpc.js';
-import { type Listener, dial, listen } from '../../../southbound/ovsdb/transport.js';
+import { dial, type Listener, listen } from '../../../southbound/ovsdb/transport.js';
 
 /** A raw peer socket for each connection we dial, so tests can write any bytes they like. */
 let dir: string;
@@ -69,7 +69,11 @@ describe('JsonRpcConnection', () => {
     const rb = await next();
     expect(ra).toMatchObject({ method: 'list_dbs', params: [] });
     // Answer out of order, split in two chunks.
-    const text = JSON.stringify({ id: rb.id, result: null, error: { error: 'unknown database', details: 'Nope' } });
+    const text = JSON.stringify({
+      id: rb.id,
+      result: null,
+      error: { error: 'unknown database', details: 'Nope' },
+    });
     peer.write(text.slice(0, 10));
     peer.write(text.slice(10) + JSON.stringify({ id: ra.id, result: ['Open_vSwitch'], error: null }));
     await expect(a).resolves.toEqual(['Open_vSwitch']);
@@ -113,7 +117,9 @@ describe('JsonRpcConnection', () => {
     bad.peer.write('{"id": 1, "result": [}');
     expect(await closed).toBeInstanceOf(OvsdbFramingError);
     await expect(pendingOnBad).rejects.toBeInstanceOf(OvsdbFramingError);
-    expect(lines.some((l) => l.msg === 'closing OVSDB peer: bad framing' && l.peer === 'test-peer')).toBe(true);
+    expect(lines.some((l) => l.msg === 'closing OVSDB peer: bad framing' && l.peer === 'test-peer')).toBe(
+      true,
+    );
     // The other session is untouched.
     const r = good.rpc.request('echo', ['still here']);
     const req = await good.next();

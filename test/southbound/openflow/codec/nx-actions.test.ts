@@ -116,9 +116,18 @@ const FIXTURES: [string, Action, string][] = [
       reason: 0,
       userdata: hex('0102'),
       pause: true,
-      v2: true,
     },
     'ffff 0028 00002320 0025 000000000000 | 0002 0005 00 000000 | 0003 0006 0102 0000 | 0004 0004 00000000',
+  ],
+  [
+    'controller(max_len=128,id=3,meter_id=9) (NXAST_CONTROLLER2; 16-bit props are value + 2 zero bytes, as ovs-ofctl sends)',
+    { type: 'controller', maxLen: 128, controllerId: 3, reason: 1, meterId: 9 },
+    'ffff 0028 00002320 0025 000000000000 | 0000 0008 0080 0000 | 0001 0008 0003 0000 | 0005 0008 00000009',
+  ],
+  [
+    'controller() as NXAST_CONTROLLER2 with no properties',
+    { type: 'controller', maxLen: 0xffff, controllerId: 0, reason: 1, v2: true },
+    'ffff 0010 00002320 0025 000000000000',
   ],
   [
     'nat(dst=[fd00::1]-[fd00::9])',

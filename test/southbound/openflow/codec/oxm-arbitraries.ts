@@ -132,7 +132,14 @@ const nxAction: fc.Arbitrary<Action> = fc.oneof(
       v2: fc.constant(true),
     },
     { requiredKeys: ['type', 'maxLen', 'controllerId', 'reason', 'v2'] },
-  ),
+  ).map((a) => {
+    // The decoder sets v2 only when nothing else implies CONTROLLER2.
+    if (a.userdata !== undefined || a.pause || a.meterId !== undefined) {
+      const { v2: _v2, ...rest } = a;
+      return rest;
+    }
+    return a;
+  }),
   fc.integer({ min: 2, max: 64 }).chain((nClauses) =>
     fc.record({
       type: fc.constant('conjunction' as const),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiateHello } from '../../../../southbound/openflow/session/hello.js';
+import { negotiateHello, takeFirstMessage } from '../../../../southbound/openflow/session/hello.js';
 
 const hello = (version: number, bitmap?: number): Buffer => {
   const body = bitmap === undefined ? Buffer.alloc(0) : Buffer.from([0, 1, 0, 8, 0, 0, 0, 0]);
@@ -33,5 +33,24 @@ describe('HELLO version negotiation', () => {
     const f = hello(4, 1 << 4);
     f.writeUInt16BE(200, 10); // element length past the message
     expect(negotiateHello(f)).toEqual({ ok: true });
+  });
+});
+
+describe('first message cutting', () => {
+  it('waits for a whole HELLO and returns what follows', () => {
+    const h = hello(4, 1 << 4);
+    expect(takeFirstMessage(h.subarray(0, 5), 65535)).toEqual({ kind: 'incomplete' });
+    expect(takeFirstMessage(h.subarray(0, 10), 65535)).toEqual({ kind: 'incomplete' });
+    const r = takeFirstMessage(Buffer.concat([h, Buffer.from([9, 9])]), 65535);
+    expect(r).toMatchObject({ kind: 'whole', frame: h, rest: Buffer.from([9, 9]) });
+  });
+  it('calls non-HELLO headers and oversized lengths garbage at once', () => {
+    expect(takeFirstMessage(Buffer.from('GET / HTTP/1.1\r\n'), 65535)).toMatchObject({ kind: 'garbage' });
+    const big = hello(4);
+    big.writeUInt16BE(5000, 2);
+    expect(takeFirstMessage(big, 1024)).toMatchObject({
+      kind: 'garbage',
+      reason: expect.stringContaining('5000'),
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { type Server, type Socket, createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +39,7 @@ const FLOWS = [
   'table=2,ct_state=-trk,ip actions=ct(table=3,zone=5)',
   'table=3,ct_state=+trk+est-new,ip actions=ct(commit,zone=NXM_NX_REG6[0..15],exec(set_field:1->ct_mark,load:0x5->NXM_NX_CT_LABEL[0..31]))',
   'table=3,ct_state=+trk+new,tcp actions=ct(commit,zone=5,nat(src=10.0.0.1-10.0.0.9:100-200,random)),ct_clear,output:2',
-  'table=3,ct_state=+trk+new,tcp actions=ct(commit,nat(dst=10.0.0.1)),ct(commit,force,zone=7,table=4,alg=ftp)',
+  'table=3,ct_state=+trk+new,tcp,tp_dst=21 actions=ct(commit,nat(dst=10.0.0.1)),ct(commit,force,zone=7,table=4,alg=ftp)',
   'table=3,ct_state=+trk,ct_mark=0x4/0xff,ct_zone=9,ct_label=0x1/0xff,ip actions=ct(nat),resubmit(,4)',
   'table=8,icmp6,icmp_type=135,nd_target=fe80::1 actions=ct(commit,nat(dst=[fd00::1]-[fd00::9]:80))',
   // conjunction
@@ -130,8 +130,7 @@ async function startProxy(path: string, target: string): Promise<Proxy> {
 const dumpLines = (out: string) =>
   out
     .split('\n')
-    .slice(1)
-    .filter((l) => l.startsWith(' '))
+    .filter((l) => l.startsWith(' ')) // flow/group lines; the reply header (if any) is not indented
     .map((l) => l.slice(1));
 
 describe('text form against ovs-ofctl (OVS 3.1)', () => {
@@ -153,14 +152,16 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
   });
 
   it('groups: GROUP_MOD bytes = parseGroup(text); dump-groups = formatGroup(decoded reply), and round-trips', async () => {
-    for (const text of GROUPS) {
-      await ofctl('add-group', text);
-      const mods = proxy.take().sent.filter((m) => m.type === 'GROUP_MOD');
-      expect(mods).toHaveLength(1);
-      const mod = mods[0] as Extract<OfpMessage, { type: 'GROUP_MOD' }>;
-      const parsed = parseGroup(text);
-      expect({ groupId: mod.groupId, type: mod.groupType, buckets: mod.buckets }, text).toEqual(parsed);
-    }
+    // One add-groups run: ovs-ofctl sends one GROUP_MOD per line, in order.
+    const file = join(ovs.dir, 'groups.txt');
+    await writeFile(file, `${GROUPS.join('\n')}\n`);
+    await ofctl('add-groups', file);
+    const mods = proxy.take().sent.flatMap((m) => (m.type === 'GROUP_MOD' ? [m] : []));
+    expect(mods).toHaveLength(GROUPS.length);
+    GROUPS.forEach((text, i) => {
+      const mod = mods[i]!;
+      expect.soft({ groupId: mod.groupId, type: mod.groupType, buckets: mod.buckets }, text).toEqual(parseGroup(text));
+    });
     const printed = dumpLines(await ofctl('dump-groups'));
     const replies = proxy.take().received.filter((m) => m.type === 'MULTIPART_REPLY');
     const decoded = replies.flatMap((m) =>
@@ -172,23 +173,21 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
   });
 
   it('flows: FLOW_MOD bytes = parseFlow(text); dump-flows = formatFlow(decoded stats), and round-trips', async () => {
-    for (const text of FLOWS) {
-      await ofctl('add-flow', text);
-      const mods = proxy.take().sent.filter((m) => m.type === 'FLOW_MOD');
-      expect(mods).toHaveLength(1);
-      const mod = mods[0] as Extract<OfpMessage, { type: 'FLOW_MOD' }>;
+    const file = join(ovs.dir, 'flows.txt');
+    await writeFile(file, `${FLOWS.join('\n')}\n`);
+    await ofctl('add-flows', file);
+    const mods = proxy.take().sent.flatMap((m) => (m.type === 'FLOW_MOD' ? [m] : []));
+    expect(mods).toHaveLength(FLOWS.length);
+    FLOWS.forEach((text, i) => {
+      const mod = mods[i]!;
       const p = parseFlow(text);
       expect.soft({ match: mod.match, instructions: mod.instructions }, text).toEqual({
         match: p.match,
         instructions: p.instructions,
       });
-      expect.soft([mod.tableId, mod.priority, mod.cookie ?? 0n, mod.flags ?? 0], text).toEqual([
-        p.tableId,
-        p.priority,
-        p.cookie ?? 0n,
-        p.flags ?? 0,
-      ]);
-    }
+      const head = [mod.tableId, mod.priority, mod.cookie ?? 0n, mod.flags ?? 0, mod.idleTimeout ?? 0, mod.hardTimeout ?? 0];
+      expect.soft(head, text).toEqual([p.tableId, p.priority, p.cookie ?? 0n, p.flags ?? 0, p.idleTimeout ?? 0, p.hardTimeout ?? 0]);
+    });
     const printed = dumpLines(await ofctl('dump-flows'));
     expect(printed).toHaveLength(FLOWS.length);
     const flows = proxy

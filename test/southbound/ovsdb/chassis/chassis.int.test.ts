@@ -134,7 +134,17 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
   });
 
   it('repairs drift made behind its back, and leaves what it did not create alone', async () => {
-    await ovs.vsctl('set', 'bridge', 'br-int', 'fail_mode=standalone', '--', 'set', 'interface', 'vxlan0', 'options:key=77');
+    await ovs.vsctl(
+      'set',
+      'bridge',
+      'br-int',
+      'fail_mode=standalone',
+      '--',
+      'set',
+      'interface',
+      'vxlan0',
+      'options:key=77',
+    );
     await until('drift repaired', async () => {
       const fm = (await ovs.vsctl('get', 'bridge', 'br-int', 'fail_mode')).trim();
       const key = (await ovs.vsctl('get', 'interface', 'vxlan0', 'options:key')).trim();
@@ -147,20 +157,42 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
   it('reports bind, move and unbind of iface-id ports as vswitchd numbers them', async () => {
     bindingEvents.length = 0;
     await ovs.vsctl(
-      'add-port', 'br-int', 'tap1', '--', 'set', 'interface', 'tap1', 'type=internal',
-      'external_ids:iface-id=vm-1', 'external_ids:attached-mac=02:00:00:00:00:01',
+      'add-port',
+      'br-int',
+      'tap1',
+      '--',
+      'set',
+      'interface',
+      'tap1',
+      'type=internal',
+      'external_ids:iface-id=vm-1',
+      'external_ids:attached-mac=02:00:00:00:00:01',
     );
     await until('bind', () => bindingEvents.length >= 1);
     expect(bindingEvents[0]).toMatchObject({
       systemId: 'hv-test-1',
-      event: { kind: 'bind', binding: { ifaceId: 'vm-1', mac: '02:00:00:00:00:01', interfaceName: 'tap1', bridge: 'br-int' } },
+      event: {
+        kind: 'bind',
+        binding: { ifaceId: 'vm-1', mac: '02:00:00:00:00:01', interfaceName: 'tap1', bridge: 'br-int' },
+      },
     });
     const first = bindingEvents[0]!.event.binding;
     expect(first.ofport).toBeGreaterThan(0);
     // The VM's port is re-plugged under another name (e.g. after a restart): same iface-id moves.
     await ovs.vsctl(
-      'del-port', 'tap1', '--', 'add-port', 'br-int', 'tap2', '--', 'set', 'interface', 'tap2', 'type=internal',
-      'external_ids:iface-id=vm-1', 'external_ids:attached-mac=02:00:00:00:00:01',
+      'del-port',
+      'tap1',
+      '--',
+      'add-port',
+      'br-int',
+      'tap2',
+      '--',
+      'set',
+      'interface',
+      'tap2',
+      'type=internal',
+      'external_ids:iface-id=vm-1',
+      'external_ids:attached-mac=02:00:00:00:00:01',
     );
     await until('move', () => bindingEvents.some((e) => e.event.kind === 'move'));
     const move = bindingEvents.find((e) => e.event.kind === 'move')!.event;
@@ -172,8 +204,14 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
 
   it('sets mtu_request on the port it owns from the underlay MTU', async () => {
     await ovs.addBridge('br-phy');
-    await until('br-phy mtu', async () => (await ovs.vsctl('get', 'interface', 'br-phy', 'mtu')).trim() === '1500');
-    await until('mtu_request', async () => (await ovs.vsctl('get', 'interface', 'br-int', 'mtu_request')).trim() === '1450');
+    await until(
+      'br-phy mtu',
+      async () => (await ovs.vsctl('get', 'interface', 'br-phy', 'mtu')).trim() === '1500',
+    );
+    await until(
+      'mtu_request',
+      async () => (await ovs.vsctl('get', 'interface', 'br-int', 'mtu_request')).trim() === '1450',
+    );
     expect((await ovs.vsctl('get', 'interface', 'br-phy', 'mtu_request')).trim()).toBe('[]');
   });
 
@@ -182,7 +220,13 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
     manager = undefined;
     await ovs.vsctl('del-manager');
     const o = await observer();
-    const asap2 = desired({ ...shared(), encapIp: '10.0.0.1', profile: 'asap2', maxIdleMs: 30000, vnis: [100, 200] });
+    const asap2 = desired({
+      ...shared(),
+      encapIp: '10.0.0.1',
+      profile: 'asap2',
+      maxIdleMs: 30000,
+      vnis: [100, 200],
+    });
     const r1 = await ensureChassis(o.client, o.replica, asap2);
     expect(r1.transacted).toBe(true);
     const get = (...a: string[]) => ovs.vsctl('get', ...a).then((s) => s.trim());

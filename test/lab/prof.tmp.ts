@@ -1,0 +1,10 @@
+import { createLab } from './topology.js';
+const t0 = Date.now();
+const lab = await createLab({ name: 'smoke2', hypervisors: 2 });
+console.log('up (no vms) in', Date.now() - t0, 'ms');
+let t = Date.now();
+await Promise.all([lab.addVm('hv1', { name: 'a', mac: '02:00:00:00:00:0a', ip: '10.0.0.1' }), lab.addVm('hv2', { name: 'b', mac: '02:00:00:00:00:0b', ip: '10.0.0.2' })]);
+console.log('2 vms', Date.now() - t);
+t = Date.now();
+await lab.destroy();
+console.log('down in', Date.now() - t);

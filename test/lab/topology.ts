@@ -1,0 +1,300 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { onExitUndo } from './cleanup.js';
+import { assertRoot, run } from './exec.js';
+import { type Hypervisor, hypervisorHandle, setHypervisorController, startHypervisor, waitFor } from './hypervisor.js';
+import { addNetns, inNetns } from './lab-netns.js';
+import {
+  checkHypervisorCount,
+  checkLabName,
+  checkUniqueVms,
+  checkVmSpec,
+  hypervisorName,
+  hypervisorNetns,
+  labNetnsPrefix,
+  type PlacedVm,
+  parseIp,
+  underlayIp,
+  underlayNetns,
+  type VmSpec,
+  vmNetns,
+} from './lab-spec.js';
+import {
+  type ControllerSockets,
+  destroyState,
+  destroyStateSync,
+  existingNetns,
+  type LabState,
+  saveState,
+  type VmState,
+} from './lab-state.js';
+import { type Listener, type PingOptions, type PingResult, ping, startListener, tcpProbe } from './traffic.js';
+import { wireUnderlay } from './underlay.js';
+import { createVm, moveVmPort, unplugVm, vmOfport } from './vm.js';
+
+/**
+ * The multi-hypervisor lab: N hypervisors (OVS userspace in namespaces) on a real underlay with a
+ * VXLAN port each, and VMs in namespaces plugged into br-int. Shared by tests, the demo, the
+ * benchmarks and `weft lab`. See docs/LAB.md.
+ */
+export interface LabSpec {
+  /** Default: a random `l<hex>` name; namespaces are `weft-<name>-...`. */
+  name?: string;
+  /** Default 2. */
+  hypervisors?: number;
+  vms?: PlacedVm[];
+  controller?: ControllerSockets;
+  /** Where to keep the lab's state (JSON) for other processes; rewritten after every change. */
+  stateFile?: string;
+}
+
+export interface Lab {
+  readonly name: string;
+  readonly state: Readonly<LabState>;
+  readonly hypervisors: readonly Hypervisor[];
+  hv(name: string): Hypervisor;
+  readonly vms: readonly VmState[];
+  vm(name: string): VmState;
+  addVm(hv: string | Hypervisor, spec: VmSpec): Promise<VmState>;
+  removeVm(name: string): Promise<void>;
+  /** Detaches the VM's port from its hypervisor and attaches it to another (an endpoint moving). */
+  moveVm(name: string, toHv: string | Hypervisor): Promise<void>;
+  /** The VM port's OpenFlow port number on its current hypervisor. */
+  ofport(vmName: string): Promise<number>;
+  ping(fromVm: string, toIp: string, opts?: PingOptions): Promise<PingResult>;
+  /** True when a TCP connection from the VM to toIp:port is accepted (a listener runs in every VM with that IP). */
+  tcpConnect(fromVm: string, toIp: string, port: number, timeoutMs?: number): Promise<boolean>;
+  /** Like tcpConnect, but names the VM that answered (undefined: no connection). */
+  tcpProbe(fromVm: string, toIp: string, port: number, timeoutMs?: number): Promise<string | undefined>;
+  /** Runs a command (argv, or a string for `sh -c`) in a VM, a hypervisor or a namespace of the lab. */
+  exec(where: string, cmd: string | string[]): Promise<string>;
+  /** Points every hypervisor at a controller, or at none. */
+  setController(sockets: ControllerSockets | undefined): Promise<void>;
+  /** Leaves the lab running after this process exits (`weft lab up`); `weft lab down` removes it. */
+  detach(): void;
+  destroy(): Promise<void>;
+}
+
+export async function createLab(spec: LabSpec = {}): Promise<Lab> {
+  assertRoot();
+  const name = checkLabName(spec.name ?? `l${randomBytes(3).toString('hex')}`);
+  const count = checkHypervisorCount(spec.hypervisors ?? 2);
+  const placed = (spec.vms ?? []).map((vm) => ({ ...checkVmSpec(vm), hypervisor: vm.hypervisor }));
+  checkUniqueVms(placed);
+  const leftovers = (await existingNetns()).filter((ns) => ns.startsWith(labNetnsPrefix(name)));
+  if (leftovers.length) {
+    throw new Error(`lab '${name}' already exists (namespaces ${leftovers.join(', ')}); run \`weft lab down --name ${name}\``);
+  }
+
+  const state: LabState = {
+    name,
+    createdAt: new Date().toISOString(),
+    dir: await mkdtemp(`/tmp/weft-lab-${name}-`),
+    namespaces: [],
+    hypervisors: [],
+    vms: [],
+    ...(spec.controller ? { controller: spec.controller } : {}),
+    pids: [],
+  };
+  const forget = onExitUndo(() => {
+    destroyStateSync(state);
+    if (spec.stateFile) rmSync(spec.stateFile, { force: true });
+  });
+  const persist = () => {
+    if (spec.stateFile) saveState(spec.stateFile, state);
+  };
+  const lab = new LabImpl(state, forget, persist, spec.stateFile);
+  try {
+    persist();
+    const hvNames = Array.from({ length: count }, (_, i) => hypervisorName(i));
+    const hvNs = hvNames.map((hv) => hypervisorNetns(name, hv));
+    const ulNs = count >= 3 ? underlayNetns(name) : undefined;
+    state.namespaces.push(...hvNs, ...(ulNs ? [ulNs] : []));
+    persist();
+    // The first `ip netns add` may set up /run/netns; the rest can then go in parallel.
+    const [firstNs, ...otherNs] = state.namespaces;
+    if (firstNs) await addNetns(firstNs);
+    await Promise.all(otherNs.map(addNetns));
+    await wireUnderlay(hvNs, ulNs);
+
+    const hvStates = hvNames.map((hv, i) => ({
+      name: hv,
+      netns: hvNs[i] ?? '',
+      dir: join(state.dir, hv),
+      underlayIp: underlayIp(i),
+    }));
+    state.hypervisors.push(...hvStates);
+    persist();
+    lab.hvs = await Promise.all(
+      hvStates.map((hv) =>
+        startHypervisor(hv, spec.controller, (pid) => {
+          state.pids.push(pid);
+          persist();
+        }),
+      ),
+    );
+    await lab.checkUnderlay();
+    await Promise.all(placed.map((vm) => lab.addVm(vm.hypervisor, vm)));
+    return lab;
+  } catch (err) {
+    await lab.destroy();
+    throw err;
+  }
+}
+
+class LabImpl implements Lab {
+  hvs: Hypervisor[] = [];
+  private readonly listeners = new Map<string, Listener>();
+  private destroyed = false;
+
+  constructor(
+    readonly state: LabState,
+    private forget: () => void,
+    private readonly persist: () => void,
+    private readonly stateFile: string | undefined,
+  ) {}
+
+  get name(): string {
+    return this.state.name;
+  }
+  get hypervisors(): readonly Hypervisor[] {
+    return this.hvs;
+  }
+  get vms(): readonly VmState[] {
+    return this.state.vms;
+  }
+
+  hv(name: string): Hypervisor {
+    const hv = this.hvs.find((h) => h.name === name);
+    if (!hv) throw new Error(`lab ${this.name}: no hypervisor '${name}' (have ${this.hvs.map((h) => h.name).join(', ')})`);
+    return hv;
+  }
+
+  vm(name: string): VmState {
+    const vm = this.state.vms.find((v) => v.name === name);
+    if (!vm) throw new Error(`lab ${this.name}: no VM '${name}'`);
+    return vm;
+  }
+
+  /** Every hypervisor pings the next one over the underlay (all pairs share one L2 segment). */
+  async checkUnderlay(): Promise<void> {
+    if (this.hvs.length < 2) return;
+    await Promise.all(
+      this.hvs.map((hv, i) => {
+        const peer = this.hvs[(i + 1) % this.hvs.length] as Hypervisor;
+        return waitFor(`underlay ping ${hv.name} -> ${peer.name} (${peer.underlayIp})`, async () => {
+          const r = await ping(hv.netns, peer.underlayIp, { count: 1, intervalMs: 200, timeoutS: 1 });
+          return r.received === 1;
+        });
+      }),
+    );
+  }
+
+  async addVm(hvRef: string | Hypervisor, spec: VmSpec): Promise<VmState> {
+    const hv = typeof hvRef === 'string' ? this.hv(hvRef) : hvRef;
+    const vm = checkVmSpec(spec);
+    if (this.state.vms.some((v) => v.name === vm.name)) throw new Error(`lab ${this.name}: VM '${vm.name}' exists already`);
+    const netns = vmNetns(this.name, vm.name);
+    return createVm(hv, vm, netns, (vmState) => {
+      this.state.namespaces.push(netns);
+      this.state.vms.push(vmState);
+      this.persist();
+    });
+  }
+
+  async removeVm(name: string): Promise<void> {
+    const vm = this.vm(name);
+    this.stopListeners(name);
+    await unplugVm(this.hv(vm.hypervisor), vm);
+    await run('ip', ['netns', 'delete', vm.netns]);
+    this.state.vms = this.state.vms.filter((v) => v !== vm);
+    this.state.namespaces = this.state.namespaces.filter((ns) => ns !== vm.netns);
+    this.persist();
+  }
+
+  async moveVm(name: string, toRef: string | Hypervisor): Promise<void> {
+    const vm = this.vm(name);
+    const to = typeof toRef === 'string' ? this.hv(toRef) : toRef;
+    if (to.name === vm.hypervisor) return;
+    await moveVmPort(this.hv(vm.hypervisor), to, vm);
+    vm.hypervisor = to.name;
+    this.persist();
+  }
+
+  ofport(vmName: string): Promise<number> {
+    const vm = this.vm(vmName);
+    return vmOfport(this.hv(vm.hypervisor), vm);
+  }
+
+  ping(fromVm: string, toIp: string, opts?: PingOptions): Promise<PingResult> {
+    return ping(this.vm(fromVm).netns, toIp, opts);
+  }
+
+  async tcpConnect(fromVm: string, toIp: string, port: number, timeoutMs = 2000): Promise<boolean> {
+    return (await this.tcpProbe(fromVm, toIp, port, timeoutMs)) !== undefined;
+  }
+
+  async tcpProbe(fromVm: string, toIp: string, port: number, timeoutMs = 2000): Promise<string | undefined> {
+    const from = this.vm(fromVm);
+    const targets = this.state.vms.filter((v) => v !== from && parseIp(v.ip).address === toIp);
+    await Promise.all(targets.map((t) => this.ensureListener(t, port)));
+    return tcpProbe(from.netns, toIp, port, timeoutMs);
+  }
+
+  private async ensureListener(vm: VmState, port: number): Promise<void> {
+    const key = `${vm.name}:${port}`;
+    if (this.listeners.has(key)) return;
+    const listener = await startListener(vm.netns, vm.name, port);
+    this.listeners.set(key, listener);
+    this.state.pids.push(listener.pid);
+    this.persist();
+  }
+
+  private stopListeners(vmName: string): void {
+    for (const [key, l] of this.listeners) {
+      if (!key.startsWith(`${vmName}:`)) continue;
+      l.stop();
+      this.listeners.delete(key);
+      this.state.pids = this.state.pids.filter((p) => p !== l.pid);
+    }
+  }
+
+  exec(where: string, cmd: string | string[]): Promise<string> {
+    const argv = typeof cmd === 'string' ? ['sh', '-c', cmd] : cmd;
+    const [prog, ...args] = argv;
+    if (prog === undefined) throw new Error('lab.exec: empty command');
+    const ns =
+      this.state.vms.find((v) => v.name === where)?.netns ??
+      this.hvs.find((h) => h.name === where)?.netns ??
+      this.state.namespaces.find((n) => n === where);
+    if (!ns) throw new Error(`lab ${this.name}: '${where}' is neither a VM, a hypervisor nor a namespace of the lab`);
+    return inNetns(ns, prog, args);
+  }
+
+  async setController(sockets: ControllerSockets | undefined): Promise<void> {
+    await Promise.all(this.hvs.map((hv) => setHypervisorController(hv, sockets)));
+    if (sockets) this.state.controller = sockets;
+    else delete this.state.controller;
+    this.persist();
+  }
+
+  detach(): void {
+    this.forget();
+    this.forget = () => undefined;
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const l of this.listeners.values()) l.stop();
+    this.listeners.clear();
+    await destroyState(this.state);
+    if (this.stateFile) rmSync(this.stateFile, { force: true });
+    this.forget();
+  }
+}
+
+/** Handles on the hypervisors of a lab made by another process (from its state file). */
+export const hypervisorsOf = (state: LabState): Hypervisor[] => state.hypervisors.map(hypervisorHandle);
