@@ -187,11 +187,6 @@ export function decodeAction(r: OfReader): Action {
     );
   }
   const end = start + len;
-  const fixed = (expected: number, name: string) => {
-    if (len !== expected)
-      r.fail('bad-length', `${name} action length ${len}, expected ${expected}`, start + 2);
-  };
-  let a: Action;
   switch (type) {
     case OFPAT.OUTPUT: {
       if (len !== 16) fixedLength(r, start, len, 16, 'output');
@@ -201,14 +196,15 @@ export function decodeAction(r: OfReader): Action {
       return { type: 'output', port, maxLen };
     }
     case OFPAT.SET_FIELD: {
-      const body = r.sub(len - 4, `${r.context}/set_field`);
-      const t = decodeOxm(body);
-      body.pad(body.remaining, 'set_field padding');
-      a =
-        t.mask === undefined
-          ? { type: 'set_field', field: t.field, value: t.value }
-          : { type: 'set_field', field: t.field, value: t.value, mask: t.mask };
-      return a;
+      // Decoded in place (no sub-reader): an OXM running past the action is caught just below.
+      const t = decodeOxm(r);
+      if (r.offset > end) {
+        r.fail('bad-length', `set_field OXM ${t.field} runs ${r.offset - end} bytes past the action`, start + 2);
+      }
+      r.pad(end - r.offset, 'set_field padding');
+      return t.mask === undefined
+        ? { type: 'set_field', field: t.field, value: t.value }
+        : { type: 'set_field', field: t.field, value: t.value, mask: t.mask };
     }
     case OFPAT.GROUP:
       if (len !== 8) fixedLength(r, start, len, 8, 'group');

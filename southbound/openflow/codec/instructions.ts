@@ -92,10 +92,6 @@ export function decodeInstruction(r: OfReader): Instruction {
       start + 2,
     );
   }
-  const fixed = (expected: number, name: string) => {
-    if (len !== expected)
-      r.fail('bad-length', `${name} instruction length ${len}, expected ${expected}`, start + 2);
-  };
   switch (type) {
     case OFPIT.GOTO_TABLE: {
       if (len !== 8) fixedLength(r, start, len, 8, 'goto_table');

@@ -18,6 +18,7 @@ import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from '
 import { FloodGuard } from './flood-guard.js';
 import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
 import { negotiateHello, takeFirstMessage } from './hello.js';
+import { Inbox } from './inbox.js';
 import type { SessionOptions } from './options.js';
 import { errorReply, expectType } from './replies.js';
 import { RequestTable } from './request-table.js';
@@ -27,6 +28,7 @@ import { WriteQueue } from './write-queue.js';
 
 /** Bulk sends are encoded into chunks of about this size before queueing. */
 const CHUNK_BYTES = 256 * 1024;
+const ECHO_REQUEST_TYPE = 2;
 
 export type SessionState = 'hello' | 'handshake' | 'up' | 'closed';
 
@@ -56,6 +58,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
   readonly #batches: Batch[] = [];
   readonly #queue: WriteQueue;
   readonly #framer: OfpFramer;
+  readonly #inbox: Inbox;
   readonly #packetIns: FloodGuard;
   #pre: Buffer | null = Buffer.alloc(0);
   #missedEchoes = 0;
@@ -85,6 +88,14 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
       onStall: () => this.close(`write queue stuck for ${options.writeStallMs} ms (switch not reading)`),
     });
     socket.setNoDelay?.(true);
+    this.#inbox = new Inbox({
+      handle: (frame) => {
+        if (!this.#closed()) this.#dispatch(decodeMessage(frame));
+      },
+      fail: (err) => this.#failInput(err),
+      pause: () => socket.pause(),
+      resume: () => socket.resume(),
+    });
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => this.close(`socket error: ${err.message}`, { quiet: isReset(err) }));
     socket.on('close', () => this.close('connection closed by switch', { quiet: true }));
@@ -216,6 +227,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     else this.log.warn(fields, 'switch session closed');
     const err = new SessionClosedError(this.peer, reason);
     this.#queue.close(err, { flush: true });
+    this.#inbox.close();
     this.#requests.failAll(err);
     // Let queued bytes (e.g. HELLO_FAILED) reach the peer before the socket goes.
     this.socket.end();
@@ -248,13 +260,18 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
         if (this.#pre || this.#closed()) return;
       }
       for (const frame of this.#framer.push(chunk)) {
-        if (this.#closed()) return;
-        this.#dispatch(decodeMessage(frame));
+        // Echo requests skip the inbox: liveness answers never wait behind a big backlog.
+        if (frame[1] === ECHO_REQUEST_TYPE) this.#dispatch(decodeMessage(frame));
+        else this.#inbox.push(frame);
       }
     } catch (err) {
-      if (err instanceof OfpCodecError) this.close(`malformed OpenFlow from switch: ${err.message}`);
-      else this.close(`internal error handling switch message: ${(err as Error).stack ?? String(err)}`);
+      this.#failInput(err);
     }
+  }
+
+  #failInput(err: unknown): void {
+    if (err instanceof OfpCodecError) this.close(`malformed OpenFlow from switch: ${err.message}`);
+    else this.close(`internal error handling switch message: ${(err as Error).stack ?? String(err)}`);
   }
 
   /**

@@ -35,6 +35,7 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   private bindings = new Map<string, PortBinding>();
   private ensuring = false;
   private ensureAgain = false;
+  private lastConflicts = '';
   private timer: NodeJS.Timeout | undefined;
   private bindTimer: NodeJS.Timeout | undefined;
   private log: Logger | undefined;
@@ -104,7 +105,12 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
       const d = makeDesired({ encapIp: this.info.encapIp, ...this.desiredOf(this.info) });
       const result = await ensureChassis(client, this.replica, d);
       if (result.transacted) this.log?.info({ changes: result.changes }, 'chassis configured');
-      for (const c of result.conflicts) this.log?.warn({ conflict: c }, 'chassis conflict left alone');
+      const conflicts = result.conflicts.join('\n');
+      if (conflicts !== this.lastConflicts) {
+        // Logged when they change, not on every re-check.
+        for (const c of result.conflicts) this.log?.warn({ conflict: c }, 'chassis conflict left alone');
+        this.lastConflicts = conflicts;
+      }
       this.emit('ensured', result, this.info);
       return result;
     } catch (err) {

@@ -1,0 +1,14 @@
+import { createLab } from './topology.js';
+import { existingNetns, isAlive } from './lab-state.js';
+import { run } from './exec.js';
+import { killPid } from './cleanup.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+const lab = await createLab({ name: 'smoke3', hypervisors: 2 });
+let t = Date.now();
+const lap = (s: string) => { console.log(s, Date.now() - t); t = Date.now(); };
+const present = await existingNetns(lab.state.namespaces); lap('list');
+const pids = (await Promise.all(present.map(async (ns) => (await run('ip', ['netns', 'pids', ns])).split('\n').filter(Boolean).map(Number)))).flat(); lap('pids '+pids);
+for (const p of pids) killPid(p);
+let i = 0; for (; i < 200 && pids.some(isAlive); i++) await sleep(10); lap('dead after ' + i);
+for (const ns of present) await run('ip', ['netns', 'delete', ns]); lap('delete');
+await lab.destroy(); lap('destroy');
