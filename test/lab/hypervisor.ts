@@ -78,6 +78,8 @@ export async function startHypervisor(
   const readPid = async (file: string) => Number((await readFile(join(dir, file), 'utf8')).trim());
 
   await mkdir(dir, { recursive: true });
+  // Up before ovs-vswitchd opens it, or the daemon logs receive errors on a down device.
+  await ipBatch(netns, [`link set ${UNDERLAY_IFACE} up`]);
   await run('ovsdb-tool', ['create', join(dir, 'conf.db'), SCHEMA]);
   await inNetns(
     netns,
@@ -130,7 +132,7 @@ export async function startHypervisor(
   // ovs-vswitchd creates br-phy's tap device while it applies the configuration: wait for it,
   // then give it the underlay address (the tunnel endpoint must sit on an OVS bridge).
   await waitFor(`${name}: br-phy device`, async () => {
-    await ipBatch(netns, [`link set ${UNDERLAY_IFACE} up`, 'link set br-phy up']);
+    await ipBatch(netns, ['link set br-phy up']);
     return true;
   });
   await ipBatch(netns, [`addr add ${underlayIp}/${UNDERLAY_PLEN} dev br-phy`]);

@@ -45,8 +45,12 @@ export const hypervisorName = (index: number): string => `hv${index + 1}`;
 export const hypervisorNetns = (lab: string, hv: string): string => `weft-${lab}-${hv}`;
 export const underlayNetns = (lab: string): string => `weft-${lab}-ul`;
 export const vmNetns = (lab: string, vm: string): string => `weft-${lab}-vm-${vm}`;
-/** Every namespace of a lab starts with this, which is how leftovers are recognised. */
-export const labNetnsPrefix = (lab: string): string => `weft-${lab}-`;
+/**
+ * Whether a namespace belongs to lab `lab`: matched exactly, so that namespaces of other tests
+ * (`weft-ovs-1a2b3c` from netns.ts) are never mistaken for a lab named `ovs`.
+ */
+export const isLabNetns = (lab: string, ns: string): boolean =>
+  ns.startsWith(`weft-${lab}-`) && /^(hv\d+|ul|vm-[a-z][a-z0-9]*)$/.test(ns.slice(`weft-${lab}-`.length));
 export const underlayIp = (index: number): string => `${UNDERLAY_PREFIX}.${index + 1}`;
 
 /** What a VM (or a tagged "physical" host) looks like to the lab. */

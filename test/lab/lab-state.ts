@@ -82,10 +82,16 @@ export async function existingNetns(names?: readonly string[]): Promise<string[]
   return names ? all.filter((n) => names.includes(n)) : all;
 }
 
+/** A pid that runs (a zombie waiting for its parent to reap it counts as gone). */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }
@@ -107,8 +113,7 @@ export async function destroyState(state: LabState): Promise<void> {
   const pids = (await Promise.all(present.map(netnsPids))).flat();
   for (const pid of pids) killPid(pid);
   for (let i = 0; i < 200 && pids.some(isAlive); i++) await sleep(10);
-  // Deleting in reverse order removes VMs before the hypervisors their veths hang off.
-  for (const ns of [...present].reverse()) await run('ip', ['netns', 'delete', ns]).catch(() => undefined);
+  await Promise.all(present.map((ns) => run('ip', ['netns', 'delete', ns]).catch(() => undefined)));
   rmSync(state.dir, { recursive: true, force: true });
 }
 
@@ -126,7 +131,7 @@ export function destroyStateSync(state: LabState): void {
   for (const pid of pids) killPid(pid);
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let i = 0; i < 200 && pids.some(isAlive); i++) Atomics.wait(pause, 0, 0, 10);
-  for (const ns of [...state.namespaces].reverse()) {
+  for (const ns of state.namespaces) {
     try {
       execFileSync('ip', ['netns', 'delete', ns], { stdio: 'ignore' });
     } catch {

@@ -13,7 +13,7 @@ import {
   checkVmSpec,
   hypervisorName,
   hypervisorNetns,
-  labNetnsPrefix,
+  isLabNetns,
   type PlacedVm,
   parseIp,
   underlayIp,
@@ -83,7 +83,7 @@ export async function createLab(spec: LabSpec = {}): Promise<Lab> {
   const count = checkHypervisorCount(spec.hypervisors ?? 2);
   const placed = (spec.vms ?? []).map((vm) => ({ ...checkVmSpec(vm), hypervisor: vm.hypervisor }));
   checkUniqueVms(placed);
-  const leftovers = (await existingNetns()).filter((ns) => ns.startsWith(labNetnsPrefix(name)));
+  const leftovers = (await existingNetns()).filter((ns) => isLabNetns(name, ns));
   if (leftovers.length) {
     throw new Error(`lab '${name}' already exists (namespaces ${leftovers.join(', ')}); run \`weft lab down --name ${name}\``);
   }

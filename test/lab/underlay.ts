@@ -13,8 +13,9 @@ export async function wireUnderlay(hypervisorNs: readonly string[], underlayNs?:
   const [first, second] = hypervisorNs;
   if (first === undefined) return;
   if (second === undefined) {
-    // A lone hypervisor still gets a ul0 so that br-phy looks the same everywhere.
-    await ipBatch(first, [`link add ${UNDERLAY_IFACE} type dummy`]);
+    // A lone hypervisor still gets a ul0 so that br-phy looks the same everywhere (there is no
+    // dummy driver on every kernel: a veth whose peer stays unused does the same).
+    await ipBatch(first, [`link add ${UNDERLAY_IFACE} type veth peer name ${UNDERLAY_IFACE}-peer`]);
     return;
   }
   if (hypervisorNs.length === 2) {

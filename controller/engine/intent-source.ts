@@ -1,0 +1,38 @@
+import type { IntentView } from '../../apps/build-view.js';
+import type { Kind, ObjectOf } from '../intent/model.js';
+import type { IntentService } from '../intent/service.js';
+import type { IntentSource } from './engine.js';
+
+const PAGE = 10_000;
+
+function all<K extends Kind>(intents: IntentService, kind: K): Array<ObjectOf[K]> {
+  const out: Array<ObjectOf[K]> = [];
+  let cursor: string | undefined;
+  do {
+    const page = intents.list(kind, { limit: PAGE, cursor });
+    out.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return out;
+}
+
+/**
+ * The engine's read of the intent service: the objects the apps need, at the service's current
+ * revision (its reads are synchronous, from one in-memory copy, so the view is consistent).
+ */
+export function intentSource(intents: IntentService): IntentSource {
+  return {
+    revision: () => intents.revision(),
+    view: (): IntentView => ({
+      networks: all(intents, 'network'),
+      endpoints: all(intents, 'endpoint'),
+      chassis: all(intents, 'chassis'),
+      vlanBindings: all(intents, 'vlanBinding'),
+      networkAcls: all(intents, 'networkAcl'),
+      securityGroups: all(intents, 'securityGroup'),
+    }),
+    onChange: (cb) => {
+      intents.onChange(() => cb());
+    },
+  };
+}
