@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
@@ -30,6 +30,10 @@ const LIST_RUNS = 20;
 const WARMUP = 2_000;
 const TOKEN = 'bench-admin-token';
 
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
 /** Full-body GET timing from this process (the server shares the event loop; nothing else runs). */
@@ -203,6 +207,7 @@ async function main(): Promise<void> {
   console.log(
     `weft API benchmark: ${fmt(CREATES)} endpoint creates, ${CONCURRENCY} in flight, node ${process.version}`,
   );
+  console.log(`machine   ${cpus().length} cores, load average ${load()} at start`);
   const { perSecond: bare, listFloorMs } = await bareFastify();
   console.log(`baseline  bare fastify POST route: ${fmt(bare)} req/s (HTTP ceiling with this client)`);
   console.log(
@@ -242,6 +247,7 @@ async function main(): Promise<void> {
     await redis.stop();
   }
 
+  console.log(`machine   load average ${load()} at end`);
   const targets: Record<string, number> = { embedded: 3000, redis: 1500 };
   for (const r of results) {
     const target = targets[r.backend.split(' ')[0]!]!;

@@ -10,7 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   decodeMessage,
@@ -277,9 +277,7 @@ const fmt = (n: number, d = 0) =>
 const rate = (r: { wall: number; cpu: number }) =>
   `${fmt(r.wall)} msgs/s wall (${fmt(r.cpu)} per CPU-second)  ratio ${fmt(r.wall / 2e6, 2)}x wall, ${fmt(r.cpu / 2e6, 2)}x CPU`;
 console.log(
-  `node ${process.version}; machine load average ${fmt(load0, 1)} -> ${fmt(loadavg()[0]!, 1)} on ${
-    (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? '?'
-  } cores`,
+  `node ${process.version}; machine load average ${fmt(load0, 1)} -> ${fmt(loadavg()[0]!, 1)} on ${availableParallelism()} cores`,
 );
 console.log(`${FLOWS} flows in ${dec.messages} FLOW replies (${fmt(dump.length / 1e6, 1)} MB)`);
 console.log(`encode FLOW_MOD (target >= 2,000,000 msgs/s)`);

@@ -113,6 +113,7 @@ async function main(): Promise<void> {
     // ---- 3. dump 100k flows (from the last weft bridge) -----------------------------------------
     let bestDumpOfctl = Number.POSITIVE_INFINITY;
     let bestDumpWeft = Number.POSITIVE_INFINITY;
+    let bestDumpCpu = 0;
     const sw = server.registry.get(await dpidOf(ovs, lastWeftBridge))!;
     for (let r = 0; r < ROUNDS + 1; r++) {
       let t0 = process.hrtime.bigint();
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
         `dump round ${r + 1}: ovs-ofctl dump-flows ${fmt(tO)} ms, weft dumpFlows ${fmt(tW)} ms (weft CPU ${fmt(weftCpu)} ms)`,
       );
       bestDumpOfctl = Math.min(bestDumpOfctl, tO);
+      if (tW < bestDumpWeft) bestDumpCpu = weftCpu;
       bestDumpWeft = Math.min(bestDumpWeft, tW);
     }
     await ovs.vsctl('del-br', lastWeftBridge);
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
     const names = Array.from({ length: BRIDGES }, (_, i) => `brs${i}`);
     const perBridge = Array.from({ length: FLOWS_PER_BRIDGE }, (_, i) => overlayFlowMod(i));
     let firstUp = 0n;
+    const scaleCpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     // Each bridge gets its flows the moment its session is up; the clock stops at the last barrier.
     const allDone = new Promise<void>((resolve, reject) => {
@@ -154,6 +157,7 @@ async function main(): Promise<void> {
     await addBridgesWithController(ovs, names, target);
     await allDone;
     const tScale = ms(t0);
+    const scaleCpu = cpuMs(scaleCpu0);
     const tScaleFromFirst = Number(process.hrtime.bigint() - firstUp) / 1e6;
     for (const n of names.slice(0, 3)) {
       if ((await countFlows(n)) !== String(FLOWS_PER_BRIDGE))
@@ -163,8 +167,8 @@ async function main(): Promise<void> {
     const report = [
       `install ${fmt(FLOWS)} overlay flows + barrier: weft ${fmt(bestWeft)} ms (${fmt(rateWeft)} flows/s) vs ovs-ofctl --bundle add-flows ${fmt(bestOfctl)} ms (${fmt(rateOfctl)} flows/s): ${installRatio.toFixed(2)}x (target >= 1.5x); CPU: weft ${fmt(cpu.weft)} ms, ovs-vswitchd ${fmt(cpu.ovsForWeft)} ms (vs ${fmt(cpu.ovsForOfctl)} ms for ovs-ofctl's bundle)`,
       `load average at the end: ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')} on ${(await import('node:os')).cpus().length} CPUs`,
-      `${BRIDGES} bridges connect + ${fmt(FLOWS_PER_BRIDGE)} flows each confirmed: ${fmt(tScaleFromFirst)} ms from the first switch up (${fmt(tScale)} ms including ovs-vsctl creating the bridges) (target <= 1000 ms)`,
-      `dump ${fmt(FLOWS)} flows decoded: weft ${fmt(bestDumpWeft)} ms vs ovs-ofctl dump-flows ${fmt(bestDumpOfctl)} ms: ${(bestDumpOfctl / bestDumpWeft).toFixed(2)}x (target: weft <= ovs-ofctl)`,
+      `${BRIDGES} bridges connect + ${fmt(FLOWS_PER_BRIDGE)} flows each confirmed: ${fmt(tScaleFromFirst)} ms from the first switch up (${fmt(tScale)} ms including ovs-vsctl creating the bridges; weft CPU ${fmt(scaleCpu)} ms) (target <= 1000 ms)`,
+      `dump ${fmt(FLOWS)} flows decoded: weft ${fmt(bestDumpWeft)} ms (weft CPU ${fmt(bestDumpCpu)} ms) vs ovs-ofctl dump-flows ${fmt(bestDumpOfctl)} ms: ${(bestDumpOfctl / bestDumpWeft).toFixed(2)}x (target: weft <= ovs-ofctl)`,
     ];
     console.log(`\n${report.join('\n')}`);
   } finally {

@@ -14,8 +14,6 @@ declare module 'fastify' {
   }
 }
 
-export const isAdmin = (p: Principal): p is Extract<Principal, { kind: 'admin' }> => p.kind === 'admin';
-
 /** The tenant a principal is confined to, or undefined for admins (who see all tenants). */
 export const tenantScope = (p: Principal): string | undefined =>
   p.kind === 'tenant' ? p.tenantId : undefined;

@@ -21,12 +21,6 @@ export const PageQuery = {
   ),
 };
 
-export const RevisionHeaders = Type.Object({
-  'x-weft-revision': Type.String({
-    description: 'store revision this answer reflects / this write produced',
-  }),
-});
-
 /** A page of objects plus the store revision the page was read at. */
 export const pageOf = <T extends TSchema>(item: T, title: string): TObject =>
   Type.Object(
@@ -46,7 +40,3 @@ export const DeletedBody = Type.Object(
   },
   { title: 'Deleted' },
 );
-
-/** Opaque cursor: the last id of the previous page, base64url so clients don't parse it. */
-export const encodeCursor = (lastId: string): string => Buffer.from(lastId, 'utf8').toString('base64url');
-export const decodeCursor = (cursor: string): string => Buffer.from(cursor, 'base64url').toString('utf8');

@@ -1,7 +1,15 @@
 import { resourceCommands } from '../../northbound/cli/resources.js';
 import { ofpCommand } from '../../southbound/openflow/cli/ofp-command.js';
+import { ovsdbCommand } from '../../southbound/ovsdb/cli/ovsdb-command.js';
 import type { CliCommand } from './command.js';
+import { labCommand } from './lab.js';
 import { serveCommand } from './serve.js';
 
 /** Every `weft` subcommand, in the order `weft --help` lists them. */
-export const commands: CliCommand[] = [serveCommand, ...resourceCommands, ofpCommand];
+export const commands: CliCommand[] = [
+  serveCommand,
+  ...resourceCommands,
+  ofpCommand,
+  labCommand,
+  ovsdbCommand,
+];

@@ -207,7 +207,8 @@ export class WritePipeline {
         }
         continue;
       }
-      const mapped = toIntentError(catchUpError ?? r.error, where);
+      // Report the commit's own failure; the catch-up's only when it is why a conflict cannot retry.
+      const mapped = toIntentError(conflicted ? catchUpError : r.error, where);
       if (!conflicted)
         this.replica.log.warn({ store: where, err: mapped.message, writes: b.txs.length }, 'commit failed');
       b.requests.forEach((req, i) => {

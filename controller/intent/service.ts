@@ -100,7 +100,7 @@ const MAX_LIMIT = 10_000;
  * The intent service: the one place the model's rules are enforced, over a Store.
  * - Reads (`get`, `list`) are synchronous, from this controller's in-memory copy at `revision()`.
  * - Writes are validated against the in-memory copy, serialised in-process, batched and committed
- *   with an optimistic precondition (see ./replica.ts); each resolves once durable in the store.
+ *   with an optimistic precondition (see ./pipeline.ts); each resolves once durable in the store.
  * - A write that changes nothing (a repeated PUT, a PATCH to the same values) commits nothing and
  *   returns the object with its current revision.
  * - References to missing objects (networkId, securityGroupIds, remoteGroupId, chassisId,
@@ -201,7 +201,8 @@ export class IntentService {
     let ids: string[];
     if (query.networkId !== undefined) {
       ids = state.sortedReferrerIds('network', query.networkId, kind);
-    } else if (tenantId !== undefined && kind !== 'tenant' && kind !== 'chassis') {
+    } else if (tenantId !== undefined && kind !== 'tenant' && kind !== 'chassis' && kind !== 'vlanBinding') {
+      // Infrastructure kinds have no tenant: a tenant filter does not apply to them.
       ids = state.sortedReferrerIds('tenant', tenantId, kind);
     } else ids = state.sorted(kind);
     let start = 0;

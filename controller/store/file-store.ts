@@ -26,7 +26,7 @@ import {
 export interface FileStoreOptions {
   /** Write a snapshot and start a new journal after this many changes (default 50,000). */
   snapshotEvery?: number;
-  /** Changes kept in memory for readChanges/subscribe from an older revision (default 100,000). */
+  /** Changes kept in memory for readChanges/subscribe from an older revision (default 20,000). */
   retainChanges?: number;
   logger?: Logger;
 }
@@ -86,7 +86,7 @@ export class FileStore implements Store {
         journal,
         loaded.journalStart,
         unlock,
-        { snapshotEvery: opts.snapshotEvery ?? 50_000, retainChanges: opts.retainChanges ?? 100_000 },
+        { snapshotEvery: opts.snapshotEvery ?? 50_000, retainChanges: opts.retainChanges ?? 20_000 },
         log,
       );
       store.sinceSnapshot = loaded.changes.length;

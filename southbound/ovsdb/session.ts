@@ -88,6 +88,5 @@ export class OvsdbSession extends EventEmitter<SessionEvents> {
     const base = Math.min(max, min * 2 ** Math.min(this.failures, 16));
     const delay = base / 2 + Math.random() * (base / 2);
     this.timer = setTimeout(() => void this.dialOnce(), delay);
-    this.timer.unref?.();
   }
 }

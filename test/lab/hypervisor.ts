@@ -2,9 +2,9 @@ import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { run } from './exec.js';
+import { inNetns, ipBatch } from './lab-netns.js';
 import { CONTROLLER_LINK, TUNNEL_OFPORT, UNDERLAY_PLEN } from './lab-spec.js';
 import type { ControllerSockets, HypervisorState } from './lab-state.js';
-import { inNetns, ipBatch } from './lab-netns.js';
 
 /**
  * One lab hypervisor: its own ovsdb-server and ovs-vswitchd (userspace datapath) inside its
@@ -140,7 +140,10 @@ export async function startHypervisor(
 }
 
 /** Repoints a running hypervisor at a controller (or at none). */
-export async function setHypervisorController(hv: Hypervisor, sockets: ControllerSockets | undefined): Promise<void> {
+export async function setHypervisorController(
+  hv: Hypervisor,
+  sockets: ControllerSockets | undefined,
+): Promise<void> {
   await linkController(hv.dir, sockets);
   await hv.vsctl('--', 'del-controller', 'br-int', '--', 'del-manager', ...controllerWords(hv.dir, sockets));
 }
@@ -156,7 +159,9 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, ms = 
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`,
+      );
     }
     await sleep(20);
   }

@@ -7,7 +7,12 @@ import { run } from './exec.js';
  */
 
 /** Runs a program inside a namespace; `env` is added to its environment. */
-export function inNetns(ns: string, cmd: string, args: string[], env?: Record<string, string>): Promise<string> {
+export function inNetns(
+  ns: string,
+  cmd: string,
+  args: string[],
+  env?: Record<string, string>,
+): Promise<string> {
   const envWords = Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`);
   return run('ip', ['netns', 'exec', ns, ...(envWords.length ? ['env', ...envWords] : []), cmd, ...args]);
 }

@@ -61,11 +61,11 @@ export interface VmSpec {
   ip: string;
   /** `external_ids:iface-id` of its br-int port; default: the name (none for a VLAN host). */
   ifaceId?: string;
-  /** A "physical" host sending 802.1Q frames with this VLAN id (its IP sits on eth0.<vlan>). */
+  /** A "physical" host whose frames reach br-int tagged with this VLAN id (see vm.ts). */
   vlan?: number;
 }
 
-/** The br-int port of a VM (`vif-`) or of a tagged physical host (`phy-`); at most 15 bytes. */
+/** The br-int port of a VM (`vif-`) or of a tagged physical host (`phy-`, the VLAN binding's port). */
 export const vmPortName = (vm: VmSpec): string => `${vm.vlan === undefined ? 'vif' : 'phy'}-${vm.name}`;
 
 export interface ParsedIp {
@@ -76,8 +76,7 @@ export interface ParsedIp {
 export function parseIp(ip: string): ParsedIp {
   const [address = '', plenText] = ip.split('/');
   const octets = address.split('.');
-  const okOctets =
-    octets.length === 4 && octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255);
+  const okOctets = octets.length === 4 && octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255);
   const plen = plenText === undefined ? 24 : Number(plenText);
   if (!okOctets || !Number.isInteger(plen) || plen < 1 || plen > 32 || plenText === '') {
     throw new LabSpecError(`IP '${ip}': expected an IPv4 address A.B.C.D with an optional /PLEN`);
@@ -121,13 +120,21 @@ export interface PlacedVm extends VmSpec {
 /** `perHypervisor` VMs on each of `hypervisors` hypervisors: vm1..vmN, 10.0.0.1.., one subnet. */
 export function defaultVms(hypervisors: number, perHypervisor: number): PlacedVm[] {
   if (!Number.isInteger(perHypervisor) || perHypervisor < 0 || perHypervisor * hypervisors > 250) {
-    throw new LabSpecError(`VMs per hypervisor '${perHypervisor}': expected 0..${Math.floor(250 / hypervisors)}`);
+    throw new LabSpecError(
+      `VMs per hypervisor '${perHypervisor}': expected 0..${Math.floor(250 / hypervisors)}`,
+    );
   }
   const vms: PlacedVm[] = [];
   for (let h = 0; h < hypervisors; h++) {
     for (let i = 0; i < perHypervisor; i++) {
       const n = vms.length + 1;
-      vms.push({ name: `vm${n}`, mac: macFor(n), ip: `${OVERLAY_PREFIX}.${n}/24`, ifaceId: `vm${n}`, hypervisor: hypervisorName(h) });
+      vms.push({
+        name: `vm${n}`,
+        mac: macFor(n),
+        ip: `${OVERLAY_PREFIX}.${n}/24`,
+        ifaceId: `vm${n}`,
+        hypervisor: hypervisorName(h),
+      });
     }
   }
   return vms;
@@ -147,7 +154,9 @@ export function parseVmsOption(text: string, hypervisors: number): PlacedVm[] {
     const [, name = '', hv = '', ip = '', vlan] = m;
     const hvIndex = Number(hv.slice(2)) - 1;
     if (hvIndex < 0 || hvIndex >= hypervisors) {
-      throw new LabSpecError(`--vms entry '${entry}': ${hv} does not exist (the lab has hv1..hv${hypervisors})`);
+      throw new LabSpecError(
+        `--vms entry '${entry}': ${hv} does not exist (the lab has hv1..hv${hypervisors})`,
+      );
     }
     const spec = checkVmSpec({ name, mac: macFor(i + 1), ip, ...(vlan ? { vlan: Number(vlan) } : {}) });
     vms.push({ ...spec, hypervisor: hv });

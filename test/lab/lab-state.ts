@@ -78,7 +78,10 @@ export async function loadState(path: string): Promise<LabState> {
 /** Namespaces that exist now (a subset of `names`). */
 export async function existingNetns(names?: readonly string[]): Promise<string[]> {
   const out = await run('ip', ['netns', 'list']);
-  const all = out.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean);
+  const all = out
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter(Boolean);
   return names ? all.filter((n) => names.includes(n)) : all;
 }
 
@@ -114,7 +117,7 @@ export async function destroyState(state: LabState): Promise<void> {
   for (const pid of pids) killPid(pid);
   for (let i = 0; i < 200 && pids.some(isAlive); i++) await sleep(10);
   await Promise.all(present.map((ns) => run('ip', ['netns', 'delete', ns]).catch(() => undefined)));
-  rmSync(state.dir, { recursive: true, force: true });
+  if (state.dir) rmSync(state.dir, { recursive: true, force: true });
 }
 
 /** The same from an exit handler, where nothing asynchronous can run. */
@@ -122,7 +125,10 @@ export function destroyStateSync(state: LabState): void {
   const pids: number[] = [];
   for (const ns of state.namespaces) {
     try {
-      const out = execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const out = execFileSync('ip', ['netns', 'pids', ns], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       pids.push(...out.split('\n').filter(Boolean).map(Number));
     } catch {
       // namespace already gone
@@ -138,7 +144,7 @@ export function destroyStateSync(state: LabState): void {
       // already gone
     }
   }
-  rmSync(state.dir, { recursive: true, force: true });
+  if (state.dir) rmSync(state.dir, { recursive: true, force: true });
 }
 
 export function readStateSync(path: string): LabState | undefined {

@@ -4,7 +4,13 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { onExitUndo } from './cleanup.js';
 import { assertRoot, run } from './exec.js';
-import { type Hypervisor, hypervisorHandle, setHypervisorController, startHypervisor, waitFor } from './hypervisor.js';
+import {
+  type Hypervisor,
+  hypervisorHandle,
+  setHypervisorController,
+  startHypervisor,
+  waitFor,
+} from './hypervisor.js';
 import { addNetns, inNetns } from './lab-netns.js';
 import {
   checkHypervisorCount,
@@ -30,7 +36,14 @@ import {
   saveState,
   type VmState,
 } from './lab-state.js';
-import { type Listener, type PingOptions, type PingResult, ping, startListener, tcpProbe } from './traffic.js';
+import {
+  type Listener,
+  type PingOptions,
+  type PingResult,
+  ping,
+  startListener,
+  tcpProbe,
+} from './traffic.js';
 import { wireUnderlay } from './underlay.js';
 import { createVm, moveVmPort, unplugVm, vmOfport } from './vm.js';
 
@@ -85,7 +98,9 @@ export async function createLab(spec: LabSpec = {}): Promise<Lab> {
   checkUniqueVms(placed);
   const leftovers = (await existingNetns()).filter((ns) => isLabNetns(name, ns));
   if (leftovers.length) {
-    throw new Error(`lab '${name}' already exists (namespaces ${leftovers.join(', ')}); run \`weft lab down --name ${name}\``);
+    throw new Error(
+      `lab '${name}' already exists (namespaces ${leftovers.join(', ')}); run \`weft lab down --name ${name}\``,
+    );
   }
 
   const state: LabState = {
@@ -168,7 +183,10 @@ class LabImpl implements Lab {
 
   hv(name: string): Hypervisor {
     const hv = this.hvs.find((h) => h.name === name);
-    if (!hv) throw new Error(`lab ${this.name}: no hypervisor '${name}' (have ${this.hvs.map((h) => h.name).join(', ')})`);
+    if (!hv)
+      throw new Error(
+        `lab ${this.name}: no hypervisor '${name}' (have ${this.hvs.map((h) => h.name).join(', ')})`,
+      );
     return hv;
   }
 
@@ -195,7 +213,8 @@ class LabImpl implements Lab {
   async addVm(hvRef: string | Hypervisor, spec: VmSpec): Promise<VmState> {
     const hv = typeof hvRef === 'string' ? this.hv(hvRef) : hvRef;
     const vm = checkVmSpec(spec);
-    if (this.state.vms.some((v) => v.name === vm.name)) throw new Error(`lab ${this.name}: VM '${vm.name}' exists already`);
+    if (this.state.vms.some((v) => v.name === vm.name))
+      throw new Error(`lab ${this.name}: VM '${vm.name}' exists already`);
     const netns = vmNetns(this.name, vm.name);
     return createVm(hv, vm, netns, (vmState) => {
       this.state.namespaces.push(netns);
@@ -269,7 +288,10 @@ class LabImpl implements Lab {
       this.state.vms.find((v) => v.name === where)?.netns ??
       this.hvs.find((h) => h.name === where)?.netns ??
       this.state.namespaces.find((n) => n === where);
-    if (!ns) throw new Error(`lab ${this.name}: '${where}' is neither a VM, a hypervisor nor a namespace of the lab`);
+    if (!ns)
+      throw new Error(
+        `lab ${this.name}: '${where}' is neither a VM, a hypervisor nor a namespace of the lab`,
+      );
     return inNetns(ns, prog, args);
   }
 

@@ -30,13 +30,28 @@ export function parsePingSummary(out: string): PingResult {
 }
 
 /** Runs a program in a namespace and resolves with its exit code and output (never rejects on a code). */
-function execIn(ns: string, cmd: string, args: string[], timeoutMs: number): Promise<{ code: number; out: string }> {
+function execIn(
+  ns: string,
+  cmd: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number; out: string }> {
   return new Promise((resolve, reject) => {
-    execFile('ip', ['netns', 'exec', ns, cmd, ...args], { timeout: timeoutMs, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? Number((err as { code: number }).code) : -1) : 0;
-      if (err && code === -1 && !stdout) reject(new Error(`${cmd} in ${ns}: ${stderr.trim() || err.message}`));
-      else resolve({ code, out: `${stdout}${stderr}` });
-    });
+    execFile(
+      'ip',
+      ['netns', 'exec', ns, cmd, ...args],
+      { timeout: timeoutMs, killSignal: 'SIGKILL' },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? Number((err as { code: number }).code)
+            : -1
+          : 0;
+        if (err && code === -1 && !stdout)
+          reject(new Error(`${cmd} in ${ns}: ${stderr.trim() || err.message}`));
+        else resolve({ code, out: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
@@ -44,7 +59,17 @@ export async function ping(ns: string, toIp: string, opts: PingOptions = {}): Pr
   const count = opts.count ?? 3;
   const intervalMs = opts.intervalMs ?? 200;
   const timeoutS = opts.timeoutS ?? 1;
-  const args = ['-n', '-q', '-c', String(count), '-i', String(intervalMs / 1000), '-W', String(timeoutS), toIp];
+  const args = [
+    '-n',
+    '-q',
+    '-c',
+    String(count),
+    '-i',
+    String(intervalMs / 1000),
+    '-W',
+    String(timeoutS),
+    toIp,
+  ];
   const budget = count * intervalMs + timeoutS * 1000 + 5000;
   const { code, out } = await execIn(ns, 'ping', args, budget);
   if (code === 2) throw new Error(`ping ${toIp} from ${ns} failed: ${out.trim()}`);
@@ -109,7 +134,12 @@ export function startListener(ns: string, vmName: string, port: number): Promise
 }
 
 /** Connects from a namespace; resolves to the peer's greeting (its VM name), or undefined. */
-export async function tcpProbe(ns: string, toIp: string, port: number, timeoutMs: number): Promise<string | undefined> {
+export async function tcpProbe(
+  ns: string,
+  toIp: string,
+  port: number,
+  timeoutMs: number,
+): Promise<string | undefined> {
   const args = ['-e', CONNECTOR, toIp, String(port), String(timeoutMs)];
   const { code, out } = await execIn(ns, process.execPath, args, timeoutMs + 5000);
   return code === 0 ? out.trim() : undefined;

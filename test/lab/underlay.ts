@@ -19,7 +19,9 @@ export async function wireUnderlay(hypervisorNs: readonly string[], underlayNs?:
     return;
   }
   if (hypervisorNs.length === 2) {
-    await ipBatch(first, [`link add ${UNDERLAY_IFACE} type veth peer name ${UNDERLAY_IFACE} netns ${second}`]);
+    await ipBatch(first, [
+      `link add ${UNDERLAY_IFACE} type veth peer name ${UNDERLAY_IFACE} netns ${second}`,
+    ]);
     return;
   }
   if (!underlayNs) throw new Error('an underlay namespace is needed for 3 or more hypervisors');

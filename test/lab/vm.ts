@@ -4,7 +4,7 @@ import { parseIp, VM_MTU, type VmSpec, vmPortName } from './lab-spec.js';
 import type { VmState } from './lab-state.js';
 
 /**
- * VMs and tagged "physical" hosts: each a namespace whose eth0 is one end of a veth pair; the
+ * VMs and tagged "physical" hosts: each a namespace whose eth0 is one end of a veth pair. A VM's
  * other end is a port of the hypervisor's br-int, marked the way libvirt marks a VM's interface
  * (`iface-id`, `attached-mac`, `iface-status`, `vm-id`) so that weft binds it to its endpoint.
  */
@@ -26,22 +26,52 @@ export function addPortWords(vm: VmSpec): string[] {
   return words;
 }
 
+/**
+ * A tagged "physical" host hangs off its own little top-of-rack switch: an OVS bridge `tor-<name>`
+ * (standalone, NORMAL) on the hypervisor, whose access port (tag=VLAN) holds the host's veth and
+ * whose trunk is a patch port to br-int's `phy-<name>`. br-int thus receives real 802.1Q frames on
+ * a physical-looking port; this kernel has no 802.1Q support, so the host itself cannot tag.
+ */
+export function torWords(vm: VmSpec): string[] {
+  const [tor, access, trunk, phy] = [`tor-${vm.name}`, `h-${vm.name}`, `t-${vm.name}`, vmPortName(vm)];
+  return [
+    ...['--', 'add-br', tor, '--', 'set', 'bridge', tor, 'datapath_type=netdev'],
+    ...['--', 'add-port', tor, access, `tag=${vm.vlan}`],
+    ...['--', 'add-port', tor, trunk, '--', 'set', 'interface', trunk, 'type=patch', `options:peer=${phy}`],
+    ...[
+      '--',
+      'add-port',
+      'br-int',
+      phy,
+      '--',
+      'set',
+      'interface',
+      phy,
+      'type=patch',
+      `options:peer=${trunk}`,
+    ],
+  ];
+}
+
+/** The hypervisor-side end of the VM's veth. */
+const vethName = (vm: VmSpec): string => (vm.vlan === undefined ? vmPortName(vm) : `h-${vm.name}`);
+
 /** Plumbs the VM's namespace (which must exist) to the hypervisor and configures eth0. */
 async function plug(hv: Hypervisor, vm: VmSpec, netns: string): Promise<void> {
-  const port = vmPortName(vm);
-  await ipBatch(hv.netns, [`link add ${port} type veth peer name eth0 netns ${netns}`, `link set ${port} up`]);
+  const veth = vethName(vm);
+  await ipBatch(hv.netns, [
+    `link add ${veth} type veth peer name eth0 netns ${netns}`,
+    `link set ${veth} up`,
+  ]);
   const { address, plen } = parseIp(vm.ip);
-  const ipDev = vm.vlan === undefined ? 'eth0' : `eth0.${vm.vlan}`;
-  const lines = [`link set eth0 address ${vm.mac} mtu ${VM_MTU}`, 'link set eth0 up'];
-  if (vm.vlan !== undefined) {
-    lines.push(`link add link eth0 name ${ipDev} type vlan id ${vm.vlan}`, `link set ${ipDev} up`);
-  }
-  lines.push(`addr add ${address}/${plen} dev ${ipDev}`);
-  await ipBatch(netns, lines);
+  await ipBatch(netns, [
+    `link set eth0 address ${vm.mac} mtu ${VM_MTU}`,
+    'link set eth0 up',
+    `addr add ${address}/${plen} dev eth0`,
+  ]);
   // The userspace datapath does not fill in checksums a veth left to "hardware": TCP needs this.
   await inNetns(netns, 'ethtool', ['-K', 'eth0', 'tx', 'off']);
-  if (vm.vlan !== undefined) await inNetns(netns, 'ethtool', ['-K', ipDev, 'tx', 'off']);
-  await hv.vsctl(...addPortWords(vm));
+  await hv.vsctl(...(vm.vlan === undefined ? addPortWords(vm) : torWords(vm)));
 }
 
 /** Creates the VM on `hv`; `record` runs before the namespace exists so a crash still finds it. */
@@ -63,6 +93,8 @@ export async function createVm(
  * MAC and IP: what a live migration looks like to the controller (iface-id gone here, back there).
  */
 export async function moveVmPort(from: Hypervisor, to: Hypervisor, vm: VmState): Promise<void> {
+  if (vm.vlan !== undefined)
+    throw new Error(`${vm.name} is a physical host (VLAN ${vm.vlan}); only VMs move`);
   await from.vsctl('--if-exists', 'del-port', 'br-int', vm.port);
   await ipBatch(from.netns, [`link set ${vm.port} netns ${to.netns}`]);
   await ipBatch(to.netns, [`link set ${vm.port} up`]);
@@ -71,12 +103,14 @@ export async function moveVmPort(from: Hypervisor, to: Hypervisor, vm: VmState):
 
 /** Unplugs the VM's port; the caller deletes its namespace (which takes the veth with it). */
 export async function unplugVm(hv: Hypervisor, vm: VmState): Promise<void> {
-  await hv.vsctl('--if-exists', 'del-port', 'br-int', vm.port);
+  const tor = vm.vlan === undefined ? [] : ['--', '--if-exists', 'del-br', `tor-${vm.name}`];
+  await hv.vsctl('--', '--if-exists', 'del-port', 'br-int', vm.port, ...tor);
 }
 
 /** The VM port's OpenFlow port number on its hypervisor's br-int. */
 export async function vmOfport(hv: Hypervisor, vm: VmState): Promise<number> {
   const n = Number((await hv.vsctl('get', 'interface', vm.port, 'ofport')).trim());
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${hv.name}: port ${vm.port} has no OpenFlow port number`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`${hv.name}: port ${vm.port} has no OpenFlow port number`);
   return n;
 }

@@ -109,6 +109,10 @@ describe('health, metrics and docs', () => {
     const docs = await h.app.inject('/docs/');
     expect(docs.statusCode).toBe(200);
     expect(docs.headers['content-type']).toContain('text/html');
+    // swagger-ui's assets are served too (they come from @fastify/static; no token needed).
+    const bundle = await h.app.inject('/docs/static/swagger-ui-bundle.js');
+    expect(bundle.statusCode).toBe(200);
+    expect(bundle.body.length).toBeGreaterThan(100_000);
   });
 });
 

@@ -169,6 +169,12 @@ describe('weft resource commands over the API', () => {
     expect((await weft('tenant list', { WEFT_TOKEN: tok.token })).err).toContain('unknown or revoked token');
   });
 
+  it('mints an admin token with --admin', async () => {
+    const tok = JSON.parse((await weft('token create --admin --name ops --json')).out);
+    expect(tok.tenantId).toBeNull();
+    expect((await weft('chassis list', { WEFT_TOKEN: tok.token })).code).toBe(0);
+  });
+
   it('follows every page on list', async () => {
     expect((await weft('network create --id n3 --tenant t1 --name many')).code).toBe(0);
     for (let i = 0; i < 12; i++) expect((await weft(`endpoint create --id m${i} --network n3`)).code).toBe(0);

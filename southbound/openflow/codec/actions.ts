@@ -1,4 +1,5 @@
-import { decodeNxAction, encodeNxAction, NX_VENDOR_ID, type NxAction } from './nx-actions.js';
+import { encodeNxAction, NX_VENDOR_ID, type NxAction } from './nx-actions.js';
+import { decodeNxAction } from './nx-actions-decode.js';
 import { decodeOxm, encodeOxm, type OxmValue, put16, put32 } from './oxm.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
@@ -199,7 +200,11 @@ export function decodeAction(r: OfReader): Action {
       // Decoded in place (no sub-reader): an OXM running past the action is caught just below.
       const t = decodeOxm(r);
       if (r.offset > end) {
-        r.fail('bad-length', `set_field OXM ${t.field} runs ${r.offset - end} bytes past the action`, start + 2);
+        r.fail(
+          'bad-length',
+          `set_field OXM ${t.field} runs ${r.offset - end} bytes past the action`,
+          start + 2,
+        );
       }
       r.pad(end - r.offset, 'set_field padding');
       return t.mask === undefined

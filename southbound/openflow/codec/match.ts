@@ -1,3 +1,4 @@
+import { OfpCodecError } from './errors.js';
 import { decodeOxm, encodeOxm, type OxmTlv, put16 } from './oxm.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
@@ -40,9 +41,20 @@ export function decodeMatch(r: OfReader): Match {
     );
   }
   const m: Match = [];
-  if (length > 4) {
-    const tlvs = r.sub(length - 4, `${r.context}/match`);
-    while (tlvs.remaining > 0) m.push(decodeOxm(tlvs));
+  // TLVs are read in place (no sub-reader per match); one running past the match length fails.
+  const end = start + length;
+  while (r.offset < end) {
+    const at = r.offset;
+    const t = decodeOxm(r);
+    if (r.offset > end) {
+      throw new OfpCodecError(
+        'truncated',
+        `${r.context}/match`,
+        at,
+        `oxm ${t.field} is cut off by the match length (${r.offset - end} bytes short)`,
+      );
+    }
+    m.push(t);
   }
   r.pad(((length + 7) & ~7) - length, 'match padding');
   return m;

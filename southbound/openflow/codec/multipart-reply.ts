@@ -1,25 +1,16 @@
-import { decodeBuckets, encodeBuckets } from './buckets.js';
+import { encodeBuckets } from './buckets.js';
 import { ofpmp } from './constants.js';
 import { decodeInstructions, encodeInstructions } from './instructions.js';
 import { decodeMatch, encodeMatch } from './match.js';
 import type { MultipartReply } from './messages.js';
 import { get32, get64, putU64, readFixedString, writeFixedString } from './msg-common.js';
-import { groupTypeNumber, readGroupType } from './msg-flow.js';
-import { readMeterBands, writeMeterBands } from './msg-meter.js';
+import { groupTypeNumber } from './msg-flow.js';
+import { writeMeterBands } from './msg-meter.js';
 import { OFP_PORT_LEN, readPortDesc, writePortDesc } from './msg-port.js';
+import { readGroupDesc, readGroupStats, readMeterConfig, readMeterStats } from './multipart-group-meter.js';
 import { mpTypeNumber, readMultipartHeader } from './multipart-request.js';
 import { readTableFeatures, writeTableFeatures } from './multipart-table-features.js';
-import type {
-  FlowStats,
-  GroupDesc,
-  GroupStats,
-  MeterConfig,
-  MeterStats,
-  MultipartReplyBody,
-  PortStats,
-  QueueStats,
-  TableStats,
-} from './multipart-types.js';
+import type { FlowStats, MultipartReplyBody, PortStats, QueueStats, TableStats } from './multipart-types.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
 
@@ -148,80 +139,6 @@ const readQueueStats = (r: OfReader): QueueStats => ({
   durationSec: r.u32(),
   durationNsec: r.u32(),
 });
-
-function readGroupStats(r: OfReader): GroupStats[] {
-  const out: GroupStats[] = [];
-  while (r.remaining > 0) {
-    const at = r.offset;
-    const len = r.u16('group stats length');
-    if (len < 40 || (len - 40) % 16 !== 0)
-      r.fail('bad-length', `group stats length ${len} is not 40 + 16n`, at);
-    const e = r.sub(len - 2, 'MULTIPART_REPLY/group');
-    e.pad(2);
-    const groupId = e.u32('group_id');
-    const refCount = e.u32('ref_count');
-    e.pad(4);
-    const packetCount = e.u64();
-    const byteCount = e.u64();
-    const durationSec = e.u32();
-    const durationNsec = e.u32();
-    const bucketStats: GroupStats['bucketStats'] = [];
-    while (e.remaining > 0) bucketStats.push({ packetCount: e.u64(), byteCount: e.u64() });
-    out.push({ groupId, refCount, packetCount, byteCount, durationSec, durationNsec, bucketStats });
-  }
-  return out;
-}
-
-function readGroupDesc(r: OfReader): GroupDesc[] {
-  const out: GroupDesc[] = [];
-  while (r.remaining > 0) {
-    const at = r.offset;
-    const len = r.u16('group desc length');
-    if (len < 8) r.fail('bad-length', `group desc length ${len} is below 8`, at);
-    const e = r.sub(len - 2, 'MULTIPART_REPLY/group_desc');
-    const groupType = readGroupType(e);
-    e.pad(1);
-    const groupId = e.u32('group_id');
-    out.push({ groupType, groupId, buckets: decodeBuckets(e) });
-  }
-  return out;
-}
-
-function readMeterStats(r: OfReader): MeterStats[] {
-  const out: MeterStats[] = [];
-  while (r.remaining > 0) {
-    const meterId = r.u32('meter_id');
-    const at = r.offset;
-    const len = r.u16('meter stats length');
-    if (len < 40 || (len - 40) % 16 !== 0)
-      r.fail('bad-length', `meter stats length ${len} is not 40 + 16n`, at);
-    const e = r.sub(len - 6, 'MULTIPART_REPLY/meter');
-    e.pad(6);
-    const flowCount = e.u32('flow_count');
-    const packetInCount = e.u64();
-    const byteInCount = e.u64();
-    const durationSec = e.u32();
-    const durationNsec = e.u32();
-    const bandStats: MeterStats['bandStats'] = [];
-    while (e.remaining > 0) bandStats.push({ packetBandCount: e.u64(), byteBandCount: e.u64() });
-    out.push({ meterId, flowCount, packetInCount, byteInCount, durationSec, durationNsec, bandStats });
-  }
-  return out;
-}
-
-function readMeterConfig(r: OfReader): MeterConfig[] {
-  const out: MeterConfig[] = [];
-  while (r.remaining > 0) {
-    const at = r.offset;
-    const len = r.u16('meter config length');
-    if (len < 8) r.fail('bad-length', `meter config length ${len} is below 8`, at);
-    const e = r.sub(len - 2, 'MULTIPART_REPLY/meter_config');
-    const flags = e.u16('flags');
-    const meterId = e.u32('meter_id');
-    out.push({ flags, meterId, bands: readMeterBands(e) });
-  }
-  return out;
-}
 
 export function decodeMultipartReply(r: OfReader, xid: number): MultipartReply {
   const [mpType, flags] = readMultipartHeader(r);

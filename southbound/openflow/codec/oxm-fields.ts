@@ -131,7 +131,17 @@ const ROWS: Row[] = [
   ['nw_frag', N1, 26, 1, 8, true, 'uint', 'ip_any'],
 ];
 // OVS's 16-bit in_port (NXM_OF_IN_PORT): what it puts in set_field and load/move for "in_port".
-ROWS.push(['in_port_nxm', OXM_CLASS_NXM0, 0, 2, 16, false, 'uint', 'none', ['NXM_OF_IN_PORT', OXM_CLASS_NXM0, 0, 2]]);
+ROWS.push([
+  'in_port_nxm',
+  OXM_CLASS_NXM0,
+  0,
+  2,
+  16,
+  false,
+  'uint',
+  'none',
+  ['NXM_OF_IN_PORT', OXM_CLASS_NXM0, 0, 2],
+]);
 for (let i = 0; i < 16; i++) ROWS.push([`reg${i}`, N1, i, 4, 32, true, 'uint', 'none']);
 for (let i = 0; i < 8; i++) ROWS.push([`xreg${i}`, OXM_CLASS_PKT_REG, i, 8, 64, true, 'u64', 'none']);
 

@@ -87,19 +87,22 @@ function putValue(w: OfWriter, f: OxmField, v: OxmValue, what: string): void {
     }
     case 'u64': {
       const b = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : -1n;
-      if (b < 0n || b > U64_MAX) badValue(w, what, `${f.name} needs a 64-bit unsigned value, got ${String(v)}`);
+      if (b < 0n || b > U64_MAX)
+        badValue(w, what, `${f.name} needs a 64-bit unsigned value, got ${String(v)}`);
       put64(buf, off, b);
       break;
     }
     case 'u128': {
       const b = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : -1n;
-      if (b < 0n || b > U128_MAX) badValue(w, what, `${f.name} needs a 128-bit unsigned value, got ${String(v)}`);
+      if (b < 0n || b > U128_MAX)
+        badValue(w, what, `${f.name} needs a 128-bit unsigned value, got ${String(v)}`);
       put64(buf, off, b >> 64n);
       put64(buf, off + 8, b & U64_MAX);
       break;
     }
     case 'mac':
-      if (typeof v !== 'string' || !writeMac(buf, off, v)) badValue(w, what, `${f.name} needs a MAC, got ${String(v)}`);
+      if (typeof v !== 'string' || !writeMac(buf, off, v))
+        badValue(w, what, `${f.name} needs a MAC, got ${String(v)}`);
       break;
     case 'ipv4':
       if (typeof v !== 'string' || !writeIpv4(buf, off, v)) {
@@ -120,7 +123,8 @@ export function readValue(buf: Buffer, off: number, f: OxmField): OxmValue {
   switch (f.kind) {
     case 'uint': {
       const width = f.width;
-      if (width === 4) return buf[off]! * 0x1000000 + ((buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!);
+      if (width === 4)
+        return buf[off]! * 0x1000000 + ((buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!);
       if (width === 2) return (buf[off]! << 8) | buf[off + 1]!;
       if (width === 1) return buf[off]!;
       return buf.readUIntBE(off, width);
@@ -139,7 +143,13 @@ export function readValue(buf: Buffer, off: number, f: OxmField): OxmValue {
 }
 
 /** Writes value (+mask) of a known field at w.offset, growing w; used by OXM TLVs and NX actions. */
-export function writeFieldValue(w: OfWriter, f: OxmField, value: OxmValue, mask: OxmValue | undefined, what: string) {
+export function writeFieldValue(
+  w: OfWriter,
+  f: OxmField,
+  value: OxmValue,
+  mask: OxmValue | undefined,
+  what: string,
+) {
   w.ensure(f.width * 2);
   putValue(w, f, value, what);
   if (mask !== undefined) putValue(w, f, mask, what);
@@ -171,11 +181,16 @@ export function decodeOxm(r: OfReader): OxmTlv {
   const start = r.offset;
   if (r.end - start < 4) r.fail('truncated', `oxm header needs 4 bytes, ${r.end - start} left`);
   const buf = r.buf;
-  const header = buf[start]! * 0x1000000 + ((buf[start + 1]! << 16) | (buf[start + 2]! << 8) | buf[start + 3]!);
+  const header =
+    buf[start]! * 0x1000000 + ((buf[start + 1]! << 16) | (buf[start + 2]! << 8) | buf[start + 3]!);
   const len = header & 0xff;
   const off = start + 4;
   if (r.end - off < len) {
-    r.fail('truncated', `oxm 0x${header.toString(16)} declares ${len} value bytes, ${r.end - off} left`, start);
+    r.fail(
+      'truncated',
+      `oxm 0x${header.toString(16)} declares ${len} value bytes, ${r.end - off} left`,
+      start,
+    );
   }
   r.offset = off + len;
   const f = fieldByHeader(header);

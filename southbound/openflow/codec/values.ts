@@ -32,8 +32,40 @@ export function writeMac(buf: Uint8Array, off: number, mac: string): boolean {
   return true;
 }
 
+// Char codes of the two hex digits of each byte, so a MAC string is built flat in one call.
+const HEX_HI = new Uint8Array(256);
+const HEX_LO = new Uint8Array(256);
+for (let i = 0; i < 256; i++) {
+  HEX_HI[i] = HEX2[i]!.charCodeAt(0);
+  HEX_LO[i] = HEX2[i]!.charCodeAt(1);
+}
+
 export function readMac(buf: Uint8Array, off: number): string {
-  return `${HEX2[buf[off]!]}:${HEX2[buf[off + 1]!]}:${HEX2[buf[off + 2]!]}:${HEX2[buf[off + 3]!]}:${HEX2[buf[off + 4]!]}:${HEX2[buf[off + 5]!]}`;
+  const a = buf[off]!;
+  const b = buf[off + 1]!;
+  const c = buf[off + 2]!;
+  const d = buf[off + 3]!;
+  const e = buf[off + 4]!;
+  const f = buf[off + 5]!;
+  return String.fromCharCode(
+    HEX_HI[a]!,
+    HEX_LO[a]!,
+    58,
+    HEX_HI[b]!,
+    HEX_LO[b]!,
+    58,
+    HEX_HI[c]!,
+    HEX_LO[c]!,
+    58,
+    HEX_HI[d]!,
+    HEX_LO[d]!,
+    58,
+    HEX_HI[e]!,
+    HEX_LO[e]!,
+    58,
+    HEX_HI[f]!,
+    HEX_LO[f]!,
+  );
 }
 
 export function isMac(s: string): boolean {

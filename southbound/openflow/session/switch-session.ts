@@ -14,6 +14,7 @@ import {
   ofppr,
   type PortDesc,
 } from '../codec/index.js';
+import { encodeChunks } from './chunked-encoder.js';
 import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from './events.js';
 import { FloodGuard } from './flood-guard.js';
 import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
@@ -26,8 +27,6 @@ import { type OfpErrorReply, SessionClosedError } from './session-errors.js';
 import { TypedEmitter } from './typed-emitter.js';
 import { WriteQueue } from './write-queue.js';
 
-/** Bulk sends are encoded into chunks of about this size before queueing. */
-const CHUNK_BYTES = 256 * 1024;
 const ECHO_REQUEST_TYPE = 2;
 
 export type SessionState = 'hello' | 'handshake' | 'up' | 'closed';
@@ -188,15 +187,9 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     const batch: Batch = { firstXid, messages, errors: [] };
     this.#batches.push(batch);
     try {
-      // Encode straight into large chunks: no per-message buffers, few queue entries.
-      let w = new OfWriter(CHUNK_BYTES + 4096);
-      for (let i = 0; i < messages.length; i++) {
-        encodeMessage(withXid(messages[i]!, firstXid + i), w);
-        if (w.offset >= CHUNK_BYTES || i === messages.length - 1) {
-          const wait = this.#queue.write(w.view());
-          w = new OfWriter(CHUNK_BYTES + 4096);
-          if (wait) await wait;
-        }
+      for (const chunk of encodeChunks(messages, firstXid, withXid)) {
+        const wait = this.#queue.write(chunk);
+        if (wait) await wait;
       }
       await this.request(
         { type: 'BARRIER_REQUEST', xid: 0 },

@@ -31,6 +31,9 @@ export class TypedEmitter<Events extends EventMap> {
   }
 
   emit<K extends keyof Events & string>(event: K, ...args: Events[K]): boolean {
+    // Node throws on an 'error' event nobody listens to; here 'error' is a switch's report
+    // (already logged), not a failure of ours, so it is simply dropped when unheard.
+    if (event === 'error' && this.#ee.listenerCount('error') === 0) return false;
     return this.#ee.emit(event, ...args);
   }
 

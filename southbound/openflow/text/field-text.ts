@@ -1,5 +1,5 @@
-import type { OxmField } from '../codec/oxm-fields.js';
 import type { OxmValue } from '../codec/oxm.js';
+import type { OxmField } from '../codec/oxm-fields.js';
 import { canonicalIpv6, isMac, parseIpv4, readIpv6, writeIpv6 } from '../codec/values.js';
 import { formatPort16, formatPort32, hexC, parseBig, parsePort16, parsePort32, parseUint } from './ports.js';
 
@@ -110,7 +110,8 @@ export function formatFieldValue(f: OxmField, v: OxmValue, mask?: OxmValue): str
     case 'ipv6':
       return formatIpv6Masked(String(v), masked ? String(mask) : undefined);
     default: {
-      if (f.name === 'ct_state' && typeof v === 'number') return formatCtState(v, masked ? Number(mask) : 0xff);
+      if (f.name === 'ct_state' && typeof v === 'number')
+        return formatCtState(v, masked ? Number(mask) : 0xff);
       let s: string;
       if (f.name === 'in_port_nxm') s = formatPort16(Number(v));
       else if (PORT_FIELDS.has(f.name)) s = formatPort32(Number(v));
@@ -137,10 +138,10 @@ export function parseFieldValue(f: OxmField, text: string): { value: OxmValue; m
     case 'ipv4': {
       if (parseIpv4(vText) < 0) return `'${vText}' is not an IPv4 address`;
       if (mText === undefined) return { value: vText };
-      let mask: number;
       const bits = /^\d+$/.test(mText) ? Number(mText) : -1;
-      if (bits >= 0 && bits <= 32) mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-      else if ((mask = parseIpv4(mText)) < 0) return `'${mText}' is not an IPv4 mask`;
+      const mask =
+        bits >= 0 && bits <= 32 ? (bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0) : parseIpv4(mText);
+      if (mask < 0) return `'${mText}' is not an IPv4 mask`;
       const value = (parseIpv4(vText) & mask) >>> 0;
       return { value: ipv4Text(value), mask: ipv4Text(mask) };
     }
@@ -165,13 +166,19 @@ export function parseFieldValue(f: OxmField, text: string): { value: OxmValue; m
       const value = parseBig(vText);
       const mask = mText === undefined ? undefined : parseBig(mText);
       const max = f.kind === 'u64' ? (1n << 64n) - 1n : (1n << 128n) - 1n;
-      if (value === undefined || value > max) return `'${vText}' is not a ${f.width * 8}-bit value for ${f.name}`;
-      if (mText !== undefined && (mask === undefined || mask > max)) return `'${mText}' is not a mask for ${f.name}`;
+      if (value === undefined || value > max)
+        return `'${vText}' is not a ${f.width * 8}-bit value for ${f.name}`;
+      if (mText !== undefined && (mask === undefined || mask > max))
+        return `'${mText}' is not a mask for ${f.name}`;
       return mask === undefined ? { value } : { value, mask };
     }
     case 'uint': {
       const value =
-        f.name === 'in_port_nxm' ? parsePort16(vText) : PORT_FIELDS.has(f.name) ? parsePort32(vText) : parseUint(vText);
+        f.name === 'in_port_nxm'
+          ? parsePort16(vText)
+          : PORT_FIELDS.has(f.name)
+            ? parsePort32(vText)
+            : parseUint(vText);
       const max = 2 ** (f.width * 8) - 1;
       if (value === undefined || value > max) return `'${vText}' is not a valid ${f.name} (0..${max})`;
       if (mText === undefined) return { value };

@@ -1,10 +1,20 @@
 import type { Action } from '../codec/actions.js';
 import type { Instruction } from '../codec/instructions.js';
-import { CT_COMMIT, CT_FORCE, NAT_DST, NAT_PERSISTENT, NAT_PROTO_HASH, NAT_PROTO_RANDOM, NAT_SRC, type NxAction, type Subfield } from '../codec/nx-actions.js';
+import {
+  CT_COMMIT,
+  CT_FORCE,
+  NAT_DST,
+  NAT_PERSISTENT,
+  NAT_PROTO_HASH,
+  NAT_PROTO_RANDOM,
+  NAT_SRC,
+  type NxAction,
+  type Subfield,
+} from '../codec/nx-actions.js';
 import { fieldByName } from '../codec/oxm-fields.js';
 import { formatHexDots } from '../codec/values.js';
 import { formatFieldValue, textName } from './field-text.js';
-import { OFPP_CONTROLLER, formatPort16, formatPort32, hexC } from './ports.js';
+import { formatPort16, formatPort32, hexC, OFPP_CONTROLLER } from './ports.js';
 
 /** Actions and instructions as OVS's ofpacts_format() prints them (the text after `actions=`). */
 
@@ -40,7 +50,8 @@ function formatNat(a: Extract<NxAction, { type: 'nat' }>): string {
       if (a.ipv4Max !== undefined && a.ipv4Max !== a.ipv4Min) s += `-${a.ipv4Max}`;
     } else {
       s += proto ? `[${a.ipv6Min}]` : a.ipv6Min;
-      if (a.ipv6Max !== undefined && a.ipv6Max !== a.ipv6Min) s += proto ? `-[${a.ipv6Max}]` : `-${a.ipv6Max}`;
+      if (a.ipv6Max !== undefined && a.ipv6Max !== a.ipv6Min)
+        s += proto ? `-[${a.ipv6Max}]` : `-${a.ipv6Max}`;
     }
     if (proto) {
       s += `:${a.protoMin}`;
@@ -72,7 +83,13 @@ function formatCt(a: Extract<NxAction, { type: 'ct' }>): string {
 }
 
 function formatController(a: Extract<NxAction, { type: 'controller' }>): string {
-  if (a.reason === 1 && a.controllerId === 0 && a.userdata === undefined && !a.pause && a.meterId === undefined) {
+  if (
+    a.reason === 1 &&
+    a.controllerId === 0 &&
+    a.userdata === undefined &&
+    !a.pause &&
+    a.meterId === undefined
+  ) {
     return `CONTROLLER:${a.maxLen}`;
   }
   const parts: string[] = [];
@@ -170,7 +187,9 @@ export function formatInstructions(ins: Instruction[]): string {
         break;
       case 'write_metadata':
         parts.push(
-          i.mask === (1n << 64n) - 1n ? `write_metadata:${hexC(i.metadata)}` : `write_metadata:${hexC(i.metadata)}/${hexC(i.mask)}`,
+          i.mask === (1n << 64n) - 1n
+            ? `write_metadata:${hexC(i.metadata)}`
+            : `write_metadata:${hexC(i.metadata)}/${hexC(i.mask)}`,
         );
         break;
       case 'goto_table':

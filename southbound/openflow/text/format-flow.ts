@@ -1,7 +1,7 @@
 import { WATCH_ANY } from '../codec/buckets.js';
+import { FLOW_FLAGS, type FlowText, type GroupText } from './flow-text.js';
 import { formatActions, formatInstructions } from './format-actions.js';
 import { formatMatch } from './format-match.js';
-import { FLOW_FLAGS, type FlowText, type GroupText } from './flow-text.js';
 import { formatPort32 } from './ports.js';
 
 /** ofp_print_duration: seconds, then 3 decimals if the nanoseconds are whole ms, else 9. */

@@ -1,7 +1,13 @@
-import { fieldByName, type OxmField } from '../codec/oxm-fields.js';
 import type { Match, OxmTlv } from '../codec/match.js';
+import { fieldByName, type OxmField } from '../codec/oxm-fields.js';
 import { formatHexDots } from '../codec/values.js';
-import { allOnes, formatCtState, formatFieldValue, formatIpv4Masked, formatIpv6Masked } from './field-text.js';
+import {
+  allOnes,
+  formatCtState,
+  formatFieldValue,
+  formatIpv4Masked,
+  formatIpv6Masked,
+} from './field-text.js';
 import { formatPort32, hexC } from './ports.js';
 
 /**
@@ -16,7 +22,12 @@ const ETH_IPV6 = 0x86dd;
 const ETH_ARP = 0x0806;
 const ETH_RARP = 0x8035;
 
-const SHORT_ETH: Record<number, string> = { [ETH_ARP]: 'arp', [ETH_RARP]: 'rarp', 0x8847: 'mpls', 0x8848: 'mplsm' };
+const SHORT_ETH: Record<number, string> = {
+  [ETH_ARP]: 'arp',
+  [ETH_RARP]: 'rarp',
+  34887: 'mpls',
+  34888: 'mplsm',
+};
 const SHORT_IP: Record<number, string> = { 1: 'icmp', 6: 'tcp', 17: 'udp', 132: 'sctp' };
 const SHORT_IP6: Record<number, string> = { 58: 'icmp6', 6: 'tcp6', 17: 'udp6', 132: 'sctp6' };
 
@@ -38,14 +49,22 @@ function put(out: string[], name: string, text: string): void {
   out.push(`${name}=${text}`);
 }
 
-function putField(out: string[], fields: Fields, field: string, name: string, style: 'int' | 'hex' | 'addr'): void {
+function putField(
+  out: string[],
+  fields: Fields,
+  field: string,
+  name: string,
+  style: 'int' | 'hex' | 'addr',
+): void {
   const t = fields.get(field);
   if (!t) return;
   const f = fieldByName(field)!;
   if (style === 'int') put(out, name, intMasked(f, t));
   else if (style === 'hex') put(out, name, hexMasked(f, t));
-  else if (f.kind === 'ipv4') put(out, name, formatIpv4Masked(String(t.value), t.mask === undefined ? undefined : String(t.mask)));
-  else if (f.kind === 'ipv6') put(out, name, formatIpv6Masked(String(t.value), t.mask === undefined ? undefined : String(t.mask)));
+  else if (f.kind === 'ipv4')
+    put(out, name, formatIpv4Masked(String(t.value), t.mask === undefined ? undefined : String(t.mask)));
+  else if (f.kind === 'ipv6')
+    put(out, name, formatIpv6Masked(String(t.value), t.mask === undefined ? undefined : String(t.mask)));
   else put(out, name, allOnes(f, t.mask) ? String(t.value) : `${t.value}/${t.mask}`);
 }
 
@@ -136,7 +155,8 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
   const conj = fields.get('conj_id');
   if (conj) put(out, 'conj_id', String(conj.value));
   const ct = fields.get('ct_state');
-  if (ct) put(out, 'ct_state', formatCtState(Number(ct.value), ct.mask === undefined ? 0xff : Number(ct.mask)));
+  if (ct)
+    put(out, 'ct_state', formatCtState(Number(ct.value), ct.mask === undefined ? 0xff : Number(ct.mask)));
   putField(out, fields, 'ct_zone', 'ct_zone', 'int');
   putField(out, fields, 'ct_mark', 'ct_mark', 'hex');
   putField(out, fields, 'ct_label', 'ct_label', 'hex');
@@ -233,7 +253,8 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
   } else {
     for (const n of ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst']) shown.delete(n);
   }
-  if (dlType === ETH_IP && l4 === 1) for (const n of ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst']) shown.delete(n);
+  if (dlType === ETH_IP && l4 === 1)
+    for (const n of ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst']) shown.delete(n);
   if (dlType !== ETH_IPV6) for (const n of ['ipv6_src', 'ipv6_dst', 'ipv6_label']) shown.delete(n);
   if (!isArp) for (const n of ['arp_spa', 'arp_tpa', 'arp_sha', 'arp_tha']) shown.delete(n);
   if (isArp || dlType === ETH_IPV6) for (const n of ['ip_src', 'ip_dst']) shown.delete(n);
@@ -247,12 +268,54 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
 }
 
 const SHOWN = [
-  'pkt_mark', 'conj_id', 'ct_state', 'ct_zone', 'ct_mark', 'ct_label', 'eth_type', 'nw_proto',
-  'tun_id', 'tun_src', 'tun_dst', 'metadata', 'in_port', 'in_phy_port', 'vlan_vid', 'vlan_pcp',
-  'eth_src', 'eth_dst', 'ipv6_src', 'ipv6_dst', 'ipv6_label', 'arp_spa', 'arp_tpa', 'ip_src', 'ip_dst',
-  'arp_op', 'arp_sha', 'arp_tha', 'ip_dscp', 'nw_ecn', 'nw_ttl', 'mpls_label', 'mpls_tc', 'mpls_bos',
-  'nw_frag', 'icmp_type', 'icmp_code', 'icmpv6_type', 'icmpv6_code', 'nd_target', 'nd_sll', 'nd_tll',
-  'tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'sctp_src', 'sctp_dst',
+  'pkt_mark',
+  'conj_id',
+  'ct_state',
+  'ct_zone',
+  'ct_mark',
+  'ct_label',
+  'eth_type',
+  'nw_proto',
+  'tun_id',
+  'tun_src',
+  'tun_dst',
+  'metadata',
+  'in_port',
+  'in_phy_port',
+  'vlan_vid',
+  'vlan_pcp',
+  'eth_src',
+  'eth_dst',
+  'ipv6_src',
+  'ipv6_dst',
+  'ipv6_label',
+  'arp_spa',
+  'arp_tpa',
+  'ip_src',
+  'ip_dst',
+  'arp_op',
+  'arp_sha',
+  'arp_tha',
+  'ip_dscp',
+  'nw_ecn',
+  'nw_ttl',
+  'mpls_label',
+  'mpls_tc',
+  'mpls_bos',
+  'nw_frag',
+  'icmp_type',
+  'icmp_code',
+  'icmpv6_type',
+  'icmpv6_code',
+  'nd_target',
+  'nd_sll',
+  'nd_tll',
+  'tcp_src',
+  'tcp_dst',
+  'udp_src',
+  'udp_dst',
+  'sctp_src',
+  'sctp_dst',
   ...Array.from({ length: 16 }, (_, i) => `reg${i}`),
   ...Array.from({ length: 8 }, (_, i) => `xreg${i}`),
 ];

@@ -1,11 +1,10 @@
 import type { Action } from '../codec/actions.js';
 import type { Instruction } from '../codec/instructions.js';
-import { CT_COMMIT, CT_FORCE, NAT_DST, NAT_PERSISTENT, NAT_PROTO_HASH, NAT_PROTO_RANDOM, NAT_SRC, type NxAction, type Subfield } from '../codec/nx-actions.js';
+import type { Subfield } from '../codec/nx-actions.js';
 import { fieldByName } from '../codec/oxm-fields.js';
-import { canonicalIpv6, parseIpv4 } from '../codec/values.js';
 import { parseFieldValue } from './field-text.js';
-import { PACKET_IN_REASONS } from './format-actions.js';
-import { OFPP16_IN_PORT, OFPP_CONTROLLER, parseBig, parsePort16, parsePort32, parseUint } from './ports.js';
+import { parseController, parseCt, parseNat } from './parse-nx-actions.js';
+import { OFPP_CONTROLLER, OFPP16_IN_PORT, parseBig, parsePort16, parsePort32, parseUint } from './ports.js';
 import { keyValue, OfTextError, splitTop } from './text-error.js';
 
 /** ovs-ofctl action syntax -> actions / instructions (OVS's own choices of encoding for OF1.3). */
@@ -15,13 +14,13 @@ export interface ActionContext {
   nwProto?: number;
 }
 
-function num(tok: string, s: string | undefined, max: number, what = 'a number'): number {
+export function num(tok: string, s: string | undefined, max: number, what = 'a number'): number {
   const n = s === undefined ? undefined : parseUint(s.trim());
   if (n === undefined || n > max) throw new OfTextError(tok, `expected ${what} 0..${max}`);
   return n;
 }
 
-function hexBytes(tok: string, s: string): Buffer {
+export function hexBytes(tok: string, s: string): Buffer {
   const hex = s.replace(/\./g, '');
   if (!/^([0-9a-fA-F]{2})*$/.test(hex)) throw new OfTextError(tok, 'expected hex bytes like 01.02.ab');
   return Buffer.from(hex, 'hex');
@@ -37,7 +36,8 @@ export function parseSubfield(tok: string, s: string): Subfield {
   if (!m) throw new OfTextError(tok, `bad bit range '${s.slice(br)}' (expected [], [N] or [A..B])`);
   const a = Number(m[1]);
   const b = m[2] === undefined ? a : Number(m[2]);
-  if (b < a || b >= f.bits) throw new OfTextError(tok, `bit range ${a}..${b} is outside ${f.name}'s ${f.bits} bits`);
+  if (b < a || b >= f.bits)
+    throw new OfTextError(tok, `bit range ${a}..${b} is outside ${f.name}'s ${f.bits} bits`);
   return { field: f.name, ofs: a, nBits: b - a + 1 };
 }
 
@@ -50,7 +50,7 @@ function parseSetField(tok: string, arg: string): Action[] {
   const f = fieldByName(name === 'in_port' ? 'in_port_nxm' : name);
   if (!f) throw new OfTextError(tok, `unknown field '${name}'`);
   const vText = arg.slice(0, arrow);
-  if (vText.includes('/') && !f.maskable) throw new OfTextError(tok, `${f.name} cannot be masked`);
+  if (vText.includes('/') && !f.maskable) throw new OfTextError(tok, `${name} cannot be masked`);
   const v = parseFieldValue(f.maskable ? f : { ...f, maskable: true }, vText);
   if (typeof v === 'string') throw new OfTextError(tok, v);
   if (v.mask === undefined) return [{ type: 'set_field', field: f.name, value: v.value }];
@@ -82,109 +82,9 @@ function parseLoad(tok: string, arg: string): Action {
   if (dst.nBits > 64) throw new OfTextError(tok, 'load of more than 64 bits is not supported; use set_field');
   const value = parseBig(arg.slice(0, arrow));
   if (value === undefined) throw new OfTextError(tok, `'${arg.slice(0, arrow)}' is not a number`);
-  if (value >> BigInt(dst.nBits) !== 0n) throw new OfTextError(tok, `value does not fit in ${dst.nBits} bits`);
+  if (value >> BigInt(dst.nBits) !== 0n)
+    throw new OfTextError(tok, `value does not fit in ${dst.nBits} bits`);
   return { type: 'reg_load', dst, value };
-}
-
-function parseController(tok: string, arg: string | undefined): Action {
-  const a: Extract<NxAction, { type: 'controller' }> = { type: 'controller', maxLen: 0xffff, controllerId: 0, reason: 1 };
-  if (arg !== undefined && /^\d/.test(arg)) a.maxLen = num(tok, arg, 0xffff, 'max_len');
-  else if (arg !== undefined) {
-    for (const part of splitTop(arg, ',')) {
-      const [k, v] = keyValue(part, false);
-      if (k === 'reason') {
-        const r = PACKET_IN_REASONS.indexOf(v ?? '');
-        if (r < 0) throw new OfTextError(tok, `unknown controller reason '${v}'`);
-        a.reason = r;
-      } else if (k === 'max_len') a.maxLen = num(tok, v, 0xffff, 'max_len');
-      else if (k === 'id') a.controllerId = num(tok, v, 0xffff, 'controller id');
-      else if (k === 'userdata') a.userdata = hexBytes(tok, v ?? '');
-      else if (k === 'pause' && v === undefined) a.pause = true;
-      else if (k === 'meter_id') a.meterId = num(tok, v, 0xffffffff, 'meter id');
-      else throw new OfTextError(tok, `unknown controller option '${part}'`);
-    }
-  }
-  if (a.reason === 1 && a.controllerId === 0 && !a.userdata && !a.pause && a.meterId === undefined) {
-    return { type: 'output', port: OFPP_CONTROLLER, maxLen: a.maxLen };
-  }
-  return a;
-}
-
-function parseNatAddr(tok: string, s: string, v6: boolean): string {
-  const t = v6 ? canonicalIpv6(s.replace(/^\[|\]$/g, '')) : parseIpv4(s) >= 0 ? s : undefined;
-  if (t === undefined) throw new OfTextError(tok, `'${s}' is not an IPv${v6 ? 6 : 4} address`);
-  return t;
-}
-
-function parseNat(tok: string, arg: string | undefined): Action {
-  const a: Extract<NxAction, { type: 'nat' }> = { type: 'nat', flags: 0 };
-  for (const part of arg === undefined ? [] : splitTop(arg, ',')) {
-    const [k, v] = keyValue(part, false);
-    if (k === 'src' || k === 'dst') {
-      a.flags |= k === 'src' ? NAT_SRC : NAT_DST;
-      if (v === undefined) continue;
-      // ADDR[-ADDR][:PORT[-PORT]]; IPv6 may be bracketed ([a]-[b]:p).
-      let addrs = v;
-      let ports: string | undefined;
-      const v6 = v.includes('::') || v.startsWith('[') || (v.match(/:/g)?.length ?? 0) > 1;
-      if (v6) {
-        const close = v.lastIndexOf(']');
-        if (close >= 0 && v[close + 1] === ':') {
-          addrs = v.slice(0, close + 1);
-          ports = v.slice(close + 2);
-        }
-      } else if (v.includes(':')) {
-        [addrs, ports] = [v.slice(0, v.indexOf(':')), v.slice(v.indexOf(':') + 1)];
-      }
-      const [lo, hi] = v6 ? splitV6Range(addrs) : addrs.split('-');
-      if (v6) {
-        a.ipv6Min = parseNatAddr(tok, lo!, true);
-        if (hi !== undefined) a.ipv6Max = parseNatAddr(tok, hi, true);
-      } else {
-        a.ipv4Min = parseNatAddr(tok, lo!, false);
-        if (hi !== undefined) a.ipv4Max = parseNatAddr(tok, hi, false);
-      }
-      if (ports !== undefined) {
-        const [pl, ph] = ports.split('-');
-        a.protoMin = num(tok, pl, 0xffff, 'port');
-        if (ph !== undefined) a.protoMax = num(tok, ph, 0xffff, 'port');
-      }
-    } else if (k === 'persistent' && v === undefined) a.flags |= NAT_PERSISTENT;
-    else if (k === 'hash' && v === undefined) a.flags |= NAT_PROTO_HASH;
-    else if (k === 'random' && v === undefined) a.flags |= NAT_PROTO_RANDOM;
-    else throw new OfTextError(tok, `unknown nat option '${part}'`);
-  }
-  if ((a.flags & (NAT_SRC | NAT_DST)) === (NAT_SRC | NAT_DST)) throw new OfTextError(tok, 'nat takes src or dst, not both');
-  return a;
-}
-
-function splitV6Range(s: string): [string, string?] {
-  if (s.startsWith('[')) {
-    const close = s.indexOf(']');
-    const rest = s.slice(close + 1);
-    return rest.startsWith('-') ? [s.slice(0, close + 1), rest.slice(1)] : [s];
-  }
-  const dash = s.indexOf('-');
-  return dash < 0 ? [s] : [s.slice(0, dash), s.slice(dash + 1)];
-}
-
-function parseCt(tok: string, arg: string | undefined, ctx: ActionContext): Action {
-  const a: Extract<NxAction, { type: 'ct' }> = { type: 'ct', flags: 0, zone: 0, table: 255, alg: 0, actions: [] };
-  let nat: Action | undefined;
-  let exec: Action[] = [];
-  for (const part of arg === undefined ? [] : splitTop(arg, ',')) {
-    const [k, v] = keyValue(part, false);
-    if (k === 'commit' && v === undefined) a.flags |= CT_COMMIT;
-    else if (k === 'force' && v === undefined) a.flags |= CT_FORCE;
-    else if (k === 'table') a.table = num(tok, v, 254, 'table');
-    else if (k === 'zone') a.zone = /^\d|^0x/.test(v ?? '') ? num(tok, v, 0xffff, 'zone') : parseSubfield(tok, v ?? '');
-    else if (k === 'alg') a.alg = v === 'ftp' ? 21 : v === 'tftp' ? 69 : num(tok, v, 0xffff, 'alg');
-    else if (k === 'nat') nat = parseNat(part, v);
-    else if (k === 'exec') exec = parseActionList(v ?? '', ctx);
-    else throw new OfTextError(tok, `unknown ct option '${part}'`);
-  }
-  a.actions = nat ? [nat, ...exec] : exec;
-  return a;
 }
 
 /** Parses one action token into zero or more actions (set_field with a mask may become several). */
@@ -210,7 +110,11 @@ export function parseAction(tok: string, ctx: ActionContext): Action[] {
       }
       const port = parsePort32(need());
       if (port === undefined) throw new OfTextError(tok, `'${arg}' is not a port`);
-      return [port === OFPP_CONTROLLER ? { type: 'output', port, maxLen: 0xffff } : { type: 'output', port, maxLen: 0 }];
+      return [
+        port === OFPP_CONTROLLER
+          ? { type: 'output', port, maxLen: 0xffff }
+          : { type: 'output', port, maxLen: 0 },
+      ];
     }
     case 'controller':
       return [parseController(tok, arg)];
@@ -225,14 +129,20 @@ export function parseAction(tok: string, ctx: ActionContext): Action[] {
       if (dst === undefined) throw new OfTextError(tok, 'expected move:SRC[RANGE]->DST[RANGE]');
       const s = parseSubfield(tok, src!);
       const d = parseSubfield(tok, dst);
-      if (s.nBits !== d.nBits) throw new OfTextError(tok, `source has ${s.nBits} bits, destination ${d.nBits}`);
+      if (s.nBits !== d.nBits)
+        throw new OfTextError(tok, `source has ${s.nBits} bits, destination ${d.nBits}`);
       return [{ type: 'reg_move', src: s, dst: d }];
     }
     case 'mod_dl_src':
     case 'mod_dl_dst':
     case 'mod_nw_src':
     case 'mod_nw_dst': {
-      const field = { mod_dl_src: 'eth_src', mod_dl_dst: 'eth_dst', mod_nw_src: 'ip_src', mod_nw_dst: 'ip_dst' }[k];
+      const field = {
+        mod_dl_src: 'eth_src',
+        mod_dl_dst: 'eth_dst',
+        mod_nw_src: 'ip_src',
+        mod_nw_dst: 'ip_dst',
+      }[k];
       return parseSetField(tok, `${need()}->${field}`);
     }
     case 'mod_tp_src':
@@ -275,7 +185,9 @@ export function parseAction(tok: string, ctx: ActionContext): Action[] {
       if (arg === undefined) return [{ type: 'dec_nw_ttl' }];
       const ids = splitTop(arg, ',').map((s) => num(tok, s, 0xffff, 'controller id'));
       // OVS sends dec_ttl(0) as the plain OpenFlow action.
-      return ids.length === 1 && ids[0] === 0 ? [{ type: 'dec_nw_ttl' }] : [{ type: 'dec_ttl', controllerIds: ids }];
+      return ids.length === 1 && ids[0] === 0
+        ? [{ type: 'dec_nw_ttl' }]
+        : [{ type: 'dec_ttl', controllerIds: ids }];
     }
     case 'set_queue':
       return [{ type: 'set_queue', queueId: num(tok, arg, 0xffffffff, 'queue id') }];
@@ -284,11 +196,14 @@ export function parseAction(tok: string, ctx: ActionContext): Action[] {
     case 'resubmit': {
       if (tok.startsWith('resubmit(')) {
         const parts = need().split(',');
-        if (parts.length > 3 || (parts[2] !== undefined && parts[2] !== 'ct')) throw new OfTextError(tok, 'expected resubmit([PORT],[TABLE][,ct])');
+        if (parts.length > 3 || (parts[2] !== undefined && parts[2] !== 'ct'))
+          throw new OfTextError(tok, 'expected resubmit([PORT],[TABLE][,ct])');
         const port = parts[0] ? parsePort16(parts[0]) : OFPP16_IN_PORT;
         if (port === undefined) throw new OfTextError(tok, `'${parts[0]}' is not a port`);
         const table = parts[1] ? num(tok, parts[1], 254, 'table') : 255;
-        return [parts[2] === 'ct' ? { type: 'resubmit', port, table, ct: true } : { type: 'resubmit', port, table }];
+        return [
+          parts[2] === 'ct' ? { type: 'resubmit', port, table, ct: true } : { type: 'resubmit', port, table },
+        ];
       }
       const port = parsePort16(need());
       if (port === undefined) throw new OfTextError(tok, `'${arg}' is not a port`);
@@ -302,7 +217,8 @@ export function parseAction(tok: string, ctx: ActionContext): Action[] {
       const m = /^\s*(\d+)\s*,\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(need());
       if (!m) throw new OfTextError(tok, 'expected conjunction(ID,K/N)');
       const [id, k1, n] = [Number(m[1]), Number(m[2]), Number(m[3])];
-      if (id > 0xffffffff || n < 2 || n > 64 || k1 < 1 || k1 > n) throw new OfTextError(tok, 'need 1 <= K <= N, 2 <= N <= 64');
+      if (id > 0xffffffff || n < 2 || n > 64 || k1 < 1 || k1 > n)
+        throw new OfTextError(tok, 'need 1 <= K <= N, 2 <= N <= 64');
       return [{ type: 'conjunction', id, clause: k1 - 1, nClauses: n }];
     }
     case 'note': {
@@ -313,17 +229,30 @@ export function parseAction(tok: string, ctx: ActionContext): Action[] {
     }
     case 'experimenter': {
       const [id, data] = splitTop(need(), ',');
-      return [{ type: 'experimenter', experimenter: num(tok, id, 0xffffffff, 'experimenter id'), data: hexBytes(tok, data ?? '') }];
+      return [
+        {
+          type: 'experimenter',
+          experimenter: num(tok, id, 0xffffffff, 'experimenter id'),
+          data: hexBytes(tok, data ?? ''),
+        },
+      ];
     }
     case 'opaque_action': {
       const [t, data] = splitTop(need(), ',');
-      return [{ type: 'opaque', actionType: num(tok, t, 0xffff, 'action type'), data: hexBytes(tok, data ?? '') }];
+      return [
+        { type: 'opaque', actionType: num(tok, t, 0xffff, 'action type'), data: hexBytes(tok, data ?? '') },
+      ];
     }
   }
   // A bare port: "1", "LOCAL", "IN_PORT", "NORMAL", "CONTROLLER:100" was handled above.
   if (arg === undefined) {
     const port = parsePort32(key);
-    if (port !== undefined) return [port === OFPP_CONTROLLER ? { type: 'output', port, maxLen: 0xffff } : { type: 'output', port, maxLen: 0 }];
+    if (port !== undefined)
+      return [
+        port === OFPP_CONTROLLER
+          ? { type: 'output', port, maxLen: 0xffff }
+          : { type: 'output', port, maxLen: 0 },
+      ];
   }
   throw new OfTextError(tok, `unknown action '${key}'`);
 }

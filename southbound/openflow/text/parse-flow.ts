@@ -1,10 +1,10 @@
 import { type Bucket, WATCH_ANY } from '../codec/buckets.js';
+import { FLOW_FLAGS, type FlowText, type GroupText, type GroupType } from './flow-text.js';
+import { OFP_DEFAULT_PRIORITY } from './format-match.js';
 import { parseActionList, parseInstructions } from './parse-actions.js';
 import { MatchBuilder } from './parse-match.js';
-import { FLOW_FLAGS, type FlowText, type GroupText, type GroupType } from './flow-text.js';
 import { parseBig, parsePort32, parseUint } from './ports.js';
-import { OfTextError, keyValue, splitTop } from './text-error.js';
-import { OFP_DEFAULT_PRIORITY } from './format-match.js';
+import { keyValue, OfTextError, splitTop } from './text-error.js';
 
 /** Index of `key=` at a token boundary (start, after a space or a comma), or -1. */
 function findKey(text: string, key: string): number {
@@ -86,7 +86,10 @@ export function parseFlow(text: string): FlowText {
   }
   f.match = mb.build();
   const proto = f.match.find((t) => t.field === 'nw_proto');
-  f.instructions = parseInstructions(text.slice(at + 'actions='.length), proto ? { nwProto: Number(proto.value) } : {});
+  f.instructions = parseInstructions(
+    text.slice(at + 'actions='.length),
+    proto ? { nwProto: Number(proto.value) } : {},
+  );
   return f;
 }
 
@@ -99,10 +102,16 @@ const GROUP_TYPES: Record<string, GroupType> = {
 };
 
 function parseBucket(text: string, type: GroupType): Bucket {
-  const b: Bucket = { weight: type === 'select' ? 1 : 0, watchPort: WATCH_ANY, watchGroup: WATCH_ANY, actions: [] };
+  const b: Bucket = {
+    weight: type === 'select' ? 1 : 0,
+    watchPort: WATCH_ANY,
+    watchGroup: WATCH_ANY,
+    actions: [],
+  };
   const at = findKey(text, 'actions=');
-  const head = at < 0 ? '' : text.slice(0, at);
-  const actions = at < 0 ? text : text.slice(at + 'actions='.length);
+  // Without "actions=", bucket options and actions share one comma list (ovs-ofctl allows it).
+  const head = at < 0 ? text : text.slice(0, at);
+  const actions = at < 0 ? '' : text.slice(at + 'actions='.length);
   const rest: string[] = [];
   for (const tok of splitTop(head, ',')) {
     const [k, v] = keyValue(tok);

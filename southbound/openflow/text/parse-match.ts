@@ -29,13 +29,58 @@ const SHORTHANDS: Record<string, [number, number?]> = {
 };
 
 const WIRE_ORDER = [
-  'conj_id', 'in_port', 'in_phy_port', 'eth_src', 'eth_dst', 'eth_type', 'vlan_vid', 'vlan_pcp',
-  'mpls_tc', 'mpls_bos', 'mpls_label', 'ip_src', 'ip_dst', 'ipv6_src', 'ipv6_dst', 'ipv6_label',
-  'nw_frag', 'ip_dscp', 'nw_ecn', 'nw_ttl', 'nw_proto', 'tcp_src', 'tcp_dst', 'udp_src', 'udp_dst',
-  'sctp_src', 'sctp_dst', 'icmp_type', 'icmp_code', 'icmpv6_type', 'icmpv6_code', 'nd_target',
-  'nd_sll', 'nd_tll', 'arp_op', 'arp_spa', 'arp_tpa', 'arp_sha', 'arp_tha', 'tun_id', 'tun_src',
-  'tun_dst', ...Array.from({ length: 16 }, (_, i) => `reg${i}`), ...Array.from({ length: 8 }, (_, i) => `xreg${i}`),
-  'pkt_mark', 'ct_state', 'ct_zone', 'ct_mark', 'ct_label', 'metadata', 'pbb_isid', 'ipv6_exthdr',
+  'conj_id',
+  'in_port',
+  'in_phy_port',
+  'eth_src',
+  'eth_dst',
+  'eth_type',
+  'vlan_vid',
+  'vlan_pcp',
+  'mpls_tc',
+  'mpls_bos',
+  'mpls_label',
+  'ip_src',
+  'ip_dst',
+  'ipv6_src',
+  'ipv6_dst',
+  'ipv6_label',
+  'nw_frag',
+  'ip_dscp',
+  'nw_ecn',
+  'nw_ttl',
+  'nw_proto',
+  'tcp_src',
+  'tcp_dst',
+  'udp_src',
+  'udp_dst',
+  'sctp_src',
+  'sctp_dst',
+  'icmp_type',
+  'icmp_code',
+  'icmpv6_type',
+  'icmpv6_code',
+  'nd_target',
+  'nd_sll',
+  'nd_tll',
+  'arp_op',
+  'arp_spa',
+  'arp_tpa',
+  'arp_sha',
+  'arp_tha',
+  'tun_id',
+  'tun_src',
+  'tun_dst',
+  ...Array.from({ length: 16 }, (_, i) => `reg${i}`),
+  ...Array.from({ length: 8 }, (_, i) => `xreg${i}`),
+  'pkt_mark',
+  'ct_state',
+  'ct_zone',
+  'ct_mark',
+  'ct_label',
+  'metadata',
+  'pbb_isid',
+  'ipv6_exthdr',
 ];
 const RANK = new Map(WIRE_ORDER.map((n, i) => [n, i]));
 
@@ -110,7 +155,8 @@ export class MatchBuilder {
         const [v, m] = value.split('/');
         const vv = parseUint(v ?? '');
         const mm = m === undefined ? 0x1fff : parseUint(m);
-        if (vv === undefined || vv > 0x1fff || mm === undefined || mm > 0x1fff) throw new OfTextError(tok, 'expected vlan_vid=VID[/MASK] (13 bits)');
+        if (vv === undefined || vv > 0x1fff || mm === undefined || mm > 0x1fff)
+          throw new OfTextError(tok, 'expected vlan_vid=VID[/MASK] (13 bits)');
         this.tci = (this.tci & ~0x1fff) | (vv & mm);
         this.tciMask = (this.tciMask & ~0x1fff) | mm;
         return true;
@@ -126,7 +172,10 @@ export class MatchBuilder {
         const fr = FRAG[value];
         if (!fr) throw new OfTextError(tok, 'nw_frag must be no, yes, first, later or not_later');
         // OVS sends a full (2-bit) frag mask as an exact match.
-        this.set(tok, fr[1] === 3 ? { field: 'nw_frag', value: fr[0] } : { field: 'nw_frag', value: fr[0], mask: fr[1] });
+        this.set(
+          tok,
+          fr[1] === 3 ? { field: 'nw_frag', value: fr[0] } : { field: 'nw_frag', value: fr[0], mask: fr[1] },
+        );
         return true;
       }
       case 'tp_src':
@@ -160,11 +209,17 @@ export class MatchBuilder {
     if (typeof v === 'string') throw new OfTextError(tok, v);
     const value = v.value as bigint;
     const mask = (v.mask as bigint | undefined) ?? (1n << 64n) - 1n;
-    for (const [reg, shift] of [[2 * n, 32n], [2 * n + 1, 0n]] as const) {
+    for (const [reg, shift] of [
+      [2 * n, 32n],
+      [2 * n + 1, 0n],
+    ] as const) {
       const m = Number((mask >> shift) & 0xffffffffn);
       if (m === 0) continue;
       const val = Number((value >> shift) & 0xffffffffn) & m;
-      this.set(tok, m === 0xffffffff ? { field: `reg${reg}`, value: val } : { field: `reg${reg}`, value: val, mask: m });
+      this.set(
+        tok,
+        m === 0xffffffff ? { field: `reg${reg}`, value: val } : { field: `reg${reg}`, value: val, mask: m },
+      );
     }
   }
 
@@ -174,7 +229,8 @@ export class MatchBuilder {
     const proto = Number(this.fields.get('nw_proto')?.value ?? -1);
     for (const [tok, key] of this.tp) {
       const p = { 6: 'tcp', 17: 'udp', 132: 'sctp' }[proto];
-      if (!p || (dl !== 0x0800 && dl !== 0x86dd)) throw new OfTextError(tok, `${key} needs tcp, udp or sctp (e.g. "tcp,${tok}")`);
+      if (!p || (dl !== 0x0800 && dl !== 0x86dd))
+        throw new OfTextError(tok, `${key} needs tcp, udp or sctp (e.g. "tcp,${tok}")`);
       this.setParsed(tok, `${p}_${key.slice(3)}`, tok.slice(key.length + 1));
     }
     for (const [tok, key] of this.icmp) {
@@ -188,9 +244,12 @@ export class MatchBuilder {
       const mask = this.tciMask & 0x1fff;
       if (mask === 0x1fff) this.fields.set('vlan_vid', { field: 'vlan_vid', value: vid });
       else if (mask) this.fields.set('vlan_vid', { field: 'vlan_vid', value: vid, mask });
-      if (vid && this.tciMask & 0xe000) this.fields.set('vlan_pcp', { field: 'vlan_pcp', value: this.tci >>> 13 });
+      if (vid && this.tciMask & 0xe000)
+        this.fields.set('vlan_pcp', { field: 'vlan_pcp', value: this.tci >>> 13 });
     }
-    const out = [...this.fields.values()].sort((a, b) => (RANK.get(a.field) ?? 999) - (RANK.get(b.field) ?? 999));
+    const out = [...this.fields.values()].sort(
+      (a, b) => (RANK.get(a.field) ?? 999) - (RANK.get(b.field) ?? 999),
+    );
     return [...out, ...this.opaque];
   }
 }

@@ -4,14 +4,14 @@
  * carry 16-bit ports directly.
  */
 const RESERVED16: Record<number, string> = {
-  0xfff8: 'IN_PORT',
-  0xfff9: 'TABLE',
-  0xfffa: 'NORMAL',
-  0xfffb: 'FLOOD',
-  0xfffc: 'ALL',
-  0xfffd: 'CONTROLLER',
-  0xfffe: 'LOCAL',
-  0xffff: 'ANY',
+  65528: 'IN_PORT',
+  65529: 'TABLE',
+  65530: 'NORMAL',
+  65531: 'FLOOD',
+  65532: 'ALL',
+  65533: 'CONTROLLER',
+  65534: 'LOCAL',
+  65535: 'ANY',
 };
 const BY_NAME16 = new Map<string, number>(Object.entries(RESERVED16).map(([n, name]) => [name, Number(n)]));
 BY_NAME16.set('NONE', 0xffff);

@@ -77,6 +77,7 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   /** Starts (or resumes after a reconnect) on `client`; resolves once synced and ensured. */
   async attach(client: OvsdbClient): Promise<void> {
     this.client = client;
+    this.info = undefined; // registered (again) once this session shows the system-id
     this.log = this.logger?.child({ peer: client.peer });
     this.schema = await client.getSchema(VSWITCH_DB);
     await this.replica.attach(client);

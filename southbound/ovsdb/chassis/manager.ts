@@ -80,11 +80,11 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
 
   /** Known, connected chassis. */
   chassis(): ChassisInfo[] {
-    return [...this.agents].flatMap((a) => (a.chassis ? [a.chassis] : []));
+    return [...this.agents].flatMap((a) => (a.chassis && a.session ? [a.chassis] : []));
   }
 
   agentOf(systemId: string): ChassisAgent | undefined {
-    return [...this.agents].find((a) => a.chassis?.systemId === systemId);
+    return [...this.agents].find((a) => a.session && a.chassis?.systemId === systemId);
   }
 
   /** Pre-provisions or overrides settings of one chassis (e.g. its encap IP from the API). */
@@ -139,8 +139,11 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
     });
     session.on('disconnected', (err) => {
       agent.detach();
-      if (agent.chassis)
-        this.log?.warn({ chassis: agent.chassis.systemId, err: err?.message }, 'chassis unreachable');
+      const info = agent.chassis;
+      if (!info) return;
+      // The agent (its replica and bindings) lives on to resync; the chassis is down meanwhile.
+      this.log?.warn({ chassis: info.systemId, err: err?.message }, 'chassis unreachable');
+      this.emit('chassisDown', info);
     });
     this.sessions.push(session);
     session.start();

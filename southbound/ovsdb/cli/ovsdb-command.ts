@@ -2,13 +2,19 @@ import { parseArgs } from 'node:util';
 import type { CliCommand, CliIo } from '../../../controller/cli/command.js';
 import { UsageError } from '../../../controller/cli/command.js';
 import { computeBindings } from '../chassis/bindings.js';
-import { type ChassisDesired, type OffloadProfile, desired } from '../chassis/desired.js';
+import { type ChassisDesired, desired, type OffloadProfile } from '../chassis/desired.js';
 import { planChassis } from '../chassis/plan.js';
 import { chassisFacts, stateOf } from '../chassis/state.js';
 import { OvsdbClient } from '../client.js';
 import { OvsdbLayerError } from '../errors.js';
 import { Replica } from '../replica.js';
-import { VSWITCH_COLUMNS, VSWITCH_DB, VSWITCH_TABLES, type VswitchTable, type VswitchTables } from '../vswitch.js';
+import {
+  VSWITCH_COLUMNS,
+  VSWITCH_DB,
+  VSWITCH_TABLES,
+  type VswitchTable,
+  type VswitchTables,
+} from '../vswitch.js';
 
 const help = `Usage: weft ovsdb <command> TARGET [options]
 
@@ -38,7 +44,11 @@ async function withReplica<T>(
       : undefined;
   const client = await OvsdbClient.connect(target, { tls });
   try {
-    const replica = new Replica<VswitchTables>({ db: VSWITCH_DB, tables: VSWITCH_TABLES, columns: VSWITCH_COLUMNS });
+    const replica = new Replica<VswitchTables>({
+      db: VSWITCH_DB,
+      tables: VSWITCH_TABLES,
+      columns: VSWITCH_COLUMNS,
+    });
     await replica.attach(client);
     return await fn(replica, client);
   } finally {
@@ -47,6 +57,15 @@ async function withReplica<T>(
 }
 
 function planOptions(args: string[]): Partial<ChassisDesired> {
+  try {
+    return planOptionsOf(args);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function planOptionsOf(args: string[]): Partial<ChassisDesired> {
   const { values } = parseArgs({
     args,
     options: {
@@ -63,13 +82,15 @@ function planOptions(args: string[]): Partial<ChassisDesired> {
   if (values.bridge) out.bridge = values.bridge;
   const dp = values['datapath-type'];
   if (dp) {
-    if (dp !== 'system' && dp !== 'netdev') throw new UsageError(`--datapath-type must be system or netdev, not "${dp}"`);
+    if (dp !== 'system' && dp !== 'netdev')
+      throw new UsageError(`--datapath-type must be system or netdev, not "${dp}"`);
     out.datapathType = dp;
   }
   if (values['encap-ip']) out.encapIp = values['encap-ip'];
   if (values.controller) out.controllers = values.controller.map((target) => ({ target }));
   if (values.profile) {
-    if (values.profile !== 'none' && values.profile !== 'asap2') throw new UsageError(`--profile must be none or asap2`);
+    if (values.profile !== 'none' && values.profile !== 'asap2')
+      throw new UsageError(`--profile must be none or asap2`);
     out.profile = values.profile as OffloadProfile;
   }
   if (values.vni) out.vnis = values.vni.map(Number);
@@ -99,7 +120,8 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
       return withReplica(target, io, async (replica) => {
         const tables = (rest.length > 0 ? rest : VSWITCH_TABLES) as VswitchTable[];
         for (const t of tables) {
-          if (!VSWITCH_TABLES.includes(t)) throw new UsageError(`unknown table "${t}" (${VSWITCH_TABLES.join(', ')})`);
+          if (!VSWITCH_TABLES.includes(t))
+            throw new UsageError(`unknown table "${t}" (${VSWITCH_TABLES.join(', ')})`);
           for (const row of replica.table(t).values()) out(toJson({ table: t, ...row }));
         }
         return 0;

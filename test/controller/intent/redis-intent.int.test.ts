@@ -53,7 +53,10 @@ describe('intent service over Redis', () => {
   it('answers unavailable while Redis is down, keeps serving reads, and recovers', async () => {
     const store = await RedisStore.open(`${redis.url}?prefix=outage:`);
     const svc = await IntentService.open(store);
+    const followerStore = await RedisStore.open(`${redis.url}?prefix=outage:`);
+    const follower = await IntentService.open(followerStore);
     await svc.put('tenant', 't', { name: 't' });
+    await until(() => follower.revision() === 1);
     await redis.stopServer();
     const err = await svc.create('tenant', { name: 'x' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IntentError);
@@ -70,7 +73,10 @@ describe('intent service over Redis', () => {
       await sleep(50);
     }
     expect(ok).toMatchObject({ object: { id: 'back' }, revision: 2 });
-    await svc.close();
-    await store.close();
+    // The other controller's change feed resumed by itself after the outage.
+    await until(() => follower.revision() === 2, 10_000);
+    expect(follower.get('tenant', 'back').name).toBe('x');
+    for (const s of [svc, follower]) await s.close();
+    for (const s of [store, followerStore]) await s.close();
   });
 });

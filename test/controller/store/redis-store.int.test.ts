@@ -147,3 +147,28 @@ describe('RedisStore through Sentinel', () => {
     }
   });
 });
+
+describe('RedisStore with a replica (WAIT)', () => {
+  it('acknowledges once the replica has the write, and reports unavailable when too few confirm', async () => {
+    const replica = await startRedis({ config: { ...DURABLE_REDIS, replicaof: `127.0.0.1 ${redis.port}` } });
+    try {
+      const prefix = `wait${randomUUID()}:`;
+      const s = await RedisStore.open(`${redis.url}?prefix=${prefix}&waitReplicas=1&waitTimeoutMs=5000`);
+      // The replica needs a moment for its first sync; WAIT covers that.
+      expect((await s.commit({ txs: [{ ops: [put('a', 1)] }] })).revision).toBe(1);
+      const onReplica = await RedisStore.open(`${replica.url}?prefix=${prefix}`);
+      expect((await onReplica.snapshot()).entries).toEqual([{ key: 'a', value: 1, revision: 1 }]);
+      await onReplica.close();
+      await s.close();
+      const greedy = await RedisStore.open(`${redis.url}?prefix=${prefix}&waitReplicas=2&waitTimeoutMs=100`);
+      const err = await greedy.commit({ txs: [{ ops: [put('b', 1)] }] }).catch((e: unknown) => e);
+      expect((err as StoreError).code).toBe('unavailable');
+      expect((err as Error).message).toMatch(
+        /revision 2 is on the Redis primary but only 1 of 2 replicas confirmed it/,
+      );
+      await greedy.close();
+    } finally {
+      await replica.stop();
+    }
+  });
+});

@@ -27,14 +27,18 @@ function fakeServer(stream: Duplex): void {
   const splitter = new JsonStreamSplitter();
   stream.on('data', (chunk: Buffer) => {
     for (const msg of splitter.push(chunk) as { id: number; method: string; params: unknown[] }[]) {
-      if (msg.method === 'get_schema') stream.write(JSON.stringify({ id: msg.id, result: schemaJson, error: null }));
+      if (msg.method === 'get_schema')
+        stream.write(JSON.stringify({ id: msg.id, result: schemaJson, error: null }));
       if (msg.method === 'monitor_cond_since') {
         const last = msg.params[3] as string;
         monitorId = msg.params[1] as string;
         seenTxnIds.push(last);
         const { reply, after = [] } = script(last);
         // Reply and a following update3 in one write: the replica must apply them in order.
-        stream.write(JSON.stringify({ id: msg.id, result: reply, error: null }) + after.map((m) => JSON.stringify(m)).join(''));
+        stream.write(
+          JSON.stringify({ id: msg.id, result: reply, error: null }) +
+            after.map((m) => JSON.stringify(m)).join(''),
+        );
       }
     }
   });
@@ -58,11 +62,25 @@ describe('Replica resync with monitor_cond_since', () => {
     replica.on('removed', (_t, r: Row) => events.push(`removed ${r.name}`));
 
     script = () => ({
-      reply: [false, 't1', { Port: { [U(1)]: { initial: { name: 'a' } }, [U(2)]: { initial: { name: 'b' } } } }],
-      after: [{ method: 'update3', params: [monitorId, 't2', { Port: { [U(1)]: { modify: { name: 'a2' } } } }], id: null }],
+      reply: [
+        false,
+        't1',
+        { Port: { [U(1)]: { initial: { name: 'a' } }, [U(2)]: { initial: { name: 'b' } } } },
+      ],
+      after: [
+        {
+          method: 'update3',
+          params: [monitorId, 't2', { Port: { [U(1)]: { modify: { name: 'a2' } } } }],
+          id: null,
+        },
+      ],
     });
     let c = await OvsdbClient.connect(`unix:${join(dir, 'db.sock')}`);
-    expect(await replica.attach(c)).toMatchObject({ mode: 'monitor_cond_since', incremental: false, changes: 2 });
+    expect(await replica.attach(c)).toMatchObject({
+      mode: 'monitor_cond_since',
+      incremental: false,
+      changes: 2,
+    });
     await new Promise((r) => setTimeout(r, 20));
     expect(events).toEqual(['added a', 'added b', 'changed a->a2']);
     expect(replica.txnId).toBe('t2');
@@ -82,13 +100,25 @@ describe('Replica resync with monitor_cond_since', () => {
 
   it('falls back to a full snapshot when the server lost our transaction id', async () => {
     const replica = new Replica({ db: 'Open_vSwitch', tables: ['Port'] });
-    script = () => ({ reply: [false, 't1', { Port: { [U(1)]: { initial: { name: 'a' } }, [U(2)]: { initial: { name: 'b' } } } }] });
+    script = () => ({
+      reply: [
+        false,
+        't1',
+        { Port: { [U(1)]: { initial: { name: 'a' } }, [U(2)]: { initial: { name: 'b' } } } },
+      ],
+    });
     let c = await OvsdbClient.connect(`unix:${join(dir, 'db.sock')}`);
     await replica.attach(c);
     c.close();
     const events: string[] = [];
     replica.on('batch', (changes) => events.push(...changes.map((x) => `${x.kind} ${x.row.name}`)));
-    script = () => ({ reply: [false, 't9', { Port: { [U(2)]: { initial: { name: 'b' } }, [U(4)]: { initial: { name: 'd' } } } }] });
+    script = () => ({
+      reply: [
+        false,
+        't9',
+        { Port: { [U(2)]: { initial: { name: 'b' } }, [U(4)]: { initial: { name: 'd' } } } },
+      ],
+    });
     c = await OvsdbClient.connect(`unix:${join(dir, 'db.sock')}`);
     expect(await replica.attach(c)).toMatchObject({ incremental: false, changes: 2 });
     expect(events.sort()).toEqual(['added d', 'removed a']);

@@ -5,7 +5,7 @@ import { samples } from './message-samples.js';
 /**
  * Feeds mutated and random bytes to decodeMessage for a bounded time. The only acceptable
  * outcomes are a decoded message or an OfpCodecError; any other exception is a codec bug. A
- * decoded message must also re-encode (to a buffer of the same length, since the decoder only
+ * decoded message must also re-encode to exactly the input bytes (the decoder only
  * accepts what it can reproduce).
  */
 

@@ -81,7 +81,11 @@ const FIXTURES: [string, Action, string][] = [
     'ffff 0018 00002320 0023 | 0000 00010c04 000f ff 000000 0000',
   ],
   ['ct_clear', { type: 'ct_clear' }, 'ffff 0010 00002320 002b | 000000000000'],
-  ['output(port=2,max_len=100)', { type: 'output_trunc', port: 2, maxLen: 100 }, 'ffff 0010 00002320 0027 | 0002 00000064'],
+  [
+    'output(port=2,max_len=100)',
+    { type: 'output_trunc', port: 2, maxLen: 100 },
+    'ffff 0010 00002320 0027 | 0002 00000064',
+  ],
   [
     'conjunction(1,2/3)',
     { type: 'conjunction', id: 1, clause: 1, nClauses: 3 },

@@ -120,26 +120,28 @@ const nxAction: fc.Arbitrary<Action> = fc.oneof(
   fc.array(u16, { maxLength: 9 }).map((controllerIds) => ({ type: 'dec_ttl' as const, controllerIds })),
   fc.constant<Action>({ type: 'dec_ttl', controllerIds: [0], legacy: true }),
   fc.record({ type: fc.constant('controller' as const), maxLen: u16, controllerId: u16, reason: u8 }),
-  fc.record(
-    {
-      type: fc.constant('controller' as const),
-      maxLen: u16,
-      controllerId: u16,
-      reason: u8,
-      userdata: fc.nat({ max: 12 }).chain(bytes),
-      pause: fc.constant(true),
-      meterId: u32,
-      v2: fc.constant(true),
-    },
-    { requiredKeys: ['type', 'maxLen', 'controllerId', 'reason', 'v2'] },
-  ).map((a) => {
-    // The decoder sets v2 only when nothing else implies CONTROLLER2.
-    if (a.userdata !== undefined || a.pause || a.meterId !== undefined) {
-      const { v2: _v2, ...rest } = a;
-      return rest;
-    }
-    return a;
-  }),
+  fc
+    .record(
+      {
+        type: fc.constant('controller' as const),
+        maxLen: u16,
+        controllerId: u16,
+        reason: u8,
+        userdata: fc.nat({ max: 12 }).chain(bytes),
+        pause: fc.constant(true),
+        meterId: u32,
+        v2: fc.constant(true),
+      },
+      { requiredKeys: ['type', 'maxLen', 'controllerId', 'reason', 'v2'] },
+    )
+    .map((a) => {
+      // The decoder sets v2 only when nothing else implies CONTROLLER2.
+      if (a.userdata !== undefined || a.pause || a.meterId !== undefined) {
+        const { v2: _v2, ...rest } = a;
+        return rest;
+      }
+      return a;
+    }),
   fc.integer({ min: 2, max: 64 }).chain((nClauses) =>
     fc.record({
       type: fc.constant('conjunction' as const),

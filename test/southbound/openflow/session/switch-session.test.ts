@@ -86,6 +86,77 @@ describe('switch session with a scripted peer', () => {
     expect(err.request.type).toBe('GET_CONFIG_REQUEST');
   });
 
+  it('answers an echo at once even behind a large backlog of switch messages', async () => {
+    await start();
+    const f = fake({ dpid: 9n });
+    const sw = await server.registry.waitFor(9n);
+    let removed = 0;
+    sw.on('flow-removed', () => removed++);
+    const fr = {
+      type: 'FLOW_REMOVED' as const,
+      xid: 0,
+      cookie: 1n,
+      priority: 1,
+      reason: 2,
+      tableId: 0,
+      durationSec: 0,
+      durationNsec: 0,
+      idleTimeout: 0,
+      hardTimeout: 0,
+      packetCount: 0n,
+      byteCount: 0n,
+      match: [{ field: 'eth_dst', value: '02:00:00:00:00:01' }],
+    };
+    const N = 30_000;
+    const burst = Buffer.concat([
+      ...Array.from({ length: N }, () => encodeMessage(fr)),
+      encodeMessage({ type: 'ECHO_REQUEST', xid: 4242, data: Buffer.alloc(0) }),
+    ]);
+    f.socket.write(burst);
+    await f.waitFor((m) => m.type === 'ECHO_REPLY' && m.xid === 4242);
+    const removedWhenAnswered = removed;
+    await sw.barrier();
+    expect(removed).toBe(N);
+    expect(removedWhenAnswered).toBeLessThan(N);
+  });
+
+  it('logs and emits an ERROR no request claims, with or without listeners, and stays up', async () => {
+    await start();
+    const f = fake({ dpid: 10n });
+    const sw = await server.registry.waitFor(10n);
+    const [t, c] = errCode('OFPBMC_BAD_FIELD');
+    f.send({ type: 'ERROR', xid: 999_999, errType: t, code: c, data: Buffer.alloc(0) });
+    await sw.barrier();
+    expect(sw.state).toBe('up');
+    const seen: string[] = [];
+    server.registry.on('error', (s, err) => seen.push(`${s.dpid} ${err.codeName}`));
+    f.send({ type: 'ERROR', xid: 999_998, errType: t, code: c, data: Buffer.alloc(0) });
+    await sw.barrier();
+    expect(seen).toEqual(['000000000000000a OFPBMC_BAD_FIELD']);
+    expect(sw.stats.unsolicitedErrors).toBe(2);
+    expect(logs.lines.filter((l) => l.msg === 'switch reported an error')).toHaveLength(2);
+  });
+
+  it('names the message of a batch that cannot be encoded', async () => {
+    await start();
+    fake({ dpid: 12n });
+    const sw = await server.registry.waitFor(12n);
+    const flow = (field: string) => ({
+      type: 'FLOW_MOD' as const,
+      xid: 0,
+      command: 0,
+      tableId: 0,
+      priority: 1,
+      match: [{ field, value: 1 }],
+      instructions: [],
+    });
+    await expect(sw.sendConfirmed([flow('in_port'), flow('no_such_field')])).rejects.toThrow(
+      /message 1 \(FLOW_MOD\) cannot be encoded: .*no_such_field/,
+    );
+    expect(sw.state).toBe('up');
+    await sw.barrier();
+  });
+
   it('gathers flows of a dump split over many REPLY_MORE messages', async () => {
     await start();
     const flow = (i: number) => ({
@@ -241,6 +312,25 @@ describe('switch session with a scripted peer', () => {
     expect(result).toBeInstanceOf(SessionClosedError);
     expect(result.message).toMatch(/write queue stuck/);
     expect(maxQueued).toBeLessThan((1 << 20) + 2 * 300 * 1024);
+  });
+});
+
+describe('registry', () => {
+  it('replaces a session when the same datapath connects again, and times out waiting', async () => {
+    await start();
+    const first = fake({ dpid: 0x11n });
+    const a = await server.registry.waitFor('0x11');
+    const downs: string[] = [];
+    server.registry.on('switch-down', (_sw, reason) => downs.push(reason));
+    fake({ dpid: 0x11n });
+    await first.closed;
+    const b = server.registry.get('00:00:00:00:00:00:00:11');
+    expect(b).toBeDefined();
+    expect(b).not.toBe(a);
+    expect(downs[0]).toMatch(/replaced by a new connection/);
+    expect(server.registry.size).toBe(1);
+    await expect(server.registry.waitFor(0x99n, 50)).rejects.toThrow('did not connect within 50 ms');
+    expect(() => server.registry.get('xyz')).toThrow("'xyz' is not a datapath id");
   });
 });
 

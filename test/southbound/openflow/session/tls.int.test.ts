@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,7 +131,6 @@ describe('real OVS over ssl:', () => {
     });
     relayPid = child.pid ?? 0;
     onExitUndo(() => killPid(relayPid));
-    await mkdir(join(ovs.dir, 'ssl'), { recursive: true });
     await ovs.vsctl(
       'set-ssl',
       join(dir, 'sw-privkey.pem'),

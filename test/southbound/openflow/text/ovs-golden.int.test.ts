@@ -1,9 +1,19 @@
 import { rm, writeFile } from 'node:fs/promises';
-import { type Server, type Socket, createConnection, createServer } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OfpFramer, type OfpMessage, decodeMessage, encodeMessage } from '../../../../southbound/openflow/codec/index.js';
-import { formatFlow, formatGroup, parseFlow, parseGroup } from '../../../../southbound/openflow/text/index.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  OfpFramer,
+  type OfpMessage,
+} from '../../../../southbound/openflow/codec/index.js';
+import {
+  formatFlow,
+  formatGroup,
+  parseFlow,
+  parseGroup,
+} from '../../../../southbound/openflow/text/index.js';
 import { type OvsInstance, startOvs } from '../../../lab/ovs.js';
 
 /**
@@ -115,7 +125,8 @@ async function startProxy(path: string, target: string): Promise<Proxy> {
       // encode(decode(bytes)) = bytes for everything OVS and ovs-ofctl said.
       // (Buffer.equals: vitest's deep equality is far too slow for table-features replies.)
       for (const b of [...sent, ...received]) {
-        if (!encodeMessage(decodeMessage(b)).equals(b)) expect.fail(`re-encoding differs for ${b.toString('hex')}`);
+        if (!encodeMessage(decodeMessage(b)).equals(b))
+          expect.fail(`re-encoding differs for ${b.toString('hex')}`);
       }
       return { sent: sent.map((b) => decodeMessage(b)), received: received.map((b) => decodeMessage(b)) };
     },
@@ -142,7 +153,8 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
     ovs = await startOvs();
     await ovs.addBridge('br0', 'protocols=OpenFlow13');
     proxy = await startProxy(join(ovs.dir, 'proxy.sock'), join(ovs.dir, 'br0.mgmt'));
-    ofctl = (cmd: string, ...args: string[]) => ovs.ofctl('-O', 'OpenFlow13', cmd, `unix:${proxy.path}`, ...args);
+    ofctl = (cmd: string, ...args: string[]) =>
+      ovs.ofctl('-O', 'OpenFlow13', cmd, `unix:${proxy.path}`, ...args);
     await ofctl('del-flows');
     proxy.take();
   });
@@ -160,14 +172,18 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
     expect(mods).toHaveLength(GROUPS.length);
     GROUPS.forEach((text, i) => {
       const mod = mods[i]!;
-      expect.soft({ groupId: mod.groupId, type: mod.groupType, buckets: mod.buckets }, text).toEqual(parseGroup(text));
+      expect
+        .soft({ groupId: mod.groupId, type: mod.groupType, buckets: mod.buckets }, text)
+        .toEqual(parseGroup(text));
     });
     const printed = dumpLines(await ofctl('dump-groups'));
     const replies = proxy.take().received.filter((m) => m.type === 'MULTIPART_REPLY');
     const decoded = replies.flatMap((m) =>
       m.type === 'MULTIPART_REPLY' && m.body.kind === 'GROUP_DESC' ? m.body.groups : [],
     );
-    expect(decoded.map((g) => formatGroup({ groupId: g.groupId, type: g.groupType, buckets: g.buckets }))).toEqual(printed);
+    expect(
+      decoded.map((g) => formatGroup({ groupId: g.groupId, type: g.groupType, buckets: g.buckets })),
+    ).toEqual(printed);
     expect(printed).toHaveLength(GROUPS.length);
     for (const line of printed) expect(formatGroup(parseGroup(line))).toBe(line);
   });
@@ -185,8 +201,24 @@ describe('text form against ovs-ofctl (OVS 3.1)', () => {
         match: p.match,
         instructions: p.instructions,
       });
-      const head = [mod.tableId, mod.priority, mod.cookie ?? 0n, mod.flags ?? 0, mod.idleTimeout ?? 0, mod.hardTimeout ?? 0];
-      expect.soft(head, text).toEqual([p.tableId, p.priority, p.cookie ?? 0n, p.flags ?? 0, p.idleTimeout ?? 0, p.hardTimeout ?? 0]);
+      const head = [
+        mod.tableId,
+        mod.priority,
+        mod.cookie ?? 0n,
+        mod.flags ?? 0,
+        mod.idleTimeout ?? 0,
+        mod.hardTimeout ?? 0,
+      ];
+      expect
+        .soft(head, text)
+        .toEqual([
+          p.tableId,
+          p.priority,
+          p.cookie ?? 0n,
+          p.flags ?? 0,
+          p.idleTimeout ?? 0,
+          p.hardTimeout ?? 0,
+        ]);
     });
     const printed = dumpLines(await ofctl('dump-flows'));
     expect(printed).toHaveLength(FLOWS.length);

@@ -258,6 +258,20 @@ describe('ChassisManager, active: weft dials the hypervisor', () => {
       await until('active registration', () => seen.length > 0 && results.length > 0);
       expect(seen[0]).toMatchObject({ systemId: 'hv-test-1', peer: ovs.dbTarget });
       expect(results[0]).toMatchObject({ transacted: false });
+
+      // ovsdb-server restarts: weft redials with backoff, resyncs, re-registers, changes nothing.
+      const downs: ChassisInfo[] = [];
+      const binds: ChassisBindingEvent[] = [];
+      m.on('chassisDown', (c) => downs.push(c));
+      m.on('binding', (b) => binds.push(b));
+      await ovs.stopOvsdb();
+      await until('chassis down', () => downs.length === 1);
+      expect(m.chassis()).toEqual([]);
+      await ovs.startOvsdb();
+      await until('re-registration', () => seen.length === 2 && m.chassis().length === 1);
+      await until('ensure after resync', () => results.length >= 2);
+      expect(results.every((r) => !r.transacted)).toBe(true);
+      expect(binds).toEqual([]); // nothing changed, so no binding is reported twice
     } finally {
       await m.stop();
     }

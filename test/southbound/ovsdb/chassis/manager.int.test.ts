@@ -31,8 +31,20 @@ const until = async (what: string, ok: () => boolean, ms = 15_000) => {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'weft-mgr-'));
   [hvA, hvB] = await Promise.all([startOvs(), startOvs()]);
-  await hvA.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-a', 'external_ids:weft-encap-ip=10.0.0.1');
-  await hvB.vsctl('set', 'open_vswitch', '.', 'external_ids:system-id=hv-b', 'external_ids:weft-encap-ip=10.0.0.2');
+  await hvA.vsctl(
+    'set',
+    'open_vswitch',
+    '.',
+    'external_ids:system-id=hv-a',
+    'external_ids:weft-encap-ip=10.0.0.1',
+  );
+  await hvB.vsctl(
+    'set',
+    'open_vswitch',
+    '.',
+    'external_ids:system-id=hv-b',
+    'external_ids:weft-encap-ip=10.0.0.2',
+  );
   const logger = pino(
     { level: 'info' },
     new Writable({
@@ -63,7 +75,17 @@ afterAll(async () => {
 });
 
 const plug = (hv: OvsInstance, name: string, ifaceId: string) =>
-  hv.vsctl('add-port', 'br-int', name, '--', 'set', 'interface', name, 'type=internal', `external_ids:iface-id=${ifaceId}`);
+  hv.vsctl(
+    'add-port',
+    'br-int',
+    name,
+    '--',
+    'set',
+    'interface',
+    name,
+    'type=internal',
+    `external_ids:iface-id=${ifaceId}`,
+  );
 
 describe('ChassisManager with two hypervisors', () => {
   it('registers each chassis with its own encap IP, and logs name chassis and peer', async () => {
@@ -72,7 +94,9 @@ describe('ChassisManager with two hypervisors', () => {
     await until('br-int on both', () => logs.filter((l) => l.msg === 'chassis configured').length >= 2);
     const configured = logs.filter((l) => l.msg === 'chassis configured');
     expect(configured.map((l) => l.chassis).sort()).toEqual(['hv-a', 'hv-b']);
-    expect(configured.every((l) => typeof l.peer === 'string' && String(l.peer).startsWith('punix:'))).toBe(true);
+    expect(configured.every((l) => typeof l.peer === 'string' && String(l.peer).startsWith('punix:'))).toBe(
+      true,
+    );
   });
 
   it('reports a VM port moving from one chassis to the other as a migration', async () => {
@@ -83,7 +107,9 @@ describe('ChassisManager with two hypervisors', () => {
     await until('migration', () => migrations.length > 0);
     expect(migrations[0]).toEqual({ ifaceId: 'vm-1', from: 'hv-a', to: 'hv-b' });
     await hvA.vsctl('del-port', 'vm1a');
-    await until('unbind on hv-a', () => bindings.some((b) => b.systemId === 'hv-a' && b.event.kind === 'unbind'));
+    await until('unbind on hv-a', () =>
+      bindings.some((b) => b.systemId === 'hv-a' && b.event.kind === 'unbind'),
+    );
     expect(bindings.map((b) => `${b.systemId} ${b.event.kind} ${b.event.binding.ifaceId}`)).toEqual([
       'hv-a bind vm-1',
       'hv-b bind vm-1',
@@ -98,9 +124,17 @@ describe('ChassisManager with two hypervisors', () => {
     expect(manager.chassis().map((c) => c.systemId)).toEqual(['hv-a']);
     await hvB.startOvsdb();
     await until('hv-b back', () => up.slice(before).some((c) => c.systemId === 'hv-b'));
-    expect(manager.chassis().map((c) => c.systemId).sort()).toEqual(['hv-a', 'hv-b']);
+    expect(
+      manager
+        .chassis()
+        .map((c) => c.systemId)
+        .sort(),
+    ).toEqual(['hv-a', 'hv-b']);
     expect(down.map((c) => c.systemId)).toEqual(['hv-b']);
     // Its existing VM binding is reported again from the fresh connection.
-    await until('rebind', () => bindings.filter((b) => b.systemId === 'hv-b' && b.event.kind === 'bind').length === 2);
+    await until(
+      'rebind',
+      () => bindings.filter((b) => b.systemId === 'hv-b' && b.event.kind === 'bind').length === 2,
+    );
   });
 });

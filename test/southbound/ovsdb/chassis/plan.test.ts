@@ -202,7 +202,10 @@ describe('planChassis (pure)', () => {
 
   it('leaves tunnels alone while the chassis has no tunnel IP', () => {
     const { s } = configured();
-    const plan = planChassis(desired({ encapIp: undefined, controllers: [{ target: 'tcp:192.0.2.10:6653' }] }), s);
+    const plan = planChassis(
+      desired({ encapIp: undefined, controllers: [{ target: 'tcp:192.0.2.10:6653' }] }),
+      s,
+    );
     expect(plan.txn.ops).toEqual([]);
     expect(plan.conflicts).toEqual(['no tunnel IP known for this chassis: tunnel ports left as they are']);
   });
