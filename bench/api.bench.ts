@@ -203,23 +203,35 @@ function redisBenchmark(port: number, clients: number): number {
   return Number(m[1]);
 }
 
+/** Prints one backend's figures next to the bare-fastify baseline measured just before it. */
+function report(r: BackendResult, bare: { perSecond: number; listFloorMs: number }, target: number): void {
+  console.log(
+    [
+      `${r.backend}  (load average ${load()})`,
+      `  baseline  bare fastify POST ${fmt(bare.perSecond)} req/s; GET of a prepared 10,000-endpoint body ${fmt(bare.listFloorMs, 1)} ms`,
+      `  creates   ${fmt(r.createsPerSecond)}/s (target >= ${fmt(target)}: ${r.createsPerSecond >= target ? 'MET' : 'MISSED'}),` +
+        ` ${fmt((r.createsPerSecond / bare.perSecond) * 100, 1)}% of bare fastify; latency p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms`,
+      `  list      GET ?limit=10000: ${fmt(r.listMs, 1)} ms median of ${LIST_RUNS} (${fmt(r.listBytes / 1024)} KiB)` +
+        ` (target <= 50 ms: ${r.listMs <= 50 ? 'MET' : 'MISSED'}), ${fmt(r.listMs / bare.listFloorMs, 2)}x the transfer floor;` +
+        ` ?network=n1&limit=10000: ${fmt(r.listByNetworkMs, 1)} ms`,
+      `  paged     10 pages of 1000 (fetch + JSON.parse): ${fmt(r.pagedMs, 1)} ms median of 5`,
+    ].join('\n'),
+  );
+}
+
 async function main(): Promise<void> {
   console.log(
     `weft API benchmark: ${fmt(CREATES)} endpoint creates, ${CONCURRENCY} in flight, node ${process.version}`,
   );
   console.log(`machine   ${cpus().length} cores, load average ${load()} at start`);
-  const { perSecond: bare, listFloorMs } = await bareFastify();
-  console.log(`baseline  bare fastify POST route: ${fmt(bare)} req/s (HTTP ceiling with this client)`);
-  console.log(
-    `baseline  bare fastify GET of a prepared 10,000-endpoint body: ${fmt(listFloorMs, 1)} ms (transfer floor)`,
-  );
 
+  // Each backend is measured right after its own baseline: on a shared machine the load drifts.
   const dir = await mkdtemp(join(tmpdir(), 'weft-bench-api-'));
-  const results: BackendResult[] = [];
   try {
+    const bare = await bareFastify();
     const file = await FileStore.open(dir);
     try {
-      results.push(await measure('embedded (file, fdatasync per group commit)', file));
+      report(await measure('embedded (file, fdatasync per group commit)', file), bare, 3000);
     } finally {
       await file.close();
     }
@@ -228,44 +240,24 @@ async function main(): Promise<void> {
   }
 
   const redis = await startRedis({ config: DURABLE_REDIS });
-  let set50 = 0;
-  let set1 = 0;
   try {
-    set50 = redisBenchmark(redis.port, 50);
-    set1 = redisBenchmark(redis.port, 1);
+    const bare = await bareFastify();
+    const set50 = redisBenchmark(redis.port, 50);
+    const set1 = redisBenchmark(redis.port, 1);
     execFileSync('redis-cli', ['-p', String(redis.port), 'FLUSHALL'], { encoding: 'utf8' });
-    console.log(
-      `baseline  redis-benchmark SET (appendfsync always): ${fmt(set50)}/s at -c 50, ${fmt(set1)}/s at -c 1`,
-    );
     const store = await RedisStore.open(redis.url);
     try {
-      results.push(await measure('redis (appendonly yes, appendfsync always)', store));
+      const r = await measure('redis (appendonly yes, appendfsync always)', store);
+      report(r, bare, 1500);
+      console.log(
+        `  redis     redis-benchmark SET on the same server: ${fmt(set50)}/s at -c 50, ${fmt(set1)}/s at -c 1;` +
+          ` creates = ${fmt((r.createsPerSecond / set50) * 100, 1)}% of SET -c 50, ${fmt(r.createsPerSecond / set1, 2)}x SET -c 1`,
+      );
     } finally {
       await store.close();
     }
   } finally {
     await redis.stop();
-  }
-
-  console.log(`machine   load average ${load()} at end`);
-  const targets: Record<string, number> = { embedded: 3000, redis: 1500 };
-  for (const r of results) {
-    const target = targets[r.backend.split(' ')[0]!]!;
-    console.log(
-      [
-        `${r.backend}:`,
-        `  creates   ${fmt(r.createsPerSecond)}/s (target >= ${fmt(target)}: ${r.createsPerSecond >= target ? 'MET' : 'MISSED'}),` +
-          ` ${fmt((r.createsPerSecond / bare) * 100, 1)}% of bare fastify; latency p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms`,
-        `  list      GET ?limit=10000: ${fmt(r.listMs, 1)} ms median of ${LIST_RUNS} (${fmt(r.listBytes / 1024)} KiB)` +
-          ` (target <= 50 ms: ${r.listMs <= 50 ? 'MET' : 'MISSED'}); ?network=n1&limit=10000: ${fmt(r.listByNetworkMs, 1)} ms`,
-        `  paged     10 pages of 1000 (fetch + JSON.parse): ${fmt(r.pagedMs, 1)} ms median of 5`,
-      ].join('\n'),
-    );
-    if (r.backend.startsWith('redis')) {
-      console.log(
-        `  ratio     creates / redis SET -c 50: ${fmt((r.createsPerSecond / set50) * 100, 1)}%, / SET -c 1: ${fmt(r.createsPerSecond / set1, 2)}x`,
-      );
-    }
   }
 }
 

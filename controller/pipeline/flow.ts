@@ -6,6 +6,7 @@ import { fieldByName } from '../../southbound/openflow/codec/oxm-fields.js';
 import { type TableId, tableDecl } from './tables.js';
 
 const canonicalField = (name: string): string => fieldByName(name)?.name ?? name;
+const allowedCache = new Map<number, Set<string>>();
 
 /** A flow an app wants on a datapath. Field names match the codec's FlowMod and text form. */
 export interface DesiredFlow {
@@ -38,7 +39,11 @@ export class PipelineViolation extends Error {
 export function checkFlow(f: DesiredFlow): void {
   const decl = tableDecl(f.tableId);
   if (!decl) throw new PipelineViolation(`flow in undeclared table ${f.tableId}`);
-  const allowed = new Set([...decl.matches, 'eth_type', 'ip_proto'].map(canonicalField));
+  let allowed = allowedCache.get(decl.id);
+  if (!allowed) {
+    allowed = new Set([...decl.matches, 'eth_type', 'ip_proto'].map(canonicalField));
+    allowedCache.set(decl.id, allowed);
+  }
   for (const t of f.match) {
     if (!allowed.has(canonicalField(t.field))) {
       throw new PipelineViolation(`table ${decl.name} (${decl.id}) does not allow a match on ${t.field}`);

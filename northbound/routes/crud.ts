@@ -57,6 +57,12 @@ interface WaitParams {
   timeout?: string;
 }
 
+/** Refuses a bad `timeout` before anything is written (a 400 must mean "nothing happened"). */
+export const checkWaitQuery = async (req: FastifyRequest): Promise<void> => {
+  const q = req.query as WaitParams;
+  if (q.wait === 'applied' || q.timeout !== undefined) parseTimeout(q.timeout);
+};
+
 /**
  * Sets the revision headers, then honours `?wait=applied`: 504 `timeout` (the write stands;
  * details.revision names it) when the affected switches did not confirm within the timeout.
@@ -90,7 +96,7 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
   const out = (obj: AnyObject): AnyObject =>
     status ? ({ ...obj, status: status.of(obj) } as unknown as AnyObject) : obj;
   const guards = def.adminOnly ? [requireAdmin] : [];
-  const writeGuards = def.adminOnly || def.adminWrites ? [requireAdmin] : [];
+  const writeGuards = def.adminOnly || def.adminWrites ? [requireAdmin, checkWaitQuery] : [checkWaitQuery];
   const objectResponse = def.schemas.object;
   const listQuery = Type.Object({
     ...PageQuery,
@@ -218,7 +224,7 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
   app.patch(
     `/${path}/:id`,
     {
-      preHandler: def.adminOnly ? [requireAdmin] : [],
+      preHandler: def.adminOnly ? [requireAdmin, checkWaitQuery] : [checkWaitQuery],
       schema: {
         tags: [tag],
         summary: `Change some fields of a ${noun} (If-Match for optimistic concurrency)`,

@@ -6,7 +6,8 @@ import { errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
 import { DeletedBody, IdParams, PageQuery, pageOf } from '../schemas.js';
-import { finishWrite } from './crud.js';
+import { WaitQuery } from '../write-options.js';
+import { checkWaitQuery, finishWrite } from './crud.js';
 
 /** A token as the API shows it: never the hash, and the secret only in the create answer. */
 const TokenOut = Type.Omit(ApiTokenSchema, ['hash'], { title: 'Token' });
@@ -31,9 +32,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app.post(
     '/tokens',
     {
+      preHandler: checkWaitQuery,
       schema: {
         tags: ['tokens'],
         summary: 'Create a token: tenantId scopes it to one tenant, null makes an admin token',
+        querystring: Type.Object(WaitQuery),
         body: { ...ApiTokenCreateSchema, title: 'TokenCreate' },
         response: { 201: CreatedTokenOut, ...errorResponses(400, 401, 403, 404, 503) },
       },
@@ -93,10 +96,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
   app.delete(
     '/tokens/:id',
     {
+      preHandler: checkWaitQuery,
       schema: {
         tags: ['tokens'],
         summary: 'Revoke a token (effective immediately)',
         params: IdParams,
+        querystring: Type.Object(WaitQuery),
         response: { 200: DeletedBody, ...errorResponses(400, 401, 403, 404, 503) },
       },
     },

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { lstat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
@@ -149,7 +149,11 @@ export async function listen(
     t.kind === 'pssl'
       ? tls.createServer({ ...tlsOptions(opts.tls, targetToString(t)), requestCert: true }, accept)
       : net.createServer(accept);
-  if (t.kind === 'punix') await unlink(t.path).catch(() => undefined);
+  if (t.kind === 'punix') {
+    // Replace a stale socket, never a regular file someone pointed us at by mistake.
+    const st = await lstat(t.path).catch(() => undefined);
+    if (st?.isSocket()) await unlink(t.path);
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     if (t.kind === 'punix') server.listen(t.path, resolve);

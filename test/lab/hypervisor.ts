@@ -1,10 +1,11 @@
 import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { killPid } from './cleanup.js';
 import { run } from './exec.js';
 import { inNetns, ipBatch } from './lab-netns.js';
 import { CONTROLLER_LINK, TUNNEL_OFPORT, UNDERLAY_PLEN } from './lab-spec.js';
-import type { ControllerSockets, HypervisorState } from './lab-state.js';
+import { type ControllerSockets, type HypervisorState, isAlive } from './lab-state.js';
 
 /**
  * One lab hypervisor: its own ovsdb-server and ovs-vswitchd (userspace datapath) inside its
@@ -65,21 +66,23 @@ async function linkController(dir: string, sockets: ControllerSockets | undefine
 
 /**
  * Starts and configures the hypervisor. The namespace must exist and already hold the underlay
- * veth `ul0`; `onPid` records each daemon as soon as it runs.
+ * veth `ul0` (and the veths of `extraWords`' ports); `onPid` records each daemon as soon as it runs.
  */
 export async function startHypervisor(
   state: HypervisorState,
   controller: ControllerSockets | undefined,
   onPid: (pid: number) => void,
+  /** More ovs-vsctl words for the same first transaction (e.g. the VMs' ports). */
+  extraWords: string[] = [],
 ): Promise<Hypervisor> {
   const hv = hypervisorHandle(state);
   const { dir, netns, underlayIp, name } = state;
-  const env = { OVS_RUNDIR: dir, OVS_DBDIR: dir, OVS_LOGDIR: dir };
+  const env = ovsEnv(dir);
   const readPid = async (file: string) => Number((await readFile(join(dir, file), 'utf8')).trim());
 
   await mkdir(dir, { recursive: true });
   // Up before ovs-vswitchd opens it, or the daemon logs receive errors on a down device.
-  await ipBatch(netns, [`link set ${UNDERLAY_IFACE} up`]);
+  await ipBatch(netns, ['link set lo up', `link set ${UNDERLAY_IFACE} up`]);
   await run('ovsdb-tool', ['create', join(dir, 'conf.db'), SCHEMA]);
   await inNetns(
     netns,
@@ -112,31 +115,53 @@ export async function startHypervisor(
     ...['--', 'set', 'open_vswitch', '.', `external_ids:system-id=${name}`, `external_ids:hostname=${name}`],
     `external_ids:weft-encap-ip=${underlayIp}`,
     ...controllerWords(dir, controller),
+    ...extraWords,
   );
 
+  onPid(await startVswitchd(state));
+  return hv;
+}
+
+const ovsEnv = (dir: string) => ({ OVS_RUNDIR: dir, OVS_DBDIR: dir, OVS_LOGDIR: dir });
+
+/**
+ * Starts ovs-vswitchd (userspace datapath only) and gives br-phy, once the daemon has made its
+ * tap device, the underlay address: the tunnel endpoint must sit on an OVS bridge. Resolves to
+ * the daemon's pid.
+ */
+export async function startVswitchd(state: HypervisorState): Promise<number> {
+  const { dir, netns, name, underlayIp } = state;
   await inNetns(
     netns,
     'ovs-vswitchd',
     [
-      hv.dbTarget,
+      `unix:${join(dir, 'db.sock')}`,
       `--pidfile=${join(dir, 'vswitchd.pid')}`,
       `--unixctl=${join(dir, 'vswitchd.ctl')}`,
       `--log-file=${join(dir, 'vswitchd.log')}`,
       '--detach',
       '--disable-system',
     ],
-    env,
+    ovsEnv(dir),
   );
-  onPid(await readPid('vswitchd.pid'));
-
-  // ovs-vswitchd creates br-phy's tap device while it applies the configuration: wait for it,
-  // then give it the underlay address (the tunnel endpoint must sit on an OVS bridge).
+  const pid = Number((await readFile(join(dir, 'vswitchd.pid'), 'utf8')).trim());
   await waitFor(`${name}: br-phy device`, async () => {
     await ipBatch(netns, ['link set br-phy up']);
     return true;
   });
-  await ipBatch(netns, [`addr add ${underlayIp}/${UNDERLAY_PLEN} dev br-phy`]);
-  return hv;
+  // `replace`: after a restart the address may still be there (a killed daemon leaves its taps).
+  await ipBatch(netns, [`addr replace ${underlayIp}/${UNDERLAY_PLEN} dev br-phy`]);
+  return pid;
+}
+
+/** kill -9 ovs-vswitchd (a crash) and start it again; its flows are gone, OVSDB keeps the rest. */
+export async function restartVswitchd(state: HypervisorState): Promise<number> {
+  const old = Number((await readFile(join(state.dir, 'vswitchd.pid'), 'utf8').catch(() => '0')).trim());
+  if (old > 0) {
+    killPid(old);
+    await waitFor(`${state.name}: old ovs-vswitchd ${old} to exit`, async () => !isAlive(old));
+  }
+  return startVswitchd(state);
 }
 
 /** Repoints a running hypervisor at a controller (or at none). */

@@ -18,10 +18,16 @@ export function inNetns(
 }
 
 /** Several `ip` commands (without the leading `ip`) in one process, inside a namespace. */
-export async function ipBatch(ns: string, lines: string[]): Promise<void> {
+export function ipBatch(ns: string, lines: string[]): Promise<void> {
+  return ipBatchIn(ns, lines);
+}
+
+async function ipBatchIn(ns: string | undefined, lines: string[]): Promise<void> {
   if (lines.length === 0) return;
   await new Promise<void>((resolve, reject) => {
-    const child = spawn('ip', ['-n', ns, '-batch', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn('ip', [...(ns ? ['-n', ns] : []), '-batch', '-'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c) => {
       stderr += c;
@@ -29,14 +35,26 @@ export async function ipBatch(ns: string, lines: string[]): Promise<void> {
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve();
-      else reject(new Error(`ip -n ${ns} -batch failed (${lines.join('; ')}): ${stderr.trim()}`));
+      else
+        reject(new Error(`ip ${ns ? `-n ${ns} ` : ''}-batch failed (${lines.join('; ')}): ${stderr.trim()}`));
     });
     child.stdin.end(`${lines.join('\n')}\n`);
   });
 }
 
-/** Creates a namespace with its loopback up. */
+/** Creates a namespace (its loopback stays down until the caller configures it). */
 export async function addNetns(ns: string): Promise<void> {
   await run('ip', ['netns', 'add', ns]);
-  await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+}
+
+/**
+ * Creates many namespaces with one `ip` process. `ip -batch` runs in the root namespace, but
+ * `netns add` only makes a namespace and its mount under /run/netns: nothing is configured there.
+ */
+export async function addNetnsMany(names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  await ipBatchIn(
+    undefined,
+    names.map((ns) => `netns add ${ns}`),
+  );
 }

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { onExitUndo } from './cleanup.js';
 import { assertRoot, run } from './exec.js';
 import {
   type Hypervisor,
   hypervisorHandle,
+  restartVswitchd,
   setHypervisorController,
   startHypervisor,
   waitFor,
 } from './hypervisor.js';
-import { addNetns, inNetns } from './lab-netns.js';
+import { addNetnsMany, inNetns, ipBatch } from './lab-netns.js';
 import {
   checkHypervisorCount,
   checkLabName,
@@ -20,12 +21,14 @@ import {
   hypervisorName,
   hypervisorNetns,
   isLabNetns,
+  LabSpecError,
   type PlacedVm,
   parseIp,
   underlayIp,
   underlayNetns,
   type VmSpec,
   vmNetns,
+  vmPortName,
 } from './lab-spec.js';
 import {
   type ControllerSockets,
@@ -45,7 +48,7 @@ import {
   tcpProbe,
 } from './traffic.js';
 import { wireUnderlay } from './underlay.js';
-import { createVm, moveVmPort, unplugVm, vmOfport } from './vm.js';
+import { configureVmNetns, createVm, moveVmPort, ovsWords, unplugVm, vethLines, vmOfport } from './vm.js';
 
 /**
  * The multi-hypervisor lab: N hypervisors (OVS userspace in namespaces) on a real underlay with a
@@ -85,6 +88,8 @@ export interface Lab {
   exec(where: string, cmd: string | string[]): Promise<string>;
   /** Points every hypervisor at a controller, or at none. */
   setController(sockets: ControllerSockets | undefined): Promise<void>;
+  /** kill -9 a hypervisor's ovs-vswitchd and start it again (flows are lost, OVSDB config stays). */
+  restartVswitchd(hv: string): Promise<void>;
   /** Leaves the lab running after this process exits (`weft lab up`); `weft lab down` removes it. */
   detach(): void;
   destroy(): Promise<void>;
@@ -96,6 +101,11 @@ export async function createLab(spec: LabSpec = {}): Promise<Lab> {
   const count = checkHypervisorCount(spec.hypervisors ?? 2);
   const placed = (spec.vms ?? []).map((vm) => ({ ...checkVmSpec(vm), hypervisor: vm.hypervisor }));
   checkUniqueVms(placed);
+  for (const vm of placed) {
+    if (!/^hv\d+$/.test(vm.hypervisor) || Number(vm.hypervisor.slice(2)) > count || vm.hypervisor === 'hv0') {
+      throw new LabSpecError(`VM ${vm.name}: hypervisor '${vm.hypervisor}' is not one of hv1..hv${count}`);
+    }
+  }
   const leftovers = (await existingNetns()).filter((ns) => isLabNetns(name, ns));
   if (leftovers.length) {
     throw new Error(
@@ -126,13 +136,27 @@ export async function createLab(spec: LabSpec = {}): Promise<Lab> {
     const hvNames = Array.from({ length: count }, (_, i) => hypervisorName(i));
     const hvNs = hvNames.map((hv) => hypervisorNetns(name, hv));
     const ulNs = count >= 3 ? underlayNetns(name) : undefined;
-    state.namespaces.push(...hvNs, ...(ulNs ? [ulNs] : []));
+    const vms: VmState[] = placed.map((vm) => ({
+      ...vm,
+      netns: vmNetns(name, vm.name),
+      port: vmPortName(vm),
+    }));
+    state.namespaces.push(...hvNs, ...(ulNs ? [ulNs] : []), ...vms.map((vm) => vm.netns));
+    state.vms.push(...vms);
     persist();
-    // The first `ip netns add` may set up /run/netns; the rest can then go in parallel.
-    const [firstNs, ...otherNs] = state.namespaces;
-    if (firstNs) await addNetns(firstNs);
-    await Promise.all(otherNs.map(addNetns));
-    await wireUnderlay(hvNs, ulNs);
+    // Every namespace and veth first (few `ip` processes), then each hypervisor's OVS in one
+    // transaction that already holds its VMs' ports.
+    await addNetnsMany(state.namespaces);
+    await Promise.all([
+      wireUnderlay(hvNs, ulNs),
+      ...hvNames.map((hv) =>
+        ipBatch(
+          hypervisorNetns(name, hv),
+          vms.filter((vm) => vm.hypervisor === hv).flatMap((vm) => vethLines(vm, vm.netns)),
+        ),
+      ),
+    ]);
+    await Promise.all(vms.map((vm) => configureVmNetns(vm, vm.netns)));
 
     const hvStates = hvNames.map((hv, i) => ({
       name: hv,
@@ -142,16 +166,21 @@ export async function createLab(spec: LabSpec = {}): Promise<Lab> {
     }));
     state.hypervisors.push(...hvStates);
     persist();
+    const onPid = (pid: number) => {
+      state.pids.push(pid);
+      persist();
+    };
     lab.hvs = await Promise.all(
       hvStates.map((hv) =>
-        startHypervisor(hv, spec.controller, (pid) => {
-          state.pids.push(pid);
-          persist();
-        }),
+        startHypervisor(
+          hv,
+          spec.controller,
+          onPid,
+          vms.filter((vm) => vm.hypervisor === hv.name).flatMap(ovsWords),
+        ),
       ),
     );
     await lab.checkUnderlay();
-    await Promise.all(placed.map((vm) => lab.addVm(vm.hypervisor, vm)));
     return lab;
   } catch (err) {
     await lab.destroy();
@@ -299,6 +328,14 @@ class LabImpl implements Lab {
     await Promise.all(this.hvs.map((hv) => setHypervisorController(hv, sockets)));
     if (sockets) this.state.controller = sockets;
     else delete this.state.controller;
+    this.persist();
+  }
+
+  async restartVswitchd(hvName: string): Promise<void> {
+    const hv = this.hv(hvName);
+    const old = Number((await readFile(join(hv.dir, 'vswitchd.pid'), 'utf8').catch(() => '0')).trim());
+    const pid = await restartVswitchd(hv);
+    this.state.pids = [...this.state.pids.filter((p) => p !== old), pid];
     this.persist();
   }
 

@@ -56,22 +56,26 @@ export function torWords(vm: VmSpec): string[] {
 /** The hypervisor-side end of the VM's veth. */
 const vethName = (vm: VmSpec): string => (vm.vlan === undefined ? vmPortName(vm) : `h-${vm.name}`);
 
-/** Plumbs the VM's namespace (which must exist) to the hypervisor and configures eth0. */
-async function plug(hv: Hypervisor, vm: VmSpec, netns: string): Promise<void> {
+/** All the OVS configuration of a VM (or tagged host), as words of one ovs-vsctl transaction. */
+export const ovsWords = (vm: VmSpec): string[] => (vm.vlan === undefined ? addPortWords(vm) : torWords(vm));
+
+/** `ip` lines, run in the hypervisor's namespace, that make the VM's veth (eth0 lands in `netns`). */
+export function vethLines(vm: VmSpec, netns: string): string[] {
   const veth = vethName(vm);
-  await ipBatch(hv.netns, [
-    `link add ${veth} type veth peer name eth0 netns ${netns}`,
-    `link set ${veth} up`,
-  ]);
+  return [`link add ${veth} type veth peer name eth0 netns ${netns}`, `link set ${veth} up`];
+}
+
+/** Configures eth0 (MAC, MTU, IP, no tx checksum offload) inside the VM's namespace. */
+export async function configureVmNetns(vm: VmSpec, netns: string): Promise<void> {
   const { address, plen } = parseIp(vm.ip);
   await ipBatch(netns, [
+    'link set lo up',
     `link set eth0 address ${vm.mac} mtu ${VM_MTU}`,
     'link set eth0 up',
     `addr add ${address}/${plen} dev eth0`,
   ]);
   // The userspace datapath does not fill in checksums a veth left to "hardware": TCP needs this.
   await inNetns(netns, 'ethtool', ['-K', 'eth0', 'tx', 'off']);
-  await hv.vsctl(...(vm.vlan === undefined ? addPortWords(vm) : torWords(vm)));
 }
 
 /** Creates the VM on `hv`; `record` runs before the namespace exists so a crash still finds it. */
@@ -84,7 +88,9 @@ export async function createVm(
   const state: VmState = { ...vm, hypervisor: hv.name, netns, port: vmPortName(vm) };
   record(state);
   await addNetns(netns);
-  await plug(hv, vm, netns);
+  await ipBatch(hv.netns, vethLines(vm, netns));
+  await configureVmNetns(vm, netns);
+  await hv.vsctl(...ovsWords(vm));
   return state;
 }
 

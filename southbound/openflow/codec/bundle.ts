@@ -71,7 +71,11 @@ export function decodeOnf(r: OfReader, xid: number, expType: number, inner: Inne
   }
   const message = inner(r.buf, at, at + innerLen);
   r.offset = at + innerLen;
-  if (r.remaining > 0) r.pad(pad8(innerLen), 'inner message padding');
+  if (r.remaining > 0) {
+    // Padding to 8 only precedes properties; padding with nothing after it could not be re-encoded.
+    r.pad(pad8(innerLen), 'inner message padding');
+    if (r.remaining === 0) r.fail('bad-length', 'padding after the inner message but no properties');
+  }
   return {
     type: 'BUNDLE_ADD',
     xid,

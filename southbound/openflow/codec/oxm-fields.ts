@@ -50,7 +50,12 @@ export interface OxmField {
   nxmHeader: number;
   /** Largest value of a 'uint' field (2^(8*width) - 1). */
   max: number;
+  /** Experimenter id of an experimenter-class (0xffff) OXM, written after the header; else 0. */
+  experimenter: number;
 }
+
+/** ONF's experimenter id, for the OpenFlow 1.3 extension OXMs OVS uses (tcp_flags). */
+export const ONF_EXPERIMENTER_ID = 0x4f4e4600;
 
 export const OXM_CLASS_NXM0 = 0x0000;
 export const OXM_CLASS_NXM1 = 0x0001;
@@ -72,6 +77,7 @@ type Row = [
   kind: OxmKind,
   prereq: OxmPrereq,
   nxm?: [name: string, cls: number, field: number, width: number],
+  experimenter?: number,
 ];
 
 const B = OXM_CLASS_BASIC;
@@ -129,6 +135,8 @@ const ROWS: Row[] = [
   ['ct_label', N1, 108, 16, 128, true, 'u128', 'none'],
   ['nw_ttl', N1, 29, 1, 8, false, 'uint', 'ip_any'],
   ['nw_frag', N1, 26, 1, 8, true, 'uint', 'ip_any'],
+  // ONFOXM_ET_TCP_FLAGS: what OVS sends for tcp_flags in OpenFlow 1.3.
+  ['tcp_flags', OXM_CLASS_EXPERIMENTER, 42, 2, 12, true, 'uint', 'tcp', ['NXM_NX_TCP_FLAGS', N1, 34, 2], ONF_EXPERIMENTER_ID],
 ];
 // OVS's 16-bit in_port (NXM_OF_IN_PORT): what it puts in set_field and load/move for "in_port".
 ROWS.push([
@@ -205,7 +213,7 @@ function oxmBasicName(name: string, field: number): string {
 }
 
 function build(row: Row): OxmField {
-  const [name, cls, field, width, bits, maskable, kind, prereq, nxm] = row;
+  const [name, cls, field, width, bits, maskable, kind, prereq, nxm, experimenter = 0] = row;
   let nxmName: string;
   let nxmHeader: number;
   if (nxm) {
@@ -226,10 +234,12 @@ function build(row: Row): OxmField {
     maskable,
     kind,
     prereq,
-    header: oxmHeader(cls, field, width),
+    // An experimenter OXM's length also covers its 4-byte experimenter id.
+    header: oxmHeader(cls, field, width) + (experimenter ? 4 : 0),
     nxmName,
     nxmHeader,
     max: 2 ** (width * 8) - 1,
+    experimenter,
   };
 }
 
@@ -242,9 +252,13 @@ const BY_CLASS_FIELD = new Map<number, OxmField>();
 const BY_NXM = new Map<number, OxmField>();
 const BY_NXM_NAME = new Map<string, OxmField>();
 
+/** Experimenter OXMs, keyed by experimenter id * 128 + field. */
+const BY_EXPERIMENTER = new Map<number, OxmField>();
+
 for (const f of OXM_FIELDS) {
   BY_NAME.set(f.name, f);
-  BY_CLASS_FIELD.set(f.header >>> 9, f);
+  if (f.experimenter) BY_EXPERIMENTER.set(f.experimenter * 128 + f.field, f);
+  else BY_CLASS_FIELD.set(f.header >>> 9, f);
   BY_NXM.set(f.nxmHeader >>> 9, f);
   BY_NXM.set(f.header >>> 9, f);
   BY_NXM_NAME.set(f.nxmName, f);
@@ -277,6 +291,11 @@ export function fieldByName(name: string): OxmField | undefined {
 /** The field for an OXM header (mask bit and length ignored), or undefined if not modelled. */
 export function fieldByHeader(header: number): OxmField | undefined {
   return BY_CLASS_FIELD.get(header >>> 9);
+}
+
+/** The experimenter-class field with this experimenter id and field number, if modelled. */
+export function fieldByExperimenter(experimenter: number, field: number): OxmField | undefined {
+  return BY_EXPERIMENTER.get(experimenter * 128 + field);
 }
 
 /** The field for a header inside a Nicira action (NXM or OXM form). */

@@ -1,5 +1,5 @@
 import { OfpCodecError } from './errors.js';
-import { fieldByHeader, fieldByName, type OxmField } from './oxm-fields.js';
+import { fieldByExperimenter, fieldByHeader, fieldByName, type OxmField } from './oxm-fields.js';
 import type { OfReader } from './reader.js';
 import {
   canonicalIpv6,
@@ -169,9 +169,13 @@ export function encodeOxm(w: OfWriter, t: OxmTlv, what = 'oxm'): void {
   if (mask !== undefined && !f.maskable) {
     throw new OfpCodecError('bad-value', `${what} ${f.name}`, w.offset, `${f.name} cannot be masked`);
   }
-  w.ensure(4 + f.width * 2);
+  w.ensure(8 + f.width * 2);
   put32(w.buf, w.offset, mask === undefined ? f.header : f.header + 0x100 + f.width);
   w.offset += 4;
+  if (f.experimenter) {
+    put32(w.buf, w.offset, f.experimenter);
+    w.offset += 4;
+  }
   putValue(w, f, t.value, what);
   if (mask !== undefined) putValue(w, f, mask, what);
 }
@@ -193,22 +197,28 @@ export function decodeOxm(r: OfReader): OxmTlv {
     );
   }
   r.offset = off + len;
-  const f = fieldByHeader(header);
-  if (f === undefined || header >>> 16 === 0xffff) {
-    return { field: OPAQUE_FIELD, value: Buffer.from(buf.subarray(start, r.offset)) };
+  let f: OxmField | undefined;
+  let valueAt = off;
+  if (header >>> 16 === 0xffff) {
+    // Experimenter OXM: the experimenter id comes first and counts in the length.
+    if (len >= 4) {
+      const exp = buf[off]! * 0x1000000 + ((buf[off + 1]! << 16) | (buf[off + 2]! << 8) | buf[off + 3]!);
+      f = fieldByExperimenter(exp, (header >>> 9) & 0x7f);
+      valueAt = off + 4;
+    }
+  } else {
+    f = fieldByHeader(header);
   }
+  if (f === undefined) return { field: OPAQUE_FIELD, value: Buffer.from(buf.subarray(start, r.offset)) };
   const hasMask = (header & 0x100) !== 0;
-  if (len !== (hasMask ? f.width * 2 : f.width)) {
-    r.fail(
-      'bad-length',
-      `oxm ${f.name} length ${len}, expected ${hasMask ? f.width * 2 : f.width}${hasMask ? ' (value+mask)' : ''}`,
-      start,
-    );
+  const expected = (hasMask ? f.width * 2 : f.width) + (valueAt - off);
+  if (len !== expected) {
+    r.fail('bad-length', `oxm ${f.name} length ${len}, expected ${expected}${hasMask ? ' (value+mask)' : ''}`, start);
   }
   if (hasMask && !f.maskable) r.fail('bad-value', `oxm ${f.name} has a mask but is not maskable`, start);
-  const value = readValue(buf, off, f);
+  const value = readValue(buf, valueAt, f);
   if (!hasMask) return { field: f.name, value };
-  return { field: f.name, value, mask: readValue(buf, off + f.width, f) };
+  return { field: f.name, value, mask: readValue(buf, valueAt + f.width, f) };
 }
 
 /** Normalizes a user-supplied value of a field (e.g. IPv6 to canonical text); undefined if invalid. */

@@ -107,6 +107,8 @@ export async function applyAtomically(session: SwitchSession, messages: OfpMessa
     });
     await opened;
   } catch (err) {
+    // Never leave a bundle open on the switch (e.g. a message that could not be encoded).
+    await control(ofpbct.DISCARD_REQUEST, ofpbct.DISCARD_REPLY).catch(() => undefined);
     if (err instanceof OfpErrorReply) throw new BundleRejectedError(bundleId, [err]);
     throw err;
   }

@@ -10,11 +10,11 @@ import {
   OfpCodecError,
   OfpFramer,
   type OfpMessage,
-  OfWriter,
   ofppr,
   type PortDesc,
 } from '../codec/index.js';
 import { encodeChunks } from './chunked-encoder.js';
+import { EchoProbe } from './echo-probe.js';
 import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from './events.js';
 import { FloodGuard } from './flood-guard.js';
 import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
@@ -60,9 +60,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
   readonly #inbox: Inbox;
   readonly #packetIns: FloodGuard;
   #pre: Buffer | null = Buffer.alloc(0);
-  #missedEchoes = 0;
-  #heardSinceTick = false;
-  #echoTimer: NodeJS.Timeout | null = null;
+  readonly #echo: EchoProbe;
   #helloTimer: NodeJS.Timeout | null = null;
   log: Logger;
 
@@ -87,6 +85,15 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
       onStall: () => this.close(`write queue stuck for ${options.writeStallMs} ms (switch not reading)`),
     });
     socket.setNoDelay?.(true);
+    this.#echo = new EchoProbe(
+      options.echoIntervalMs,
+      options.echoMisses,
+      () =>
+        this.#queue.urgent(
+          encodeMessage({ type: 'ECHO_REQUEST', xid: this.#requests.allocate(), data: Buffer.alloc(0) }),
+        ),
+      (reason) => this.close(reason),
+    );
     this.#inbox = new Inbox({
       handle: (frame) => {
         if (!this.#closed()) this.#dispatch(decodeMessage(frame));
@@ -214,7 +221,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     this.state = 'closed';
     this.closeReason = reason;
     if (this.#helloTimer) clearTimeout(this.#helloTimer);
-    if (this.#echoTimer) clearInterval(this.#echoTimer);
+    this.#echo.stop();
     const fields = { dpid: this.dpid ?? undefined, reason };
     if (opts.quiet) this.log.info(fields, 'switch disconnected');
     else this.log.warn(fields, 'switch session closed');
@@ -245,8 +252,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
 
   #onData(chunk: Buffer): void {
     if (this.state === 'closed') return;
-    this.#heardSinceTick = true;
-    this.#missedEchoes = 0;
+    this.#echo.heard();
     try {
       if (this.#pre) {
         chunk = this.#takeHello(chunk);
@@ -317,28 +323,8 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     if (this.#helloTimer) clearTimeout(this.#helloTimer);
     this.state = 'up';
     this.log = this.log.child({ dpid: this.dpid });
-    this.#startEcho();
+    this.#echo.start();
     this.emit('up');
-  }
-
-  #startEcho(): void {
-    this.#echoTimer = setInterval(() => {
-      if (this.#heardSinceTick) {
-        this.#heardSinceTick = false;
-        return;
-      }
-      if (this.#missedEchoes >= this.options.echoMisses) {
-        this.close(
-          `no reply to ${this.#missedEchoes} echo requests (${this.options.echoIntervalMs} ms apart)`,
-        );
-        return;
-      }
-      this.#missedEchoes++;
-      this.#queue.urgent(
-        encodeMessage({ type: 'ECHO_REQUEST', xid: this.#requests.allocate(), data: Buffer.alloc(0) }),
-      );
-    }, this.options.echoIntervalMs);
-    this.#echoTimer.unref();
   }
 
   #dispatch(msg: OfpMessage): void {

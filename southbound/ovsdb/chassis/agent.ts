@@ -36,6 +36,7 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   private ensuring = false;
   private ensureAgain = false;
   private lastConflicts = '';
+  private warnedNoId = false;
   private timer: NodeJS.Timeout | undefined;
   private bindTimer: NodeJS.Timeout | undefined;
   private log: Logger | undefined;
@@ -78,6 +79,7 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   async attach(client: OvsdbClient): Promise<void> {
     this.client = client;
     this.info = undefined; // registered (again) once this session shows the system-id
+    this.warnedNoId = false;
     this.log = this.logger?.child({ peer: client.peer });
     this.schema = await client.getSchema(VSWITCH_DB);
     await this.replica.attach(client);
@@ -144,7 +146,9 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
     if (!this.schema || !this.client) return;
     const facts = chassisFacts(stateOf(this.replica, this.schema));
     if (!facts.systemId) {
-      if (!this.info) this.log?.warn('chassis has no external_ids:system-id yet; waiting for it');
+      if (!this.info && !this.warnedNoId)
+        this.log?.warn('chassis has no external_ids:system-id yet; waiting for it');
+      this.warnedNoId = true;
       return;
     }
     const info: ChassisInfo = { ...facts, systemId: facts.systemId, peer: this.client.peer };

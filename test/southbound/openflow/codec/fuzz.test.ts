@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage, OfpCodecError } from '../../../../southbound/openflow/codec/index.js';
+import { fixtureBytes, wireFixtures } from '../../../fixtures/openflow/wire-fixtures.js';
 import { samples } from './message-samples.js';
 
 /**
@@ -20,7 +21,10 @@ function rng(seed: number): () => number {
   };
 }
 
-const seeds = samples.map((s) => Buffer.from(encodeMessage(s.msg)));
+const seeds = [
+  ...samples.map((s) => Buffer.from(encodeMessage(s.msg))),
+  ...wireFixtures.map((f) => fixtureBytes(f.hex)),
+];
 
 function mutate(src: Buffer, rand: () => number): Buffer {
   const b = Buffer.from(src);

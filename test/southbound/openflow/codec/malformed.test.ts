@@ -157,6 +157,18 @@ describe('malformed messages', () => {
     expectCodecError(c, { kind: 'bad-version', context: 'FLOW_MOD', offset: 24 });
   });
 
+  it('a bundle add with padding after its inner message but no properties', () => {
+    // BUNDLE_ADD of a 10-byte ECHO_REQUEST followed by 6 padding bytes and nothing else.
+    const b = Buffer.from(
+      '040400280000002a4f4e4600000008fd00000007000000010402000a0000002a6869000000000000',
+      'hex',
+    );
+    expectCodecError(b, { kind: 'bad-length', context: 'BUNDLE_ADD', reason: /no properties/ });
+    const withProp = Buffer.concat([b, Buffer.from('ffff000800000001', 'hex')]);
+    withProp.writeUInt16BE(withProp.length, 2);
+    expect(Buffer.from(encodeMessage(decodeMessage(withProp))).equals(withProp)).toBe(true);
+  });
+
   it('an unknown group type', () => {
     const b = bytesOf('GROUP_MOD all');
     b[10] = 9;

@@ -152,6 +152,27 @@ describe('flow text', () => {
     expect(formatFlow({ tableId: 0, priority: 0x8000, match: [], instructions: [] })).toBe('actions=drop');
   });
 
+  it('keeps what it cannot name (unknown OXM, experimenter action) through text and wire', () => {
+    const f: FlowText = {
+      tableId: 3,
+      priority: 7,
+      match: [{ field: 'opaque', value: Buffer.from('ffff54064f4e46000012', 'hex') }], // ONF tcp_flags OXM
+      instructions: [
+        {
+          type: 'apply_actions',
+          actions: [
+            { type: 'experimenter', experimenter: 0x1234, data: Buffer.from('0001020304050607', 'hex') },
+          ],
+        },
+      ],
+    };
+    const text = formatFlow(f);
+    expect(text).toBe(
+      'table=3, priority=7,oxm=ff.ff.54.06.4f.4e.46.00.00.12 actions=experimenter(0x1234,00.01.02.03.04.05.06.07)',
+    );
+    expect(viaWire(parseFlow(text))).toEqual(f);
+  });
+
   it('prints durations the way ofp_print_duration does', () => {
     const base: FlowText = {
       tableId: 0,
