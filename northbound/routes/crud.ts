@@ -116,6 +116,7 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
       },
     },
     async (req, reply) => {
+      const T0 = performance.now();
       const q = req.query as { limit: number; cursor?: string; tenant?: string; network?: string };
       const page = intents.list(
         kind,
@@ -128,8 +129,11 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
         contextOf(req),
       );
       const revision = intents.revision();
+      const T1 = performance.now();
       reply.header('x-weft-revision', String(revision));
-      const statusJson = status && (reply.compileSerializationSchema(status.schema) as (o: object) => string);
+      (globalThis as any).__t = { T0, T1, handlerStartElapsed: reply.elapsedTime };
+      const statusJson =
+        status && memoJson(reply.compileSerializationSchema(status.schema) as (o: object) => string);
       return sendPage(reply, def.schemas.stored, {
         items: page.items,
         revision,
@@ -284,6 +288,19 @@ export const registerCrud = (app: FastifyInstance, def: ResourceDef, intents: In
       return { id, deleted: true as const, revision: result.revision, cascaded: result.deleted };
     },
   );
+};
+
+/** Serialised status per status object: providers hand out shared objects (e.g. "unbound"). */
+const memoJson = (serialize: (o: object) => string) => {
+  const memo = new WeakMap<object, string>();
+  return (o: object): string => {
+    let json = memo.get(o);
+    if (json === undefined) {
+      json = serialize(o);
+      memo.set(o, json);
+    }
+    return json;
+  };
 };
 
 /** Does the object exist for this caller? (not_found from the scope counts as absent.) */

@@ -213,7 +213,11 @@ export function decodeOxm(r: OfReader): OxmTlv {
   const hasMask = (header & 0x100) !== 0;
   const expected = (hasMask ? f.width * 2 : f.width) + (valueAt - off);
   if (len !== expected) {
-    r.fail('bad-length', `oxm ${f.name} length ${len}, expected ${expected}${hasMask ? ' (value+mask)' : ''}`, start);
+    r.fail(
+      'bad-length',
+      `oxm ${f.name} length ${len}, expected ${expected}${hasMask ? ' (value+mask)' : ''}`,
+      start,
+    );
   }
   if (hasMask && !f.maskable) r.fail('bad-value', `oxm ${f.name} has a mask but is not maskable`, start);
   const value = readValue(buf, valueAt, f);

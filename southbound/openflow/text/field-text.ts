@@ -88,10 +88,48 @@ export function formatIpv6Masked(v: string, mask: string | undefined): string {
   return cidr ? `${v}/${n}` : `${v}/${mask}`;
 }
 
-export function formatCtState(v: number, mask: number): string {
+const TCP_FLAG_BITS: [number, string][] = [
+  [0x001, 'fin'],
+  [0x002, 'syn'],
+  [0x004, 'rst'],
+  [0x008, 'psh'],
+  [0x010, 'ack'],
+  [0x020, 'urg'],
+  [0x040, 'ece'],
+  [0x080, 'cwr'],
+  [0x100, 'ns'],
+];
+
+/** Flag fields: their bit names and the mask OVS treats as "exact" (format_flags_masked). */
+const FLAG_FIELDS: Record<string, { bits: [number, string][]; max: number }> = {
+  ct_state: { bits: CT_STATE_BITS, max: 0xffffffff },
+  tcp_flags: { bits: TCP_FLAG_BITS, max: 0x0fff },
+};
+
+export function isFlagField(name: string): boolean {
+  return FLAG_FIELDS[name] !== undefined;
+}
+
+/** format_flags_masked: "est|trk" when exact (mask undefined or full), else "+est-new" per masked bit. */
+export function formatFlagField(name: string, v: number, mask: number | undefined): string {
+  const spec = FLAG_FIELDS[name]!;
+  const m = mask === undefined ? spec.max : mask & spec.max;
+  if (m === spec.max) {
+    const parts: string[] = [];
+    for (const [bit, n] of spec.bits) if (v & bit) parts.push(n);
+    const rest = v & spec.max & ~spec.bits.reduce((a, [b]) => a | b, 0);
+    if (rest) parts.push(`0x${rest.toString(16)}`);
+    return parts.length ? parts.join('|') : '0';
+  }
+  if (m === 0) return '0/0';
   let out = '';
-  for (const [bit, name] of CT_STATE_BITS) if (mask & bit) out += `${v & bit ? '+' : '-'}${name}`;
+  for (const [bit, n] of spec.bits) if (m & bit) out += `${v & bit ? '+' : '-'}${n}`;
   return out;
+}
+
+/** Kept for callers that print ct_state with an explicit mask. */
+export function formatCtState(v: number, mask: number | undefined): string {
+  return formatFlagField('ct_state', v, mask);
 }
 
 /** The name OVS prints for a field (its 16-bit NXM in_port is plain "in_port" too). */
@@ -124,7 +162,10 @@ export function formatFieldValue(f: OxmField, v: OxmValue, mask?: OxmValue): str
 
 /** mf_parse: VALUE[/MASK] for field f; returns an error string if malformed. */
 export function parseFieldValue(f: OxmField, text: string): { value: OxmValue; mask?: OxmValue } | string {
-  if (f.name === 'ct_state' && (text.startsWith('+') || text.startsWith('-'))) return parseCtState(text);
+  const flags = FLAG_FIELDS[f.name];
+  if (flags && (text.startsWith('+') || text.startsWith('-')))
+    return parseFlagsMasked(f.name, flags.bits, text);
+  if (flags && /^[a-z]/.test(text)) return parseFlagsExact(f.name, flags.bits, text);
   const slash = text.indexOf('/');
   const vText = slash < 0 ? text : text.slice(0, slash);
   const mText = slash < 0 ? undefined : text.slice(slash + 1);
@@ -193,21 +234,37 @@ function ipv4Text(v: number): string {
   return `${v >>> 24}.${(v >>> 16) & 0xff}.${(v >>> 8) & 0xff}.${v & 0xff}`;
 }
 
-function parseCtState(text: string): { value: number; mask: number } | string {
+/** "+trk-new" style: value and mask of the named bits. */
+function parseFlagsMasked(
+  field: string,
+  bits: [number, string][],
+  text: string,
+): { value: number; mask: number } | string {
   let value = 0;
   let mask = 0;
   let i = 0;
   while (i < text.length) {
     const sign = text[i];
-    if (sign !== '+' && sign !== '-') return `ct_state '${text}': expected + or - at '${text.slice(i)}'`;
+    if (sign !== '+' && sign !== '-') return `${field} '${text}': expected + or - at '${text.slice(i)}'`;
     let j = i + 1;
     while (j < text.length && text[j] !== '+' && text[j] !== '-') j++;
     const name = text.slice(i + 1, j);
-    const bit = CT_STATE_BITS.find(([, n]) => n === name)?.[0];
-    if (bit === undefined) return `ct_state: unknown flag '${name}'`;
+    const bit = bits.find(([, n]) => n === name)?.[0];
+    if (bit === undefined) return `${field}: unknown flag '${name}'`;
     mask |= bit;
     if (sign === '+') value |= bit;
     i = j;
   }
   return { value, mask };
+}
+
+/** "est|trk" style (as OVS prints an exact match): the value, no mask. */
+function parseFlagsExact(field: string, bits: [number, string][], text: string): { value: number } | string {
+  let value = 0;
+  for (const name of text.split('|')) {
+    const bit = bits.find(([, n]) => n === name)?.[0];
+    if (bit === undefined) return `${field}: unknown flag '${name}'`;
+    value |= bit;
+  }
+  return { value };
 }

@@ -3,8 +3,8 @@ import { fieldByName, type OxmField } from '../codec/oxm-fields.js';
 import { formatHexDots } from '../codec/values.js';
 import {
   allOnes,
-  formatCtState,
   formatFieldValue,
+  formatFlagField,
   formatIpv4Masked,
   formatIpv6Masked,
 } from './field-text.js';
@@ -156,7 +156,11 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
   if (conj) put(out, 'conj_id', String(conj.value));
   const ct = fields.get('ct_state');
   if (ct)
-    put(out, 'ct_state', formatCtState(Number(ct.value), ct.mask === undefined ? 0xff : Number(ct.mask)));
+    put(
+      out,
+      'ct_state',
+      formatFlagField('ct_state', Number(ct.value), ct.mask === undefined ? undefined : Number(ct.mask)),
+    );
   putField(out, fields, 'ct_zone', 'ct_zone', 'int');
   putField(out, fields, 'ct_mark', 'ct_mark', 'hex');
   putField(out, fields, 'ct_label', 'ct_label', 'hex');
@@ -244,10 +248,23 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
       putField(out, fields, `${p}_dst`, 'tp_dst', 'int');
     }
   }
+  const tcpFlags = fields.get('tcp_flags');
+  if (tcpFlags && l4 === 6 && (dlType === ETH_IP || dlType === ETH_IPV6)) {
+    put(
+      out,
+      'tcp_flags',
+      formatFlagField(
+        'tcp_flags',
+        Number(tcpFlags.value),
+        tcpFlags.mask === undefined ? undefined : Number(tcpFlags.mask),
+      ),
+    );
+  }
   // Fields OVS itself never shows (it does not support them) or that sit outside their
   // prerequisites: printed last by their own names so nothing in the match is lost.
   const shown = new Set(SHOWN);
   if (!(dlType === ETH_IP && l4 === 1)) for (const n of ['icmp_type', 'icmp_code']) shown.delete(n);
+  if (!(l4 === 6 && (dlType === ETH_IP || dlType === ETH_IPV6))) shown.delete('tcp_flags');
   if (!(dlType === ETH_IPV6 && l4 === 58)) {
     for (const n of ['icmpv6_type', 'icmpv6_code', 'nd_target', 'nd_sll', 'nd_tll']) shown.delete(n);
   } else {
@@ -316,6 +333,7 @@ const SHOWN = [
   'udp_dst',
   'sctp_src',
   'sctp_dst',
+  'tcp_flags',
   ...Array.from({ length: 16 }, (_, i) => `reg${i}`),
   ...Array.from({ length: 8 }, (_, i) => `xreg${i}`),
 ];

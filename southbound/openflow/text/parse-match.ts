@@ -52,6 +52,7 @@ const WIRE_ORDER = [
   'nw_proto',
   'tcp_src',
   'tcp_dst',
+  'tcp_flags',
   'udp_src',
   'udp_dst',
   'sctp_src',

@@ -7,7 +7,7 @@ import { VSWITCH_COLUMNS, VSWITCH_DB, VSWITCH_TABLES, type VswitchTables } from 
 import { type BindingEvent, computeBindings, diffBindings, type PortBinding } from './bindings.js';
 import { type ChassisDesired, desired as makeDesired } from './desired.js';
 import { type EnsureResult, ensureChassis } from './ensure.js';
-import { type ChassisFacts, chassisFacts, stateOf } from './state.js';
+import { type ChassisFacts, chassisFacts, stateOf, type VswitchState } from './state.js';
 
 export interface ChassisInfo extends ChassisFacts {
   systemId: string;
@@ -69,6 +69,11 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   /** The OVSDB session currently attached (undefined while reconnecting). */
   get session(): OvsdbClient | undefined {
     return this.client;
+  }
+
+  /** The replicated database as pure functions read it, once the schema is known. */
+  get state(): VswitchState | undefined {
+    return this.schema ? stateOf(this.replica, this.schema) : undefined;
   }
 
   get currentBindings(): ReadonlyMap<string, PortBinding> {

@@ -92,12 +92,24 @@ describe('match', () => {
     ).toBe('000140040a000002');
   });
 
-  it('keeps unknown and experimenter OXMs opaque, byte for byte', () => {
-    // class 0x8000 field 60 (not in 1.3), then an ONF experimenter OXM (tcp_flags, exp id 0x4f4e4600).
-    const b = hex('0001 0014 | 80007802 1234 | ffff5406 4f4e4600 0012 | 00000000');
+  it('keeps unknown and unknown-experimenter OXMs opaque, byte for byte', () => {
+    // class 0x8000 field 60 (not in 1.3), then an experimenter OXM of experimenter 0x00abcdef.
+    const b = hex('0001 0014 | 80007802 1234 | ffff5406 00abcdef 0012 | 00000000');
     const m = dec(b);
     expect(m.map((t) => t.field)).toEqual(['opaque', 'opaque']);
     expect(enc(m)).toEqual(b);
+  });
+
+  it('decodes ONF tcp_flags (experimenter OXM 0x4f4e4600, field 42), as OVS sends it in 1.3', () => {
+    const exact = hex('0001 000e | ffff5406 4f4e4600 0012 | 0000'); // tcp_flags=syn|ack
+    expect(dec(exact)).toEqual([{ field: 'tcp_flags', value: 0x12 }]);
+    expect(enc(dec(exact))).toEqual(exact);
+    const masked = hex('0001 0010 | ffff5508 4f4e4600 0002 0012'); // tcp_flags=+syn-ack
+    expect(dec(masked)).toEqual([{ field: 'tcp_flags', value: 2, mask: 0x12 }]);
+    expect(enc(dec(masked))).toEqual(masked);
+    expect(fail(hex('0001 000c | ffff5404 4f4e4600 | 00000000')).reason).toMatch(
+      /tcp_flags length 4, expected 6/,
+    );
   });
 
   it('rejects a length that disagrees with the field width', () => {

@@ -156,7 +156,7 @@ describe('flow text', () => {
     const f: FlowText = {
       tableId: 3,
       priority: 7,
-      match: [{ field: 'opaque', value: Buffer.from('ffff54064f4e46000012', 'hex') }], // ONF tcp_flags OXM
+      match: [{ field: 'opaque', value: Buffer.from('ffff540600abcdef0012', 'hex') }], // unknown experimenter OXM
       instructions: [
         {
           type: 'apply_actions',
@@ -168,7 +168,7 @@ describe('flow text', () => {
     };
     const text = formatFlow(f);
     expect(text).toBe(
-      'table=3, priority=7,oxm=ff.ff.54.06.4f.4e.46.00.00.12 actions=experimenter(0x1234,00.01.02.03.04.05.06.07)',
+      'table=3, priority=7,oxm=ff.ff.54.06.00.ab.cd.ef.00.12 actions=experimenter(0x1234,00.01.02.03.04.05.06.07)',
     );
     expect(viaWire(parseFlow(text))).toEqual(f);
   });
