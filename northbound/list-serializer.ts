@@ -46,7 +46,6 @@ export const sendPage = (reply: FastifyReply, itemSchema: TObject, page: PagePar
       parts[i] = c.full!;
     }
   }
-  (globalThis as any).__t.T2 = performance.now();
   const cursor = page.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(page.nextCursor)}`;
   return reply
     .type('application/json; charset=utf-8')

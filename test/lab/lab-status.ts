@@ -157,6 +157,9 @@ export function formatStatus(s: LabStatus): string {
     ]),
   );
   for (const h of s.hypervisors) if (h.error) lines.push(`${h.name}: ${h.error}`);
+  if (s.hypervisors.some((h) => [...h.controllers, ...h.managers].some((c) => !c.isConnected))) {
+    lines.push('(OVS refreshes is_connected only every few seconds: a new connection shows up late)');
+  }
   lines.push('');
   if (s.vms.length === 0) lines.push('no VMs');
   else {

@@ -82,6 +82,11 @@ const FLOWS = [
   'table=9,dl_type=0x88cc actions=output:1',
   'table=9,rarp actions=drop',
   'table=9,mplsm actions=drop',
+  'table=9,tcp,tcp_flags=+syn-ack actions=drop',
+  'table=9,tcp,tcp_flags=0x12/0x1f,tp_dst=80 actions=drop',
+  'table=9,tcp6,tcp_flags=0x12 actions=drop',
+  'table=9,ct_state=0x22,ip actions=drop',
+  'table=9,ct_state=0,ip,nw_dst=10.0.0.1 actions=drop',
 ];
 
 interface Proxy {

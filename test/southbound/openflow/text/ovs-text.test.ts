@@ -65,6 +65,12 @@ const OVS_LINES = [
   'table=1, priority=13,ip,reg0=0,in_port=65279,dl_dst=00:00:00:00:00:00,nw_ecn=0 actions=drop',
   'table=1, priority=8,ipv6,ipv6_src=2001::/ffff:0:ffff::,nw_proto=99 actions=drop',
   'table=1, priority=7,ip,nw_proto=2 actions=drop',
+  'table=1, priority=6,tcp6,tcp_flags=-syn actions=drop',
+  'table=1, priority=5,tcp,tp_dst=80,tcp_flags=-fin+syn-rst-psh+ack actions=drop',
+  'table=1, priority=4,tcp,tcp_flags=syn|ack actions=drop',
+  'table=1, priority=3,tcp,tcp_flags=+syn-ack actions=drop',
+  'table=1, priority=1,ct_state=est|trk,ip actions=drop',
+  'table=1, priority=2,ct_state=0,ip actions=drop',
   'table=1, priority=6,tcp,nw_frag=no,tp_dst=0x0/0xff00 actions=group:1,write_actions(group:1,output:1),write_metadata:0x1,goto_table:2',
 ];
 
