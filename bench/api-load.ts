@@ -15,6 +15,7 @@ const makeBody = body ? new Function('i', 'return ' + body) : undefined;
 const statuses = {};
 const latencies = new Float64Array(count);
 let next = 0;
+let bytes = 0;
 let firstError;
 function one(i) {
   return new Promise((resolve) => {
@@ -28,6 +29,7 @@ function one(i) {
       res.on('data', (c) => { text += c; });
       res.on('end', () => {
         latencies[i] = performance.now() - t0;
+        bytes += Buffer.byteLength(text);
         statuses[res.statusCode] = (statuses[res.statusCode] || 0) + 1;
         if (res.statusCode >= 400 && !firstError) firstError = res.statusCode + ' ' + text.slice(0, 300);
         resolve();
@@ -46,7 +48,7 @@ async function lane() { while (next < count) await one(next++); }
   const sorted = Array.from(latencies).sort((a, b) => a - b);
   const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
   agent.destroy();
-  parentPort.postMessage({ ms, statuses, p50: q(0.5), p99: q(0.99), firstError });
+  parentPort.postMessage({ ms, statuses, p50: q(0.5), p99: q(0.99), bytesPerResponse: bytes / count, firstError });
 })();
 `;
 
@@ -66,6 +68,7 @@ export interface LoadResult {
   statuses: Record<string, number>;
   p50: number;
   p99: number;
+  bytesPerResponse: number;
   firstError?: string;
 }
 

@@ -9,7 +9,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { get } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
@@ -36,18 +35,16 @@ const load = () =>
     .join(' ');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
-/** Full-body GET timing from this process (the server shares the event loop; nothing else runs). */
-const timedGet = (url: string): Promise<{ ms: number; bytes: number; status: number }> =>
-  new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    get(url, { headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-      let bytes = 0;
-      res.on('data', (c: Buffer) => {
-        bytes += c.length;
-      });
-      res.on('end', () => resolve({ ms: performance.now() - t0, bytes, status: res.statusCode ?? 0 }));
-    }).on('error', reject);
-  });
+/**
+ * Median full-body GET time, measured by the worker client (its own thread, as a real client
+ * would be), one request at a time.
+ */
+const timedList = async (url: string): Promise<{ ms: number; bytes: number }> => {
+  const r = await runLoad({ url, token: TOKEN, method: 'GET', count: LIST_RUNS, concurrency: 1 });
+  if (r.statuses['200'] !== LIST_RUNS)
+    throw new Error(`list ${url}: ${JSON.stringify(r.statuses)} ${r.firstError}`);
+  return { ms: r.p50, bytes: r.bytesPerResponse };
+};
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -82,10 +79,9 @@ async function bareFastify(): Promise<{ perSecond: number; listFloorMs: number }
   };
   await runLoad(spec);
   const r = await runLoad({ ...spec, count: CREATES });
-  const floor: number[] = [];
-  for (let i = 0; i < LIST_RUNS; i++) floor.push((await timedGet(`${url}/v1/endpoints`)).ms);
+  const floor = await timedList(`${url}/v1/endpoints`);
   await app.close();
-  return { perSecond: r.perSecond, listFloorMs: median(floor) };
+  return { perSecond: r.perSecond, listFloorMs: floor.ms };
 }
 
 interface BackendResult {
@@ -132,19 +128,8 @@ async function measure(backend: string, store: Store): Promise<BackendResult> {
         `${backend}: expected ${CREATES} x 201, got ${JSON.stringify(r.statuses)}: ${r.firstError}`,
       );
     }
-    const listTimes = async (query: string) => {
-      const times: number[] = [];
-      let bytes = 0;
-      for (let i = 0; i < LIST_RUNS; i++) {
-        const res = await timedGet(`${base}/v1/endpoints?${query}`);
-        if (res.status !== 200) throw new Error(`list answered ${res.status}`);
-        times.push(res.ms);
-        bytes = res.bytes;
-      }
-      return { ms: median(times), bytes };
-    };
-    const all = await listTimes('limit=10000');
-    const byNetwork = await listTimes('network=n1&limit=10000');
+    const all = await timedList(`${base}/v1/endpoints?limit=10000`);
+    const byNetwork = await timedList(`${base}/v1/endpoints?network=n1&limit=10000`);
     const paged: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();

@@ -16,6 +16,12 @@ export interface ServeConfig {
   store: StoreUrl;
   logLevel: LogLevel;
   session: SessionOptions;
+  /** Admin bearer tokens for the REST API (clear text from config; never stored). */
+  adminTokens: string[];
+  /** Integration bridge datapath type for chassis not described in the intent (system or netdev). */
+  datapathType: 'system' | 'netdev';
+  /** Full resync (dump, diff, apply) of every switch at this interval; 0 disables. */
+  resyncIntervalMs: number;
 }
 
 export interface TlsFiles {
@@ -71,6 +77,27 @@ const specs: OptionSpec[] = [
   },
   { flag: 'api', env: 'WEFT_API', arg: 'HOST:PORT', def: '0.0.0.0:8080', help: 'REST API listener' },
   { flag: 'store', env: 'WEFT_STORE', arg: 'URL', def: 'file:./weft-data', help: 'file:DIR or redis://...' },
+  {
+    flag: 'admin-token',
+    env: 'WEFT_ADMIN_TOKEN',
+    arg: 'SECRET',
+    multiple: true,
+    help: 'bearer token with admin rights on the REST API (repeatable; env: comma-separated)',
+  },
+  {
+    flag: 'datapath-type',
+    env: 'WEFT_DATAPATH_TYPE',
+    arg: 'TYPE',
+    def: 'system',
+    help: 'datapath type of integration bridges of chassis not described in the intent: system|netdev',
+  },
+  {
+    flag: 'resync-interval',
+    env: 'WEFT_RESYNC_INTERVAL',
+    arg: 'SECONDS',
+    def: '60',
+    help: 'dump, diff and repair every switch this often (0 = never)',
+  },
   { flag: 'log-level', env: 'WEFT_LOG_LEVEL', arg: 'LEVEL', def: 'info', help: logLevels.join('|') },
   {
     flag: 'echo-interval',
@@ -211,9 +238,24 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       throw new Error(`'${v}' is not one of ${logLevels.join(', ')}`);
     return v as LogLevel;
   });
+  const datapathType = withSource('datapath-type', (v) => {
+    if (v !== 'system' && v !== 'netdev') throw new Error(`'${v}' is not system or netdev`);
+    return v;
+  });
+  const resyncIntervalMs = withSource('resync-interval', (v) => {
+    if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`'${v}' is not a number of seconds`);
+    return Math.round(Number(v) * 1000);
+  });
+  const adminTokens = raw('admin-token').filter((t) => t !== '');
+  for (const t of adminTokens) {
+    if (t.length < 16) throw new ConfigError('--admin-token: a token must have at least 16 characters');
+  }
   return {
     help: false,
     config: {
+      adminTokens,
+      datapathType,
+      resyncIntervalMs,
       openflow,
       tls,
       ovsdb,

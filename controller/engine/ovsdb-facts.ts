@@ -63,7 +63,8 @@ export class OvsdbFacts extends EventEmitter implements FactsSource {
   constructor(
     private readonly manager: ChassisManager,
     private readonly bridgeOf: (systemId: string) => string = () => 'br-int',
-    private readonly stateOf: (systemId: string) => VswitchState | undefined = (id) => manager.agentOf(id)?.state,
+    private readonly stateOf: (systemId: string) => VswitchState | undefined = (id) =>
+      manager.agentOf(id)?.state,
   ) {
     super();
     const refresh = () => this.refresh();

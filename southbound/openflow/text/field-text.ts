@@ -102,7 +102,8 @@ const TCP_FLAG_BITS: [number, string][] = [
 
 /** Flag fields: their bit names and the mask OVS treats as "exact" (format_flags_masked). */
 const FLAG_FIELDS: Record<string, { bits: [number, string][]; max: number }> = {
-  ct_state: { bits: CT_STATE_BITS, max: 0xffffffff },
+  // OVS matches ct_state on its supported bits: an "exact" ct_state goes out with mask 0xff.
+  ct_state: { bits: CT_STATE_BITS, max: 0xff },
   tcp_flags: { bits: TCP_FLAG_BITS, max: 0x0fff },
 };
 
@@ -165,7 +166,15 @@ export function parseFieldValue(f: OxmField, text: string): { value: OxmValue; m
   const flags = FLAG_FIELDS[f.name];
   if (flags && (text.startsWith('+') || text.startsWith('-')))
     return parseFlagsMasked(f.name, flags.bits, text);
-  if (flags && /^[a-z]/.test(text)) return parseFlagsExact(f.name, flags.bits, text);
+  if (flags && /^[a-z]/.test(text)) {
+    const exact = parseFlagsExact(f.name, flags.bits, text);
+    return typeof exact === 'string' || f.name !== 'ct_state' ? exact : { value: exact.value, mask: 0xff };
+  }
+  if (f.name === 'ct_state' && !text.includes('/')) {
+    const n = parseUint(text);
+    if (n === undefined || n > 0xffffffff) return `'${text}' is not a valid ct_state`;
+    return { value: n, mask: 0xff };
+  }
   const slash = text.indexOf('/');
   const vText = slash < 0 ? text : text.slice(0, slash);
   const mText = slash < 0 ? undefined : text.slice(slash + 1);

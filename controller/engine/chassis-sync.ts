@@ -1,0 +1,104 @@
+import type { Logger } from 'pino';
+import type { ChassisInfo } from '../../southbound/ovsdb/chassis/agent.js';
+import type { ChassisDesired } from '../../southbound/ovsdb/chassis/desired.js';
+import type { ChassisManager } from '../../southbound/ovsdb/chassis/manager.js';
+import type { Chassis } from '../intent/model.js';
+import type { IntentService } from '../intent/service.js';
+
+/**
+ * Joins what a hypervisor says about itself (OVSDB) with what the intent says about it:
+ * - a chassis that connects and is not in the intent yet is registered there (name, tunnel IP
+ *   from external_ids:weft-encap-ip, the default datapath type), so joining takes only
+ *   `ovs-vsctl set-manager`; an operator can pre-provision or edit it through the API;
+ * - the intent's settings for a chassis (tunnel IP, bridge, datapath type, offload profile and,
+ *   for asap2, the VNIs it needs fixed-key ports for) are handed to the chassis manager, which
+ *   makes the hypervisor's database match.
+ */
+export class ChassisSync {
+  constructor(
+    private readonly intents: IntentService,
+    private readonly manager: ChassisManager,
+    private readonly defaults: { datapathType: 'system' | 'netdev' },
+    private readonly log: Logger,
+  ) {
+    manager.on('chassis', (info) => {
+      void this.register(info);
+    });
+    intents.onChange((ev) => {
+      if (ev.changes.some((c) => c.kind === 'chassis' || c.kind === 'network' || c.kind === 'endpoint'))
+        this.provisionAll();
+    });
+  }
+
+  private known(id: string): Chassis | undefined {
+    try {
+      return this.intents.get('chassis', id);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async register(info: ChassisInfo): Promise<void> {
+    if (!this.known(info.systemId)) {
+      if (!info.encapIp) {
+        this.log.warn(
+          { chassis: info.systemId },
+          'chassis has no external_ids:weft-encap-ip; set it there or create the chassis through the API',
+        );
+        return;
+      }
+      try {
+        await this.intents.put('chassis', info.systemId, {
+          name: info.hostname ?? info.systemId,
+          tunnelIp: info.encapIp,
+          datapathType: this.defaults.datapathType,
+          ...(info.underlayMtu ? { underlayMtu: info.underlayMtu } : {}),
+        });
+        this.log.info({ chassis: info.systemId, tunnelIp: info.encapIp }, 'chassis registered');
+      } catch (err) {
+        this.log.warn({ chassis: info.systemId, err: (err as Error).message }, 'chassis registration failed');
+        return;
+      }
+    }
+    await this.provision(info.systemId);
+  }
+
+  private provisionAll(): void {
+    for (const info of this.manager.chassis()) void this.provision(info.systemId);
+  }
+
+  private async provision(systemId: string): Promise<void> {
+    const c = this.known(systemId);
+    if (!c) return;
+    const settings: Partial<ChassisDesired> = {
+      bridge: c.bridge,
+      datapathType: c.datapathType,
+      encapIp: c.tunnelIp,
+      profile: c.offload,
+      underlayMtu: c.underlayMtu,
+    };
+    if (c.offload === 'asap2') settings.vnis = this.vnisOn(systemId);
+    try {
+      await this.manager.provision(systemId, settings);
+    } catch (err) {
+      this.log.warn({ chassis: systemId, err: (err as Error).message }, 'chassis provisioning failed');
+    }
+  }
+
+  /** VNIs of networks with an endpoint bound on the chassis (asap2: one fixed-key port each). */
+  private vnisOn(systemId: string): number[] {
+    const agent = this.manager.agentOf(systemId);
+    const bound = new Set(agent ? [...agent.currentBindings.keys()] : []);
+    const vnis = new Set<number>();
+    const eps = this.intents.list('endpoint', { limit: 10_000 }).items;
+    for (const ep of eps) {
+      if (!bound.has(ep.ifaceId)) continue;
+      try {
+        vnis.add(this.intents.get('network', ep.networkId).vni);
+      } catch {
+        // network deleted meanwhile
+      }
+    }
+    return [...vnis].sort((a, b) => a - b);
+  }
+}
