@@ -1,0 +1,76 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseServeArgs } from '../../controller/config/serve-config.js';
+import { type Controller, startController } from '../../controller/main.js';
+import type { PlacedVm } from '../lab/lab-spec.js';
+import { createLab, type Lab } from '../lab/topology.js';
+import { apiClient } from './api-client.js';
+
+export const TOKEN = 'e2e-admin-token-0123456789';
+
+/** A real controller in this process and a real lab pointed at it over unix sockets. */
+export interface E2e {
+  dir: string;
+  controller: Controller;
+  lab: Lab;
+  api: ReturnType<typeof apiClient>;
+  /** Stops the controller and starts a new one on the same store and sockets (a restart). */
+  restartController(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startE2e(hypervisors: number, vms: PlacedVm[]): Promise<E2e> {
+  const dir = await mkdtemp(join(tmpdir(), 'weft-e2e-'));
+  const args = [
+    '--openflow',
+    `unix:${join(dir, 'of.sock')}`,
+    '--ovsdb',
+    `punix:${join(dir, 'db.sock')}`,
+    '--api',
+    '127.0.0.1:0',
+    '--store',
+    `file:${join(dir, 'data')}`,
+    '--datapath-type',
+    'netdev',
+    '--admin-token',
+    TOKEN,
+    '--resync-interval',
+    '0',
+    '--log-level',
+    process.env.WEFT_E2E_LOG ?? 'silent',
+  ];
+  const start = async () => {
+    const parsed = parseServeArgs(args, {});
+    if (parsed.help) throw new Error('unexpected help');
+    return startController(parsed.config);
+  };
+  const e: E2e = {
+    dir,
+    controller: await start(),
+    lab: undefined as unknown as Lab,
+    api: undefined as unknown as ReturnType<typeof apiClient>,
+    async restartController() {
+      await e.controller.stop();
+      e.controller = await start();
+      e.api = apiClient(e.controller.apiUrl, TOKEN);
+    },
+    async close() {
+      await e.lab?.destroy();
+      await e.controller?.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  e.api = apiClient(e.controller.apiUrl, TOKEN);
+  try {
+    e.lab = await createLab({
+      hypervisors,
+      vms,
+      controller: { openflow: join(dir, 'of.sock'), ovsdb: join(dir, 'db.sock') },
+    });
+  } catch (err) {
+    await e.close();
+    throw err;
+  }
+  return e;
+}
