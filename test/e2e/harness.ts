@@ -74,3 +74,24 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[]): Promise<E2
   }
   return e;
 }
+
+/** Polls `fn` until it returns `want` (for hooks, where expect.poll is not available). */
+export async function waitFor<T>(
+  fn: () => Promise<T>,
+  want: T,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last === want) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
+}
