@@ -146,8 +146,13 @@ export function formatMatch(m: Match, priority = OFP_DEFAULT_PRIORITY): string {
   const fields: Fields = new Map();
   const opaque: OxmTlv[] = [];
   for (const t of m) {
-    if (t.field === 'opaque') opaque.push(t);
-    else if (!fields.has(t.field)) fields.set(t.field, t);
+    if (t.field === 'opaque') {
+      opaque.push(t);
+      continue;
+    }
+    // Key by the field table's own name, so aliases (ipv4_src, nw_src) print as OVS does.
+    const name = fieldByName(t.field)?.name ?? t.field;
+    if (!fields.has(name)) fields.set(name, name === t.field ? t : { ...t, field: name });
   }
   const out: string[] = [];
   if (priority !== OFP_DEFAULT_PRIORITY) put(out, 'priority', String(priority));
