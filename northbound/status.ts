@@ -69,3 +69,23 @@ export interface ReadinessCheck {
   detail?: string;
 }
 export type Readiness = () => Promise<ReadinessCheck[]>;
+
+/**
+ * The readiness `weft serve` should pass: the store answers (`Store.healthy()`), and when HA
+ * reports a role, it is known (leader or standby).
+ */
+export const storeReadiness =
+  (
+    store: { healthy(): Promise<boolean>; readonly description: string },
+    status?: StatusProvider,
+  ): Readiness =>
+  async () => {
+    const checks: ReadinessCheck[] = [];
+    const ok = await store.healthy().catch(() => false);
+    checks.push({ name: 'store', ok, detail: `${store.description}${ok ? '' : ' unreachable'}` });
+    if (status) {
+      const role = status.controller().role;
+      checks.push({ name: 'leader', ok: role !== 'unknown', detail: `this controller is ${role}` });
+    }
+    return checks;
+  };

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StatusProvider } from '../../northbound/status.js';
+import { type StatusProvider, storeReadiness } from '../../northbound/status.js';
 import { type Harness, startHarness } from './harness.js';
 
 let h: Harness;
@@ -185,6 +185,24 @@ describe('/v1/status and endpoint status', () => {
     });
     const list = ok(await call('GET', '/v1/endpoints', h.admin), 200);
     expect(list.items[1].status).toEqual({ bound: false, up: false });
+  });
+
+  it('storeReadiness reports the store and the leader', async () => {
+    const healthy = { healthy: async () => true, description: 'file:/tmp/x' };
+    const down = {
+      healthy: async () => Promise.reject(new Error('ECONNREFUSED')),
+      description: 'redis://127.0.0.1:1',
+    };
+    expect(await storeReadiness(healthy, provider)()).toEqual([
+      { name: 'store', ok: true, detail: 'file:/tmp/x' },
+      { name: 'leader', ok: true, detail: 'this controller is leader' },
+    ]);
+    h = await startHarness({ readiness: storeReadiness(down) });
+    const res = await h.app.inject('/readyz');
+    expect(res.statusCode).toBe(503);
+    expect(res.json().checks).toEqual([
+      { name: 'store', ok: false, detail: 'redis://127.0.0.1:1 unreachable' },
+    ]);
   });
 
   it('with a status provider, /readyz needs a known leader', async () => {
