@@ -1,6 +1,7 @@
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { buildApp, type WeftApp } from '../northbound/app.js';
+import { storeReadiness } from '../northbound/status.js';
 import { formatListenAddress } from '../southbound/openflow/session/listen-address.js';
 import { type OpenFlowServer, startOpenFlowServer } from '../southbound/openflow/session/openflow-server.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
@@ -95,12 +96,14 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     await chassis.start();
   }
 
+  const status = statusProvider(engine, openflow.registry, facts, intents);
   const api = await buildApp({
     intents,
     logger: log.child({ part: 'api' }),
     adminTokens: config.adminTokens,
     metricsRegistry: new Registry(),
-    statusProvider: statusProvider(engine, openflow.registry, facts, intents),
+    statusProvider: status,
+    readiness: storeReadiness(store, status),
   });
   const apiUrl = await api.listen({ host: config.api.host, port: config.api.port });
   if (config.adminTokens.length === 0) {

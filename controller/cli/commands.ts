@@ -2,6 +2,7 @@ import { resourceCommands } from '../../northbound/cli/resources.js';
 import { ofpCommand } from '../../southbound/openflow/cli/ofp-command.js';
 import { ovsdbCommand } from '../../southbound/ovsdb/cli/ovsdb-command.js';
 import type { CliCommand } from './command.js';
+import { demoCommand } from './demo.js';
 import { labCommand } from './lab.js';
 import { serveCommand } from './serve.js';
 
@@ -11,5 +12,6 @@ export const commands: CliCommand[] = [
   ...resourceCommands,
   ofpCommand,
   labCommand,
+  demoCommand,
   ovsdbCommand,
 ];
