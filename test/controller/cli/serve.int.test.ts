@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { killPid } from '../../lab/cleanup.js';
 import { FakeSwitch } from '../../southbound/openflow/session/fake-switch.js';
 
-// `weft serve` as a process: listens where told, logs switch events as pino JSON, stops on SIGTERM.
+// `weft serve` as a process: listens where told (OpenFlow, REST), logs switch events as pino JSON, stops on SIGTERM.
 let child: ChildProcess | undefined;
 let dir: string;
 
@@ -59,8 +59,10 @@ describe('weft serve', () => {
       }
       throw new Error(`log line never came; got ${JSON.stringify(lines)}`);
     };
-    await waitLine((l) => l.msg === 'weft controller started');
-    expect(lines.find((l) => l.part === 'api' && l.msg === 'not yet implemented')).toBeDefined();
+    const started = await waitLine((l) => l.msg === 'weft controller started');
+    expect(started.api).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${started.api as string}/healthz`);
+    expect(health.status).toBe(200);
     const f = new FakeSwitch(sock, { dpid: 0xbeefn });
     const up = await waitLine((l) => l.msg === 'switch connected');
     expect(up).toMatchObject({ dpid: '000000000000beef', peer: expect.stringMatching(/^unix:/) });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../../controller/store/redis-store.js';
 import { type Store, StoreError } from '../../../controller/store/store.js';
@@ -153,8 +154,15 @@ describe('RedisStore with a replica (WAIT)', () => {
     const replica = await startRedis({ config: { ...DURABLE_REDIS, replicaof: `127.0.0.1 ${redis.port}` } });
     try {
       const prefix = `wait${randomUUID()}:`;
+      // The replica's first full sync can take seconds on a busy machine: wait for its link first,
+      // so WAIT measures replication of our write, not the initial sync.
+      const probe = new Redis(replica.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await probe.connect();
+      for (let i = 0; i < 300 && !/master_link_status:up/.test(await probe.info('replication')); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      probe.disconnect();
       const s = await RedisStore.open(`${redis.url}?prefix=${prefix}&waitReplicas=1&waitTimeoutMs=5000`);
-      // The replica needs a moment for its first sync; WAIT covers that.
       expect((await s.commit({ txs: [{ ops: [put('a', 1)] }] })).revision).toBe(1);
       const onReplica = await RedisStore.open(`${replica.url}?prefix=${prefix}`);
       expect((await onReplica.snapshot()).entries).toEqual([{ key: 'a', value: 1, revision: 1 }]);
