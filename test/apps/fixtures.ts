@@ -85,3 +85,43 @@ export function twoTenants(): { intent: IntentView; facts: ChassisFacts } {
   };
   return { intent, facts };
 }
+
+/**
+ * hv1 of the two-tenant fixture as a real bridge: br-int with the red and blue VM ports
+ * (ofports 1 and 2, internal ports) and the flow-keyed VXLAN port (ofport 100), in one ovs-vsctl
+ * transaction.
+ */
+export async function addHv1Bridge(ovs: { vsctl(...args: string[]): Promise<string> }): Promise<void> {
+  const port = (name: string, ...settings: string[]) => [
+    '--',
+    'add-port',
+    'br-int',
+    name,
+    '--',
+    'set',
+    'interface',
+    name,
+    ...settings,
+  ];
+  await ovs.vsctl(
+    'add-br',
+    'br-int',
+    '--',
+    'set',
+    'bridge',
+    'br-int',
+    'datapath_type=netdev',
+    'protocols=OpenFlow13',
+    'fail_mode=secure',
+    ...port('vm-r1', 'type=internal', 'ofport_request=1'),
+    ...port('vm-b1', 'type=internal', 'ofport_request=2'),
+    ...port(
+      'vxlan0',
+      'type=vxlan',
+      'options:remote_ip=flow',
+      'options:key=flow',
+      'options:local_ip=10.0.0.1',
+      'ofport_request=100',
+    ),
+  );
+}

@@ -7,7 +7,7 @@ import type { Desired } from '../../controller/pipeline/flow.js';
 import { diffFlows, diffGroups } from '../../controller/reconcile/diff.js';
 import { formatFlow, formatGroup, parseFlow, parseGroup } from '../../southbound/openflow/text/index.js';
 import { type OvsInstance, startOvs } from '../lab/ovs.js';
-import { twoTenants } from './fixtures.js';
+import { addHv1Bridge, twoTenants } from './fixtures.js';
 
 /**
  * The apps' flows for hypervisor hv1 of the two-tenant fixture, installed into a real OVS 3.1
@@ -27,37 +27,7 @@ describe('overlay pipeline in real OVS', () => {
 
   beforeAll(async () => {
     ovs = await startOvs();
-    await ovs.addBridge('br-int', 'protocols=OpenFlow13', 'fail_mode=secure');
-    for (const [name, ofport] of [
-      ['vm-r1', 1],
-      ['vm-b1', 2],
-    ] as const) {
-      await ovs.vsctl(
-        'add-port',
-        'br-int',
-        name,
-        '--',
-        'set',
-        'interface',
-        name,
-        'type=internal',
-        `ofport_request=${ofport}`,
-      );
-    }
-    await ovs.vsctl(
-      'add-port',
-      'br-int',
-      'vxlan0',
-      '--',
-      'set',
-      'interface',
-      'vxlan0',
-      'type=vxlan',
-      'options:remote_ip=flow',
-      'options:key=flow',
-      'options:local_ip=10.0.0.1',
-      'ofport_request=100',
-    );
+    await addHv1Bridge(ovs);
     const { intent, facts } = twoTenants();
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
     const groupsFile = join(ovs.dir, 'groups.txt');

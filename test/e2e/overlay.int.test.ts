@@ -1,11 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseServeArgs } from '../../controller/config/serve-config.js';
-import { type Controller, startController } from '../../controller/main.js';
-import { createLab, type Lab } from '../lab/topology.js';
-import { apiClient } from './api-client.js';
+import { type E2e, startE2e } from './harness.js';
 
 /**
  * weft end to end: a real controller (embedded store, REST API, OVSDB manager, OpenFlow) and a
@@ -14,60 +8,27 @@ import { apiClient } from './api-client.js';
  * and TCP connections prove reachability within a tenant across hypervisors and isolation between
  * two tenants using the SAME addresses.
  */
-const TOKEN = 'e2e-admin-token-0123456789';
-let dir: string;
-let controller: Controller;
-let lab: Lab;
-let api: ReturnType<typeof apiClient>;
+let e: E2e;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'weft-e2e-'));
-  const parsed = parseServeArgs(
-    [
-      '--openflow',
-      `unix:${join(dir, 'of.sock')}`,
-      '--ovsdb',
-      `punix:${join(dir, 'db.sock')}`,
-      '--api',
-      '127.0.0.1:0',
-      '--store',
-      `file:${join(dir, 'data')}`,
-      '--datapath-type',
-      'netdev',
-      '--admin-token',
-      TOKEN,
-      '--log-level',
-      process.env.WEFT_E2E_LOG ?? 'silent',
-    ],
-    {},
-  );
-  if (parsed.help) throw new Error('unexpected help');
-  controller = await startController(parsed.config);
-  api = apiClient(controller.apiUrl, TOKEN);
-  lab = await createLab({
-    hypervisors: 2,
-    vms: [
-      // red tenant: one VM on each hypervisor
-      { name: 'r1', hypervisor: 'hv1', mac: '02:00:00:00:01:01', ip: '10.0.0.1/24' },
-      { name: 'r2', hypervisor: 'hv2', mac: '02:00:00:00:01:02', ip: '10.0.0.2/24' },
-      // blue tenant: the same addresses, other MACs
-      { name: 'b1', hypervisor: 'hv1', mac: '02:00:00:00:02:01', ip: '10.0.0.1/24' },
-      { name: 'b2', hypervisor: 'hv2', mac: '02:00:00:00:02:02', ip: '10.0.0.2/24' },
-    ],
-    controller: { openflow: join(dir, 'of.sock'), ovsdb: join(dir, 'db.sock') },
-  });
+  e = await startE2e(2, [
+    // red tenant: one VM on each hypervisor
+    { name: 'r1', hypervisor: 'hv1', mac: '02:00:00:00:01:01', ip: '10.0.0.1/24' },
+    { name: 'r2', hypervisor: 'hv2', mac: '02:00:00:00:01:02', ip: '10.0.0.2/24' },
+    // blue tenant: the same addresses, other MACs
+    { name: 'b1', hypervisor: 'hv1', mac: '02:00:00:00:02:01', ip: '10.0.0.1/24' },
+    { name: 'b2', hypervisor: 'hv2', mac: '02:00:00:00:02:02', ip: '10.0.0.2/24' },
+  ]);
 }, 120_000);
 
 afterAll(async () => {
-  await lab?.destroy();
-  await controller?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await e?.close();
 }, 60_000);
 
 describe('tenant overlays end to end', () => {
   it('registers both hypervisors as chassis from OVSDB alone', async () => {
     await expect
-      .poll(async () => ((await api.get('/v1/chassis')).items as unknown[]).length, { timeout: 20_000 })
+      .poll(async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length, { timeout: 20_000 })
       .toBe(2);
   });
 
@@ -76,8 +37,8 @@ describe('tenant overlays end to end', () => {
       ['red', 100],
       ['blue', 200],
     ] as const) {
-      await api.put(`/v1/tenants/${tenant}`, { name: tenant });
-      await api.put(`/v1/networks/${tenant}-net`, {
+      await e.api.put(`/v1/tenants/${tenant}`, { name: tenant });
+      await e.api.put(`/v1/networks/${tenant}-net`, {
         tenantId: tenant,
         name: `${tenant}-net`,
         vni,
@@ -91,7 +52,7 @@ describe('tenant overlays end to end', () => {
       ['b2', 'blue', '02:00:00:00:02:02', '10.0.0.2'],
     ] as const;
     for (const [name, tenant, mac, ip] of eps) {
-      await api.put(`/v1/endpoints/${name}?wait=applied&timeout=20s`, {
+      await e.api.put(`/v1/endpoints/${name}?wait=applied&timeout=20s`, {
         networkId: `${tenant}-net`,
         mac,
         ips: [ip],
@@ -99,16 +60,14 @@ describe('tenant overlays end to end', () => {
       });
     }
     await expect
-      .poll(async () => (await lab.ping('r1', '10.0.0.2', { count: 1, timeoutS: 1 })).received, {
+      .poll(async () => (await e.lab.ping('r1', '10.0.0.2', { count: 1, timeoutS: 1 })).received, {
         timeout: 20_000,
       })
       .toBe(1);
-    const red = await lab.ping('r1', '10.0.0.2', { count: 5, intervalMs: 100 });
-    expect(red.received).toBe(5);
-    const blue = await lab.ping('b2', '10.0.0.1', { count: 5, intervalMs: 100 });
-    expect(blue.received).toBe(5);
+    expect((await e.lab.ping('r1', '10.0.0.2', { count: 5, intervalMs: 100 })).received).toBe(5);
+    expect((await e.lab.ping('b2', '10.0.0.1', { count: 5, intervalMs: 100 })).received).toBe(5);
     // The same IP answers from the sender's own tenant, never from the other one.
-    expect(await lab.tcpProbe('r1', '10.0.0.2', 8080)).toBe('r2');
-    expect(await lab.tcpProbe('b1', '10.0.0.2', 8080)).toBe('b2');
+    expect(await e.lab.tcpProbe('r1', '10.0.0.2', 8080)).toBe('r2');
+    expect(await e.lab.tcpProbe('b1', '10.0.0.2', 8080)).toBe('b2');
   }, 90_000);
 });

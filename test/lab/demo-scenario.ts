@@ -115,7 +115,9 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
         securityGroupIds: sgs,
       });
     }
-    say('REST: tenants red and blue (both 10.0.0.0/24), security group "web" (in: tcp/8080 only; out: all) on blue2,');
+    say(
+      'REST: tenants red and blue (both 10.0.0.0/24), security group "web" (in: tcp/8080 only; out: all) on blue2,',
+    );
     say('      VLAN 42 on hv1 port phy-metal bridged to red-net; every write waited for ?wait=applied');
 
     const probes: Probe[] = [];

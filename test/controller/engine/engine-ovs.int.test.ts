@@ -13,7 +13,7 @@ import {
   startOpenFlowServer,
 } from '../../../southbound/openflow/session/openflow-server.js';
 import { defaultSessionOptions } from '../../../southbound/openflow/session/options.js';
-import { twoTenants } from '../../apps/fixtures.js';
+import { addHv1Bridge, twoTenants } from '../../apps/fixtures.js';
 import { type OvsInstance, startOvs } from '../../lab/ovs.js';
 import { dpidOf, linkController, setController } from '../../southbound/openflow/session/lab-controller.js';
 
@@ -83,37 +83,7 @@ const ownedFlows = async () =>
 beforeAll(async () => {
   ovs = await startOvs();
   dir = await mkdtemp(join(tmpdir(), 'weft-engine-'));
-  await ovs.addBridge('br-int', 'protocols=OpenFlow13', 'fail_mode=secure');
-  for (const [name, ofport] of [
-    ['vm-r1', 1],
-    ['vm-b1', 2],
-  ] as const) {
-    await ovs.vsctl(
-      'add-port',
-      'br-int',
-      name,
-      '--',
-      'set',
-      'interface',
-      name,
-      'type=internal',
-      `ofport_request=${ofport}`,
-    );
-  }
-  await ovs.vsctl(
-    'add-port',
-    'br-int',
-    'vxlan0',
-    '--',
-    'set',
-    'interface',
-    'vxlan0',
-    'type=vxlan',
-    'options:remote_ip=flow',
-    'options:key=flow',
-    'options:local_ip=10.0.0.1',
-    'ofport_request=100',
-  );
+  await addHv1Bridge(ovs);
   dpid = await dpidOf(ovs, 'br-int');
 }, 60_000);
 afterAll(async () => {
