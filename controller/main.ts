@@ -8,6 +8,7 @@ import type { SwitchRegistry } from '../southbound/openflow/session/registry.js'
 import { ChassisManager } from '../southbound/ovsdb/chassis/manager.js';
 import type { ServeConfig } from './config/serve-config.js';
 import { ChassisSync } from './engine/chassis-sync.js';
+import type { DatapathPort } from './engine/datapath-port.js';
 import { Engine } from './engine/engine.js';
 import { intentSource } from './engine/intent-source.js';
 import { OvsdbFacts } from './engine/ovsdb-facts.js';
@@ -87,9 +88,14 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     { listen: config.openflow, tls: config.tls, session: config.session },
     log.child({ part: 'openflow' }),
   );
-  openflow.registry.on('switch-up', (sw) => engine.attach(sessionPort(sw)));
+  const ports = new WeakMap<object, DatapathPort>();
+  openflow.registry.on('switch-up', (sw) => {
+    const port = sessionPort(sw);
+    ports.set(sw, port);
+    engine.attach(port);
+  });
   openflow.registry.on('switch-down', (sw) => {
-    if (sw.dpid) engine.detach(sw.dpid);
+    if (sw.dpid) engine.detach(sw.dpid, ports.get(sw));
   });
   if (chassis) {
     new ChassisSync(intents, chassis, { datapathType: config.datapathType }, log.child({ part: 'chassis' }));

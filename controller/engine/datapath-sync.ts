@@ -49,6 +49,8 @@ export class DatapathSync {
   private closed = false;
   appliedRevision = 0;
   lastResult?: SyncResult;
+  /** The last sync that read the switch's tables back (connect, resync, after an error). */
+  lastDumpResult?: SyncResult;
   lastError?: Error;
 
   constructor(
@@ -83,6 +85,7 @@ export class DatapathSync {
         this.lastError = undefined;
         this.appliedRevision = Math.max(this.appliedRevision, job.revision);
         this.lastResult = result;
+        if (result.dumped) this.lastDumpResult = result;
         this.retryDelayMs = RETRY_MIN_MS;
         this.onApplied(this.port.dpid, result);
       } catch (err) {
@@ -127,6 +130,7 @@ export class DatapathSync {
 
   private async apply(job: Pending): Promise<SyncResult> {
     const dumped = job.forceDump || !this.flows || !this.groups;
+    this.log.debug({ dpid: this.port.dpid, revision: job.revision, dump: dumped }, 'sync started');
     if (dumped) {
       const [flows, groups] = await Promise.all([this.port.dumpFlows(), this.port.dumpGroups()]);
       this.flows = new Map(flows.map((f) => [flowKey(f), f]));

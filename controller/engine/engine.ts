@@ -18,11 +18,20 @@ export interface FactsSource {
   /** The chassis whose integration bridge has this datapath id, once OVSDB has told us. */
   chassisOfDatapath(dpid: string): string | undefined;
   onChange(cb: () => void): void;
+  /** Chassis whose facts are known (OVSDB synced); absent: facts are always complete. */
+  knownChassis?(): ReadonlySet<string>;
 }
 
 export interface EngineOptions {
   /** Full resync (dump, diff, apply) of every switch at this interval; 0 disables. */
   resyncIntervalMs?: number;
+  /**
+   * After start, wait until every chassis in the intent has reported its facts, or this long,
+   * before touching any switch (default 10 s). Without it, a restarted controller would
+   * reconcile hv1 while hv2's bindings are still unknown, and remove then re-add the flows
+   * towards hv2's endpoints.
+   */
+  startupGraceMs?: number;
 }
 
 export interface DatapathStatus {
@@ -32,6 +41,7 @@ export interface DatapathStatus {
   flows: number;
   groups: number;
   lastResult?: SyncResult;
+  lastDumpResult?: SyncResult;
   lastError?: string;
 }
 
@@ -47,6 +57,10 @@ export class Engine implements ApplyTracker {
   private resyncTimer?: NodeJS.Timeout;
   private waiters: Array<{ revision: number; resolve: (ok: boolean) => void; timer: NodeJS.Timeout }> = [];
   private computedRevision = 0;
+  private settled = false;
+  private readonly startedAt = Date.now();
+  private readonly graceMs: number;
+  private graceTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly intent: IntentSource,
@@ -54,6 +68,7 @@ export class Engine implements ApplyTracker {
     private readonly log: Logger,
     opts: EngineOptions = {},
   ) {
+    this.graceMs = opts.startupGraceMs ?? 10_000;
     intent.onChange(() => this.schedule());
     facts.onChange(() => this.schedule());
     if (opts.resyncIntervalMs) {
@@ -64,13 +79,21 @@ export class Engine implements ApplyTracker {
 
   /** A switch connected (or reconnected): dump, diff, apply. */
   attach(port: DatapathPort): void {
+    this.log.debug({ dpid: port.dpid }, 'datapath attached');
     this.syncs.get(port.dpid)?.close();
     this.syncs.set(port.dpid, new DatapathSync(port, this.log, () => this.settleWaiters()));
     this.schedule(true);
   }
 
-  detach(dpid: string): void {
-    this.syncs.get(dpid)?.close();
+  /**
+   * A switch connection went away. With `port`, only if it is still the attached one: when a
+   * switch reconnects, the new session can come up before the old one is seen closing, and the
+   * old one's goodbye must not detach the new one.
+   */
+  detach(dpid: string, port?: DatapathPort): void {
+    const sync = this.syncs.get(dpid);
+    if (!sync || (port && sync.port !== port)) return;
+    sync.close();
     this.syncs.delete(dpid);
     this.settleWaiters();
   }
@@ -83,6 +106,7 @@ export class Engine implements ApplyTracker {
       flows: s.flowCount,
       groups: s.groupCount,
       lastResult: s.lastResult,
+      lastDumpResult: s.lastDumpResult,
       lastError: s.lastError?.message,
     }));
   }
@@ -101,6 +125,7 @@ export class Engine implements ApplyTracker {
 
   close(): void {
     clearInterval(this.resyncTimer);
+    clearTimeout(this.graceTimer);
     for (const s of this.syncs.values()) s.close();
     for (const w of this.waiters) {
       clearTimeout(w.timer);
@@ -125,6 +150,7 @@ export class Engine implements ApplyTracker {
 
   /** Recomputes every datapath's desired state and asks each to sync. */
   recompute(forceDump = false): void {
+    if (!this.factsSettled()) return;
     const revision = this.intent.revision();
     const facts = this.facts.current();
     let views: ReturnType<typeof buildDatapathViews>;
@@ -138,7 +164,11 @@ export class Engine implements ApplyTracker {
     for (const [dpid, sync] of this.syncs) {
       const chassisId = this.facts.chassisOfDatapath(dpid);
       const view = chassisId ? views.get(chassisId) : undefined;
-      if (!view) continue; // not known yet: leave the switch as it is
+      if (!view) {
+        // Not known yet: leave the switch as it is.
+        this.log.debug({ dpid, chassis: chassisId, revision }, 'datapath waits for chassis facts');
+        continue;
+      }
       try {
         void sync.sync(computeDatapath(view), revision, forceDump);
       } catch (err) {
@@ -149,6 +179,34 @@ export class Engine implements ApplyTracker {
       }
     }
     this.settleWaiters();
+  }
+
+  /** True once every chassis of the intent reported its facts, or the startup grace is over. */
+  private factsSettled(): boolean {
+    if (this.settled) return true;
+    const known = this.facts.knownChassis?.();
+    const missing = known
+      ? this.intent
+          .view()
+          .chassis.filter((c) => !known.has(c.id))
+          .map((c) => c.id)
+      : [];
+    const waited = Date.now() - this.startedAt;
+    if (missing.length === 0 || waited >= this.graceMs) {
+      this.settled = true;
+      if (missing.length > 0)
+        this.log.warn({ missing, waitedMs: waited }, 'reconciling without facts of some chassis');
+      return true;
+    }
+    if (!this.graceTimer) {
+      this.log.info({ missing }, 'waiting for every chassis to report before touching switches');
+      this.graceTimer = setTimeout(() => {
+        this.graceTimer = undefined;
+        this.schedule(true);
+      }, this.graceMs - waited);
+      this.graceTimer.unref();
+    }
+    return false;
   }
 
   private reconcilable(): DatapathSync[] {

@@ -89,6 +89,10 @@ export class OvsdbFacts extends EventEmitter implements FactsSource {
     this.on('change', cb);
   }
 
+  knownChassis(): ReadonlySet<string> {
+    return new Set(this.perChassis.keys());
+  }
+
   refresh(): void {
     this.perChassis.clear();
     for (const info of this.manager.chassis()) {

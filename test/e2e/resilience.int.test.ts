@@ -67,12 +67,12 @@ describe('resilience', () => {
     await e.restartController();
     // The new controller meets the converged switches: dump, diff, nothing to send.
     await expect
-      .poll(() => e.controller.engine.status().filter((s) => s.lastResult?.dumped).length, {
+      .poll(() => e.controller.engine.status().filter((s) => s.lastDumpResult).length, {
         timeout: 20_000,
       })
       .toBe(3);
     for (const s of e.controller.engine.status()) {
-      const r = s.lastResult!;
+      const r = s.lastDumpResult!;
       expect([r.flowsAdded, r.flowsModified, r.flowsRemoved, r.groupsChanged], s.dpid).toEqual([0, 0, 0, 0]);
     }
     const result = await ping;

@@ -129,8 +129,8 @@ describe('engine on real OVS', () => {
     const before = (await ownedFlows()).sort();
     await c.close();
     c = await controller(src, factSrc);
-    await expect.poll(() => c.engine.status()[0]?.lastResult?.dumped, { timeout: 15_000 }).toBe(true);
-    const r = c.engine.status()[0]!.lastResult!;
+    await expect.poll(() => c.engine.status()[0]?.lastDumpResult?.dumped, { timeout: 15_000 }).toBe(true);
+    const r = c.engine.status()[0]!.lastDumpResult!;
     if (process.env.WEFT_DEBUG_DIFF) {
       const { diffFlows } = await import('../../../controller/reconcile/diff.js');
       const { dumpFlows } = await import('../../../southbound/openflow/session/operations.js');

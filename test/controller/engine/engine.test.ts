@@ -115,3 +115,64 @@ describe('Engine', () => {
     expect(await engine.waitApplied(5, 50)).toBe(false);
   });
 });
+
+describe('Engine reconnects', () => {
+  it('keeps a new session attached when the old one of the same switch reports down afterwards', async () => {
+    const { src, factSrc } = sources();
+    const engine = new Engine(src, factSrc, log);
+    try {
+      factSrc.bind('0000000000000001', 'hv1');
+      const oldPort = new MemorySwitch('0000000000000001');
+      const newPort = new MemorySwitch('0000000000000001');
+      engine.attach(oldPort);
+      engine.attach(newPort);
+      engine.detach('0000000000000001', oldPort);
+      expect(engine.status()).toHaveLength(1);
+      expect(await engine.waitApplied(1, 2000)).toBe(true);
+      expect(newPort.flows.size).toBeGreaterThan(0);
+      engine.detach('0000000000000001', newPort);
+      expect(engine.status()).toHaveLength(0);
+    } finally {
+      engine.close();
+    }
+  });
+});
+
+describe('Engine startup', () => {
+  it('touches no switch until every chassis of the intent has reported, then converges', async () => {
+    const { src, factSrc } = sources();
+    const known = new Set(['hv1', 'hv2']);
+    const engine = new Engine(src, { ...factSrc, knownChassis: () => known }, log, {
+      startupGraceMs: 60_000,
+    });
+    try {
+      factSrc.bind('0000000000000001', 'hv1');
+      const sw = new MemorySwitch('0000000000000001');
+      engine.attach(sw);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(sw.bundles).toHaveLength(0); // hv3 has not reported yet
+      known.add('hv3');
+      factSrc.bind('0000000000000002', 'hv2'); // any facts change re-checks
+      expect(await engine.waitApplied(1, 2000)).toBe(true);
+      expect(sw.bundles).toHaveLength(1);
+    } finally {
+      engine.close();
+    }
+  });
+
+  it('goes ahead after the grace period when a chassis never reports', async () => {
+    const { src, factSrc } = sources();
+    const engine = new Engine(src, { ...factSrc, knownChassis: () => new Set(['hv1']) }, log, {
+      startupGraceMs: 100,
+    });
+    try {
+      factSrc.bind('0000000000000001', 'hv1');
+      const sw = new MemorySwitch('0000000000000001');
+      engine.attach(sw);
+      expect(await engine.waitApplied(1, 3000)).toBe(true);
+      expect(sw.flows.size).toBeGreaterThan(0);
+    } finally {
+      engine.close();
+    }
+  });
+});
