@@ -9,11 +9,13 @@ import { ChassisManager } from '../southbound/ovsdb/chassis/manager.js';
 import type { ServeConfig } from './config/serve-config.js';
 import { ChassisSync } from './engine/chassis-sync.js';
 import type { DatapathPort } from './engine/datapath-port.js';
+import type { SyncResult } from './engine/datapath-sync.js';
 import { Engine } from './engine/engine.js';
 import { intentSource } from './engine/intent-source.js';
 import { OvsdbFacts } from './engine/ovsdb-facts.js';
 import { sessionPort } from './engine/session-port.js';
 import { IntentService } from './intent/service.js';
+import { registerControllerMetrics } from './metrics.js';
 import { statusProvider } from './status-provider.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -79,8 +81,11 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
         chassisOfDatapath: () => undefined,
         onChange: () => {},
       });
+  const metricsRegistry = new Registry();
+  let observe: (r: SyncResult) => void = () => {};
   const engine = new Engine(intentSource(intents), facts, log.child({ part: 'engine' }), {
     resyncIntervalMs: config.resyncIntervalMs,
+    onSynced: (r) => observe(r),
   });
   intents.setApplyTracker(engine);
 
@@ -97,6 +102,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   openflow.registry.on('switch-down', (sw) => {
     if (sw.dpid) engine.detach(sw.dpid, ports.get(sw));
   });
+  observe = registerControllerMetrics(metricsRegistry, engine, openflow.registry).observe;
   if (chassis) {
     new ChassisSync(intents, chassis, { datapathType: config.datapathType }, log.child({ part: 'chassis' }));
     await chassis.start();
@@ -107,7 +113,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     intents,
     logger: log.child({ part: 'api' }),
     adminTokens: config.adminTokens,
-    metricsRegistry: new Registry(),
+    metricsRegistry,
     statusProvider: status,
     readiness: storeReadiness(store, status),
   });

@@ -19,6 +19,8 @@ export interface SyncResult {
   groupsChanged: number;
   /** Whether the switch's tables were read back first (connect, periodic resync, after an error). */
   dumped: boolean;
+  /** Wall time of the whole sync (dump, diff, bundle, barrier). */
+  durationMs: number;
 }
 
 const RETRY_MIN_MS = 200;
@@ -129,6 +131,7 @@ export class DatapathSync {
   }
 
   private async apply(job: Pending): Promise<SyncResult> {
+    const started = performance.now();
     const dumped = job.forceDump || !this.flows || !this.groups;
     this.log.debug({ dpid: this.port.dpid, revision: job.revision, dump: dumped }, 'sync started');
     if (dumped) {
@@ -145,13 +148,18 @@ export class DatapathSync {
       flowsRemoved: flowDiff.remove.length,
       groupsChanged: groupDiff.add.length + groupDiff.modify.length + groupDiff.remove.length,
       dumped,
+      durationMs: 0,
     };
-    if (isEmptyDiff(flowDiff, groupDiff)) return result;
+    if (isEmptyDiff(flowDiff, groupDiff)) {
+      result.durationMs = performance.now() - started;
+      return result;
+    }
     await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     for (const f of [...flowDiff.add, ...flowDiff.modify]) this.flows!.set(flowKey(f), f);
     for (const f of flowDiff.remove) this.flows!.delete(flowKey(f));
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups!.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups!.delete(g.groupId);
+    result.durationMs = performance.now() - started;
     this.log.info({ dpid: this.port.dpid, ...result }, 'datapath synced');
     return result;
   }

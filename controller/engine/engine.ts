@@ -32,6 +32,8 @@ export interface EngineOptions {
    * towards hv2's endpoints.
    */
   startupGraceMs?: number;
+  /** Called after every successful switch sync (metrics). */
+  onSynced?: (result: SyncResult) => void;
 }
 
 export interface DatapathStatus {
@@ -60,6 +62,7 @@ export class Engine implements ApplyTracker {
   private settled = false;
   private readonly startedAt = Date.now();
   private readonly graceMs: number;
+  private readonly onSynced: (result: SyncResult) => void;
   private graceTimer?: NodeJS.Timeout;
 
   constructor(
@@ -69,6 +72,7 @@ export class Engine implements ApplyTracker {
     opts: EngineOptions = {},
   ) {
     this.graceMs = opts.startupGraceMs ?? 10_000;
+    this.onSynced = opts.onSynced ?? (() => {});
     intent.onChange(() => this.schedule());
     facts.onChange(() => this.schedule());
     if (opts.resyncIntervalMs) {
@@ -81,7 +85,13 @@ export class Engine implements ApplyTracker {
   attach(port: DatapathPort): void {
     this.log.debug({ dpid: port.dpid }, 'datapath attached');
     this.syncs.get(port.dpid)?.close();
-    this.syncs.set(port.dpid, new DatapathSync(port, this.log, () => this.settleWaiters()));
+    this.syncs.set(
+      port.dpid,
+      new DatapathSync(port, this.log, (_dpid, result) => {
+        this.onSynced(result);
+        this.settleWaiters();
+      }),
+    );
     this.schedule(true);
   }
 

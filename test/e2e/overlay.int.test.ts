@@ -70,4 +70,15 @@ describe('tenant overlays end to end', () => {
     expect(await e.lab.tcpProbe('r1', '10.0.0.2', 8080)).toBe('r2');
     expect(await e.lab.tcpProbe('b1', '10.0.0.2', 8080)).toBe('b2');
   }, 90_000);
+
+  it('exposes the controller metrics: switches, flows per switch, applied revision, reconcile time', async () => {
+    const res = await fetch(`${e.controller.apiUrl}/metrics`, {
+      headers: { authorization: 'Bearer e2e-admin-token-0123456789' },
+    });
+    const text = await res.text();
+    expect(text).toMatch(/^weft_switches_connected 2$/m);
+    expect(text).toMatch(/^weft_switch_flows\{dpid="[0-9a-f]{16}",chassis="hv1"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^weft_switch_applied_revision\{dpid="[0-9a-f]{16}",chassis="hv2"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^weft_reconcile_seconds_count\{dumped="true"\} [1-9]\d*$/m);
+  });
 });
