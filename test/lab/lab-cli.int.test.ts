@@ -2,30 +2,15 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../controller/cli/command.js';
 import { main } from '../../controller/cli/weft.js';
+import { memoryIo } from '../cli/memory-io.js';
 import { run } from './exec.js';
 import { existingNetns, isAlive, type LabState, loadState } from './lab-state.js';
 import type { LabStatus } from './lab-status.js';
 
 // `weft lab up|status|down` in this process, as a user would run them in separate shells: the
 // lab outlives `up` and is found again through its state file.
-
-function memoryIo(): CliIo & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c) => {
-    out += c;
-  });
-  stderr.on('data', (c) => {
-    err += c;
-  });
-  return { stdout, stderr, stdin: new PassThrough(), env: {}, out: () => out, err: () => err };
-}
 
 const name = `c${process.pid.toString(36).slice(-5)}`;
 let stateDir = '';

@@ -1,24 +1,9 @@
 import { execFile } from 'node:child_process';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../../controller/cli/command.js';
 import { parseLabArgs } from '../../../controller/cli/lab.js';
 import { main } from '../../../controller/cli/weft.js';
-
-function memoryIo(env: NodeJS.ProcessEnv = {}): CliIo & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c) => {
-    out += c;
-  });
-  stderr.on('data', (c) => {
-    err += c;
-  });
-  return { stdout, stderr, stdin: new PassThrough(), env, out: () => out, err: () => err };
-}
+import { memoryIo } from '../../cli/memory-io.js';
 
 describe('weft lab (arguments)', () => {
   it('is listed by weft --help and prints its options with --help', async () => {

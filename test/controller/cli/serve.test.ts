@@ -1,21 +1,6 @@
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../../controller/cli/command.js';
 import { main } from '../../../controller/cli/weft.js';
-
-function memoryIo(env: NodeJS.ProcessEnv = {}): CliIo & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c) => {
-    out += c;
-  });
-  stderr.on('data', (c) => {
-    err += c;
-  });
-  return { stdout, stderr, stdin: new PassThrough(), env, out: () => out, err: () => err };
-}
+import { memoryIo } from '../../cli/memory-io.js';
 
 describe('weft serve (arguments)', () => {
   it('prints its options with --help', async () => {
