@@ -95,3 +95,44 @@ export async function waitFor<T>(
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${String(last)})`);
 }
+
+/**
+ * The common start of a scenario: a lab whose hypervisors all registered, one tenant `t1` with
+ * one network `n1` (VNI `vni`, 10.0.0.0/24) holding an endpoint for each lab VM, applied, and the
+ * first two VMs able to ping each other.
+ */
+export async function startOneNetwork(hypervisors: number, vni: number, vms: PlacedVm[]): Promise<E2e> {
+  const e = await startE2e(hypervisors, vms);
+  try {
+    await waitFor(
+      async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
+      hypervisors,
+      20_000,
+      'every chassis registered',
+    );
+    await e.api.put('/v1/tenants/t1', { name: 't1' });
+    await e.api.put('/v1/networks/n1', { tenantId: 't1', name: 'n1', vni, subnets: ['10.0.0.0/24'] });
+    for (const vm of vms) {
+      await e.api.put(`/v1/endpoints/${vm.name}?wait=applied&timeout=20s`, {
+        networkId: 'n1',
+        mac: vm.mac,
+        ips: [vm.ip.split('/')[0]!],
+        ifaceId: vm.name,
+      });
+    }
+    const [a, b] = vms;
+    if (a && b) {
+      const to = b.ip.split('/')[0]!;
+      await waitFor(
+        async () => (await e.lab.ping(a.name, to, { count: 1, timeoutS: 1 })).received,
+        1,
+        20_000,
+        'ping',
+      );
+    }
+    return e;
+  } catch (err) {
+    await e.close();
+    throw err;
+  }
+}

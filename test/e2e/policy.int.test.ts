@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2e, startE2e, waitFor } from './harness.js';
+import { type E2e, startOneNetwork } from './harness.js';
 
 /**
  * Policy with real TCP across hypervisors: network ACLs (stateless, ordered, before security
@@ -8,35 +8,10 @@ import { type E2e, startE2e, waitFor } from './harness.js';
 let e: E2e;
 
 beforeAll(async () => {
-  e = await startE2e(2, [
+  e = await startOneNetwork(2, 700, [
     { name: 'c', hypervisor: 'hv1', mac: '02:00:00:00:00:0c', ip: '10.0.0.20/24' },
     { name: 's', hypervisor: 'hv2', mac: '02:00:00:00:00:0d', ip: '10.0.0.21/24' },
   ]);
-  await waitFor(
-    async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
-    2,
-    20_000,
-    'chassis',
-  );
-  await e.api.put('/v1/tenants/t1', { name: 't1' });
-  await e.api.put('/v1/networks/n1', { tenantId: 't1', name: 'n1', vni: 700, subnets: ['10.0.0.0/24'] });
-  for (const [name, mac, ip] of [
-    ['c', '02:00:00:00:00:0c', '10.0.0.20'],
-    ['s', '02:00:00:00:00:0d', '10.0.0.21'],
-  ]) {
-    await e.api.put(`/v1/endpoints/${name}?wait=applied&timeout=20s`, {
-      networkId: 'n1',
-      mac,
-      ips: [ip],
-      ifaceId: name,
-    });
-  }
-  await waitFor(
-    async () => (await e.lab.ping('c', '10.0.0.21', { count: 1, timeoutS: 1 })).received,
-    1,
-    20_000,
-    'ping',
-  );
 }, 180_000);
 afterAll(async () => {
   await e?.close();

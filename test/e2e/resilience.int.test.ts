@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type E2e, startE2e, waitFor } from './harness.js';
+import { type E2e, startOneNetwork } from './harness.js';
 
 /**
  * What operators judge a controller by when things move or fail: a controller restart under
@@ -25,35 +25,10 @@ const ownedFlows = async (hv: string) =>
     .sort();
 
 beforeAll(async () => {
-  e = await startE2e(3, [
+  e = await startOneNetwork(3, 500, [
     { name: 'a', hypervisor: 'hv1', mac: '02:00:00:00:00:0a', ip: '10.0.0.10/24' },
     { name: 'b', hypervisor: 'hv2', mac: '02:00:00:00:00:0b', ip: '10.0.0.11/24' },
   ]);
-  await waitFor(
-    async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
-    3,
-    20_000,
-    'chassis',
-  );
-  await e.api.put('/v1/tenants/t1', { name: 't1' });
-  await e.api.put('/v1/networks/n1', { tenantId: 't1', name: 'n1', vni: 500, subnets: ['10.0.0.0/24'] });
-  for (const [name, mac, ip] of [
-    ['a', '02:00:00:00:00:0a', '10.0.0.10'],
-    ['b', '02:00:00:00:00:0b', '10.0.0.11'],
-  ]) {
-    await e.api.put(`/v1/endpoints/${name}?wait=applied&timeout=20s`, {
-      networkId: 'n1',
-      mac,
-      ips: [ip],
-      ifaceId: name,
-    });
-  }
-  await waitFor(
-    async () => (await e.lab.ping('a', '10.0.0.11', { count: 1, timeoutS: 1 })).received,
-    1,
-    20_000,
-    'ping',
-  );
 }, 180_000);
 afterAll(async () => {
   await e?.close();
