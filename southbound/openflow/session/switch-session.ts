@@ -308,9 +308,13 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
         expectType('FEATURES_REPLY', (m) => m),
       );
       const ports = this.multipart({ kind: 'PORT_DESC' });
-      this.#write(switchConfig(this.#requests.allocate()));
-      this.#write(asyncConfig(this.#requests.allocate()));
+      this.#write(switchConfig(this.#requests.allocate()))?.catch(() => undefined);
+      this.#write(asyncConfig(this.#requests.allocate()))?.catch(() => undefined);
       const confirmed = this.barrier();
+      // If the session closes mid-handshake, the first await throws and the others would reject
+      // with no one listening: mark them handled (they are still awaited below when all goes well).
+      ports.catch(() => undefined);
+      confirmed.catch(() => undefined);
       this.features = await features;
       for (const body of await ports)
         if (body.kind === 'PORT_DESC') for (const p of body.ports) this.ports.set(p.portNo, p);

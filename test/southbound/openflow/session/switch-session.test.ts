@@ -244,6 +244,25 @@ describe('switch session with a scripted peer', () => {
     expect(closeLines()[0]).toMatchObject({ dpid: '0000000000000002' });
   });
 
+  it('leaves no unhandled rejection when the controller shuts down in the middle of a handshake', async () => {
+    await start();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // The switch says HELLO, then never answers FEATURES / PORT_DESC / BARRIER.
+      const f = fake({ dpid: 77n, reply: () => null });
+      await expect.poll(() => server.sessionCount, { timeout: 2000 }).toBe(1);
+      await new Promise((r) => setTimeout(r, 50));
+      await server.close();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      f.socket.destroy();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('drops a peer that never sends HELLO', async () => {
     await start({ helloTimeoutMs: 150 });
     const mute = new FakeSwitch(path, { hello: false });
