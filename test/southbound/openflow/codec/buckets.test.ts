@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type Bucket, decodeBuckets, encodeBuckets } from '../../../../southbound/openflow/codec/buckets.js';
 import { OfpCodecError } from '../../../../southbound/openflow/codec/errors.js';
-import { OfReader } from '../../../../southbound/openflow/codec/reader.js';
-import { OfWriter } from '../../../../southbound/openflow/codec/writer.js';
+import { codecOf, hex } from './codec-harness.js';
 
-const hex = (s: string) => Buffer.from(s.replace(/[\s|]/g, ''), 'hex');
-function enc(b: Bucket[]): Buffer {
-  const w = new OfWriter(8);
-  encodeBuckets(w, b);
-  return w.finish();
-}
-const dec = (b: Buffer) => decodeBuckets(new OfReader(b, 0, b.length, 'GROUP_MOD'));
+const { enc, dec } = codecOf(encodeBuckets, decodeBuckets, 'GROUP_MOD');
 
 describe('group buckets', () => {
   it('encodes a select bucket (weight) and a fast-failover bucket (watch port/group)', () => {

@@ -1,29 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { OfpCodecError } from '../../../../southbound/openflow/codec/errors.js';
 import {
   decodeInstructions,
   encodeInstructions,
   type Instruction,
 } from '../../../../southbound/openflow/codec/instructions.js';
-import { OfReader } from '../../../../southbound/openflow/codec/reader.js';
-import { OfWriter } from '../../../../southbound/openflow/codec/writer.js';
+import { codecOf, hex } from './codec-harness.js';
 
-const hex = (s: string) => Buffer.from(s.replace(/[\s|]/g, ''), 'hex');
-function enc(i: Instruction[]): Buffer {
-  const w = new OfWriter(8);
-  encodeInstructions(w, i);
-  return w.finish();
-}
-const dec = (b: Buffer) => decodeInstructions(new OfReader(b, 0, b.length, 'FLOW_MOD/instructions'));
-function fail(b: Buffer): OfpCodecError {
-  try {
-    dec(b);
-  } catch (e) {
-    expect(e).toBeInstanceOf(OfpCodecError);
-    return e as OfpCodecError;
-  }
-  throw new Error('decoded without error');
-}
+const { enc, dec, fail } = codecOf(encodeInstructions, decodeInstructions, 'FLOW_MOD/instructions');
 
 // Bytes as OVS 3.1 `ovs-ofctl ofp-print` accepted them in a FLOW_MOD.
 const FIXTURES: [string, Instruction, string][] = [

@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type Action, decodeActions, encodeActions } from '../../../../southbound/openflow/codec/actions.js';
-import { OfpCodecError } from '../../../../southbound/openflow/codec/errors.js';
-import { OfReader } from '../../../../southbound/openflow/codec/reader.js';
-import { OfWriter } from '../../../../southbound/openflow/codec/writer.js';
+import { codecOf, hex } from './codec-harness.js';
 
-const hex = (s: string) => Buffer.from(s.replace(/[\s|]/g, ''), 'hex');
-function enc(a: Action[]): Buffer {
-  const w = new OfWriter(8);
-  encodeActions(w, a);
-  return w.finish();
-}
-const dec = (b: Buffer) => decodeActions(new OfReader(b, 0, b.length, 'FLOW_MOD/apply_actions'));
-function fail(b: Buffer): OfpCodecError {
-  try {
-    dec(b);
-  } catch (e) {
-    expect(e).toBeInstanceOf(OfpCodecError);
-    return e as OfpCodecError;
-  }
-  throw new Error('decoded without error');
-}
+const { enc, dec, fail } = codecOf(encodeActions, decodeActions, 'FLOW_MOD/apply_actions');
 
 // Nicira actions: ffff LEN 00002320 SUBTYPE ... ; each fixture is what OVS 3.1 `ovs-ofctl ofp-print`
 // printed as the quoted text when the bytes were sent inside a FLOW_MOD.
