@@ -3,12 +3,12 @@ import { apply, type Desired, type DesiredFlow, output, setField } from '../../c
 import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { ofpp } from '../../southbound/openflow/codec/constants.js';
+import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import type { DatapathView } from '../view.js';
 
-const OFPP_IN_PORT = 0xfffffff8;
 const ARP_REQUEST = 1;
 const ARP_REPLY = 2;
-const isIpv4 = (ip: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(ip);
 
 const move = (src: string, dst: string, nBits: number): Action => ({
   type: 'reg_move',
@@ -47,7 +47,7 @@ export function compute(view: DatapathView): Desired {
               setField('arp_sha', ep.mac),
               move('arp_spa', 'arp_tpa', 32),
               setField('arp_spa', ip),
-              output(OFPP_IN_PORT),
+              output(ofpp.IN_PORT),
             ),
           ],
         });

@@ -17,15 +17,18 @@ import {
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
-import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
+import { type Bucket, WATCH_ANY } from '../../southbound/openflow/codec/buckets.js';
+import { OFPP16_IN_PORT, OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
 import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
 
-const ANY = 0xffffffff;
-const OFPP_IN_PORT_16 = 0xfff8;
 const MULTICAST_BIT = '01:00:00:00:00:00';
-const OFPVID_PRESENT = 0x1000;
 
-const bucket = (actions: Action[]): Bucket => ({ weight: 0, watchPort: ANY, watchGroup: ANY, actions });
+const bucket = (actions: Action[]): Bucket => ({
+  weight: 0,
+  watchPort: WATCH_ANY,
+  watchGroup: WATCH_ANY,
+  actions,
+});
 
 /**
  * Broadcast, multicast (and, on networks bridged to a VLAN, unknown unicast) through one ALL group
@@ -49,7 +52,7 @@ function localBuckets(net: NetworkOnChassis): Bucket[] {
   const buckets = net.local.map((p) =>
     bucket([
       setField(REG_OUTPORT, p.ofport),
-      { type: 'resubmit', port: OFPP_IN_PORT_16, table: TABLE.INGRESS_ACL },
+      { type: 'resubmit', port: OFPP16_IN_PORT, table: TABLE.INGRESS_ACL },
     ]),
   );
   for (const v of net.vlanPorts) {

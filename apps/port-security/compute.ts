@@ -2,12 +2,12 @@ import { cookieFor } from '../../controller/pipeline/cookies.js';
 import { type Desired, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
+import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import type { DatapathView, LocalPort } from '../view.js';
 
 const ETH_IP = 0x0800;
 const ETH_ARP = 0x0806;
 const ETH_IPV6 = 0x86dd;
-const isIpv4 = (ip: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(ip);
 
 /**
  * Only an endpoint's own MAC and IPs leave its port: IPv4 with its source address, ARP with its

@@ -14,9 +14,8 @@ import {
   REG_PORT_CLASS,
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import { OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
 import type { DatapathView } from '../view.js';
-
-const OFPVID_PRESENT = 0x1000;
 
 /**
  * VNI <-> VLAN translation for vlan-bindings. On the way in, a frame tagged with the bound VLAN on

@@ -2,10 +2,9 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { Match } from '../../southbound/openflow/codec/match.js';
-import { fieldByName } from '../../southbound/openflow/codec/oxm-fields.js';
+import { canonicalFieldName as canonicalField } from '../../southbound/openflow/codec/oxm-fields.js';
 import { type TableId, tableDecl } from './tables.js';
 
-const canonicalField = (name: string): string => fieldByName(name)?.name ?? name;
 const allowedCache = new Map<number, Set<string>>();
 
 /** A flow an app wants on a datapath. Field names match the codec's FlowMod and text form. */

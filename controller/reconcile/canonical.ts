@@ -2,7 +2,10 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { Match, OxmTlv, OxmValue } from '../../southbound/openflow/codec/match.js';
-import { fieldByName } from '../../southbound/openflow/codec/oxm-fields.js';
+import {
+  canonicalFieldName as canonicalField,
+  fieldByName,
+} from '../../southbound/openflow/codec/oxm-fields.js';
 
 /**
  * Canonical text of matches, instructions and buckets, so a flow we want and the same flow as the
@@ -35,9 +38,6 @@ function isAllOnes(field: string, mask: OxmValue): boolean {
     }
   }
 }
-
-/** The field table's own name for a field, whatever alias (nw_src, ipv4_src, ip_src) was used. */
-export const canonicalField = (name: string): string => fieldByName(name)?.name ?? name;
 
 export function tlvText(t: OxmTlv): string {
   const base = `${canonicalField(t.field)}=${valueText(t.value)}`;

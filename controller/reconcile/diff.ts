@@ -1,3 +1,4 @@
+import { ofpfc as OFPFC, ofpgc as OFPGC, ofpg, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
 import { isOwned } from '../pipeline/cookies.js';
 import type { DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
@@ -71,10 +72,6 @@ export function diffGroups(desired: readonly DesiredGroup[], actual: readonly Ac
 export const isEmptyDiff = (f: FlowDiff, g: GroupDiff): boolean =>
   f.add.length + f.modify.length + f.remove.length + g.add.length + g.modify.length + g.remove.length === 0;
 
-const OFPFC = { ADD: 0, MODIFY_STRICT: 2, DELETE_STRICT: 4 } as const;
-const OFPGC = { ADD: 0, MODIFY: 1, DELETE: 2 } as const;
-const OFPP_ANY = 0xffffffff;
-const OFPG_ANY = 0xffffffff;
 const ALL_ONES_64 = 0xffffffffffffffffn;
 
 /**
@@ -104,8 +101,8 @@ export function planMessages(f: FlowDiff, g: GroupDiff): Array<FlowMod | GroupMo
     instructions: command === OFPFC.DELETE_STRICT ? [] : x.instructions,
     cookie: x.cookie,
     cookieMask: command === OFPFC.DELETE_STRICT ? ALL_ONES_64 : 0n,
-    outPort: OFPP_ANY,
-    outGroup: OFPG_ANY,
+    outPort: ofpp.ANY,
+    outGroup: ofpg.ANY,
   });
   for (const x of g.add) msgs.push(groupMod(OFPGC.ADD, x));
   for (const x of g.modify) msgs.push(groupMod(OFPGC.MODIFY, x));

@@ -81,6 +81,11 @@ export const ofpp = {
   ANY: 0xffffffff,
 } as const;
 
+/** The 16-bit IN_PORT of OpenFlow 1.0, as Nicira actions (resubmit) still address ports. */
+export const OFPP16_IN_PORT = 0xfff8;
+/** vlan_vid bit saying a VLAN tag is present (OpenFlow 1.3 OFPVID_PRESENT). */
+export const OFPVID_PRESENT = 0x1000;
+
 export const ofpg = { MAX: 0xffffff00, ALL: 0xfffffffc, ANY: 0xffffffff } as const;
 export const ofptt = { MAX: 0xfe, ALL: 0xff } as const;
 export const OFP_NO_BUFFER = 0xffffffff;

@@ -288,6 +288,9 @@ export function fieldByName(name: string): OxmField | undefined {
   return BY_NXM_NAME.get(name) ?? BY_NAME.get(ALIASES[name] ?? '');
 }
 
+/** The table's own name for a field spelled by any alias (nw_src, ipv4_src -> ip_src); unknown names as given. */
+export const canonicalFieldName = (name: string): string => fieldByName(name)?.name ?? name;
+
 /** The field for an OXM header (mask bit and length ignored), or undefined if not modelled. */
 export function fieldByHeader(header: number): OxmField | undefined {
   return BY_CLASS_FIELD.get(header >>> 9);

@@ -20,7 +20,7 @@ BY_NAME16.set('UNSET', 0xfff7);
 export const OFPP_IN_PORT = 0xfffffff8;
 export const OFPP_CONTROLLER = 0xfffffffd;
 export const OFPP_ANY = 0xffffffff;
-export const OFPP16_IN_PORT = 0xfff8;
+export { OFPP16_IN_PORT } from '../codec/constants.js';
 
 /** A 16-bit (OpenFlow 1.0 / Nicira) port. */
 export function formatPort16(p: number): string {
