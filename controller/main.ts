@@ -10,7 +10,7 @@ import type { ServeConfig } from './config/serve-config.js';
 import { ChassisSync } from './engine/chassis-sync.js';
 import type { DatapathPort } from './engine/datapath-port.js';
 import type { SyncResult } from './engine/datapath-sync.js';
-import { Engine } from './engine/engine.js';
+import { Engine, type FactsSource } from './engine/engine.js';
 import { intentSource } from './engine/intent-source.js';
 import { OvsdbFacts } from './engine/ovsdb-facts.js';
 import { sessionPort } from './engine/session-port.js';
@@ -43,6 +43,13 @@ export interface ControllerDeps {
   log?: Logger;
 }
 
+/** `--ovsdb none`: no hypervisor reports anything, so no switch is ever reconciled. */
+const noFacts: FactsSource = {
+  current: () => ({ bindings: new Map(), ports: new Map() }),
+  chassisOfDatapath: () => undefined,
+  onChange: () => {},
+};
+
 function ovsdbTarget(config: ServeConfig): string | undefined {
   const o = config.ovsdb;
   if (!o) return undefined;
@@ -74,13 +81,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
         logger: log.child({ part: 'ovsdb' }),
       })
     : undefined;
-  const facts = chassis
-    ? new OvsdbFacts(chassis)
-    : Object.assign(new (await import('node:events')).EventEmitter(), {
-        current: () => ({ bindings: new Map(), ports: new Map() }),
-        chassisOfDatapath: () => undefined,
-        onChange: () => {},
-      });
+  const facts: FactsSource = chassis ? new OvsdbFacts(chassis) : noFacts;
   const metricsRegistry = new Registry();
   let observe: (r: SyncResult) => void = () => {};
   const engine = new Engine(intentSource(intents), facts, log.child({ part: 'engine' }), {

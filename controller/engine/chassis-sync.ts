@@ -4,6 +4,7 @@ import type { ChassisDesired } from '../../southbound/ovsdb/chassis/desired.js';
 import type { ChassisManager } from '../../southbound/ovsdb/chassis/manager.js';
 import type { Chassis } from '../intent/model.js';
 import type { IntentService } from '../intent/service.js';
+import { allOf } from './intent-source.js';
 
 /**
  * Joins what a hypervisor says about itself (OVSDB) with what the intent says about it:
@@ -90,8 +91,7 @@ export class ChassisSync {
     const agent = this.manager.agentOf(systemId);
     const bound = new Set(agent ? [...agent.currentBindings.keys()] : []);
     const vnis = new Set<number>();
-    const eps = this.intents.list('endpoint', { limit: 10_000 }).items;
-    for (const ep of eps) {
+    for (const ep of allOf(this.intents, 'endpoint')) {
       if (!bound.has(ep.ifaceId)) continue;
       try {
         vnis.add(this.intents.get('network', ep.networkId).vni);

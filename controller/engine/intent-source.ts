@@ -5,7 +5,8 @@ import type { IntentSource } from './engine.js';
 
 const PAGE = 10_000;
 
-function all<K extends Kind>(intents: IntentService, kind: K): Array<ObjectOf[K]> {
+/** Every object of a kind, across pages. */
+export function allOf<K extends Kind>(intents: IntentService, kind: K): Array<ObjectOf[K]> {
   const out: Array<ObjectOf[K]> = [];
   let cursor: string | undefined;
   do {
@@ -24,12 +25,12 @@ export function intentSource(intents: IntentService): IntentSource {
   return {
     revision: () => intents.revision(),
     view: (): IntentView => ({
-      networks: all(intents, 'network'),
-      endpoints: all(intents, 'endpoint'),
-      chassis: all(intents, 'chassis'),
-      vlanBindings: all(intents, 'vlanBinding'),
-      networkAcls: all(intents, 'networkAcl'),
-      securityGroups: all(intents, 'securityGroup'),
+      networks: allOf(intents, 'network'),
+      endpoints: allOf(intents, 'endpoint'),
+      chassis: allOf(intents, 'chassis'),
+      vlanBindings: allOf(intents, 'vlanBinding'),
+      networkAcls: allOf(intents, 'networkAcl'),
+      securityGroups: allOf(intents, 'securityGroup'),
     }),
     onChange: (cb) => {
       intents.onChange(() => cb());

@@ -1,16 +1,13 @@
-/** A tiny REST client for end-to-end tests: JSON in, JSON out, errors with the API's message. */
+import { ApiClient } from '../../northbound/cli/client.js';
+
+/** The CLI's REST client, shortened for tests: each call resolves to the JSON body. */
 export function apiClient(baseUrl: string, token: string) {
-  const call = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    if (!res.ok) throw new Error(`${method} ${path} -> ${res.status}: ${text}`);
-    return json;
-  };
+  const client = new ApiClient(baseUrl, token);
+  const call = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> =>
+    ((await client.request<Record<string, unknown>>(method, path, { body })).body ?? {}) as Record<
+      string,
+      unknown
+    >;
   return {
     get: (path: string) => call('GET', path),
     post: (path: string, body: unknown) => call('POST', path, body),

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseServeArgs } from '../../controller/config/serve-config.js';
 import { type Controller, startController } from '../../controller/main.js';
+import { ApiClient } from '../../northbound/cli/client.js';
 import { createLab, type Lab } from './topology.js';
 
 /**
@@ -21,17 +22,6 @@ export interface Probe {
 
 const TOKEN = 'demo-admin-token-0123456789';
 
-async function call(base: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
 export async function runDemo(say: (line: string) => void): Promise<{ probes: Probe[]; surprises: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'weft-demo-'));
   let controller: Controller | undefined;
@@ -47,8 +37,10 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
     );
     if (parsed.help) throw new Error('unreachable');
     controller = await startController(parsed.config);
-    const api = controller.apiUrl;
-    say(`controller up: REST API ${api}, OpenFlow and OVSDB on unix sockets in ${dir}`);
+    const api = new ApiClient(controller.apiUrl, TOKEN);
+    const call = async (method: string, path: string, body?: unknown) =>
+      (await api.request(method, path, { body })).body;
+    say(`controller up: REST API ${controller.apiUrl}, OpenFlow and OVSDB on unix sockets in ${dir}`);
 
     lab = await createLab({
       hypervisors: 2,
@@ -67,7 +59,7 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
     );
 
     const deadline = Date.now() + 30_000;
-    while (((await call(api, 'GET', '/v1/chassis')) as { items: unknown[] }).items.length < 2) {
+    while (((await call('GET', '/v1/chassis')) as { items: unknown[] }).items.length < 2) {
       if (Date.now() > deadline) throw new Error('hypervisors did not register over OVSDB within 30 s');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -77,15 +69,15 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
       ['red', 100],
       ['blue', 200],
     ] as const) {
-      await call(api, 'PUT', `/v1/tenants/${t}`, { name: t });
-      await call(api, 'PUT', `/v1/networks/${t}-net`, {
+      await call('PUT', `/v1/tenants/${t}`, { name: t });
+      await call('PUT', `/v1/networks/${t}-net`, {
         tenantId: t,
         name: `${t}-net`,
         vni,
         subnets: ['10.0.0.0/24'],
       });
     }
-    await call(api, 'PUT', '/v1/security-groups/web', {
+    await call('PUT', '/v1/security-groups/web', {
       tenantId: 'blue',
       name: 'web',
       // Rules are exactly what is listed: like OpenStack's default group, allow all egress explicitly.
@@ -94,7 +86,7 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
         { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
       ],
     });
-    await call(api, 'PUT', '/v1/vlan-bindings/metal42', {
+    await call('PUT', '/v1/vlan-bindings/metal42', {
       chassisId: 'hv1',
       port: 'phy-metal',
       vlan: 42,
@@ -107,7 +99,7 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
       ['blue2', 'blue', '02:00:00:00:02:02', '10.0.0.2', ['web']],
     ];
     for (const [name, t, mac, ip, sgs] of eps) {
-      await call(api, 'PUT', `/v1/endpoints/${name}?wait=applied&timeout=20s`, {
+      await call('PUT', `/v1/endpoints/${name}?wait=applied&timeout=20s`, {
         networkId: `${t}-net`,
         mac,
         ips: [ip],

@@ -13,9 +13,10 @@ import {
   startOpenFlowServer,
 } from '../../../southbound/openflow/session/openflow-server.js';
 import { defaultSessionOptions } from '../../../southbound/openflow/session/options.js';
-import { addHv1Bridge, twoTenants } from '../../apps/fixtures.js';
+import { addHv1Bridge } from '../../apps/fixtures.js';
 import { type OvsInstance, startOvs } from '../../lab/ovs.js';
 import { dpidOf, linkController, setController } from '../../southbound/openflow/session/lab-controller.js';
+import { fakeSources } from './fake-sources.js';
 
 /**
  * The engine and reconciler against a real OVS 3.1 bridge over a real OpenFlow 1.3 session:
@@ -26,29 +27,6 @@ const log = pino({ level: process.env.WEFT_DEBUG_DIFF ? 'warn' : 'silent' });
 let ovs: OvsInstance;
 let dir: string;
 let dpid: string;
-
-function sources() {
-  const { intent, facts } = twoTenants();
-  let revision = 1;
-  const cbs: Array<() => void> = [];
-  const src: IntentSource & { bump(mutate: (v: IntentView) => void): number } = {
-    revision: () => revision,
-    view: () => intent,
-    onChange: (cb) => cbs.push(cb),
-    bump(mutate) {
-      mutate(intent);
-      revision++;
-      for (const cb of cbs) cb();
-      return revision;
-    },
-  };
-  const factSrc: FactsSource = {
-    current: () => facts,
-    chassisOfDatapath: (d) => (d === dpid ? 'hv1' : undefined),
-    onChange: () => {},
-  };
-  return { src, factSrc, intent, facts };
-}
 
 async function controller(src: IntentSource, factSrc: FactsSource) {
   const server: OpenFlowServer = await startOpenFlowServer(
@@ -93,7 +71,8 @@ afterAll(async () => {
 
 describe('engine on real OVS', () => {
   it('converges, applies changes, repairs drift and survives a controller restart with zero changes', async () => {
-    const { src, factSrc, intent, facts } = sources();
+    const { src, factSrc, intent, facts } = fakeSources();
+    factSrc.bind(dpid, 'hv1');
     let c = await controller(src, factSrc);
     await setController(ovs, ['br-int'], await linkController(ovs, join(dir, 'of.sock')));
 

@@ -1,49 +1,19 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChassisFacts, IntentView } from '../../../apps/build-view.js';
-import { Engine, type FactsSource, type IntentSource } from '../../../controller/engine/engine.js';
+import type { IntentView } from '../../../apps/build-view.js';
+import { Engine } from '../../../controller/engine/engine.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
-import { twoTenants } from '../../apps/fixtures.js';
+import { fakeSources } from './fake-sources.js';
 import { MemorySwitch } from './memory-switch.js';
 
 const log = pino({ level: 'silent' });
-
-function sources() {
-  const { intent, facts } = twoTenants();
-  let revision = 1;
-  const intentCbs: Array<() => void> = [];
-  const factCbs: Array<() => void> = [];
-  const dpToChassis = new Map<string, string>();
-  const src: IntentSource & { bump(mutate: (v: IntentView) => void): number } = {
-    revision: () => revision,
-    view: () => intent,
-    onChange: (cb) => intentCbs.push(cb),
-    bump(mutate) {
-      mutate(intent);
-      revision++;
-      for (const cb of intentCbs) cb();
-      return revision;
-    },
-  };
-  const factSrc: FactsSource & { bind(dpid: string, chassis: string): void; mutable: ChassisFacts } = {
-    current: () => facts,
-    chassisOfDatapath: (dpid) => dpToChassis.get(dpid),
-    onChange: (cb) => factCbs.push(cb),
-    bind(dpid, chassis) {
-      dpToChassis.set(dpid, chassis);
-      for (const cb of factCbs) cb();
-    },
-    mutable: facts,
-  };
-  return { src, factSrc };
-}
 
 describe('Engine', () => {
   let engine: Engine | undefined;
   afterEach(() => engine?.close());
 
   it('leaves a switch alone until OVSDB says which chassis it is, then converges it', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     engine = new Engine(src, factSrc, log);
     const sw = new MemorySwitch('0000000000000001');
     const foreign = { tableId: 0, priority: 1, cookie: 0x99n, match: [], instructions: [] };
@@ -58,7 +28,7 @@ describe('Engine', () => {
   });
 
   it('turns an intent change into one bundle and resolves waitApplied only after it', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     engine = new Engine(src, factSrc, log);
     const sw = new MemorySwitch('0000000000000001');
     factSrc.bind('0000000000000001', 'hv1');
@@ -79,7 +49,7 @@ describe('Engine', () => {
   });
 
   it('sends nothing when the desired state did not change (restart converges with zero changes)', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     engine = new Engine(src, factSrc, log);
     const sw = new MemorySwitch('0000000000000001');
     factSrc.bind('0000000000000001', 'hv1');
@@ -95,7 +65,7 @@ describe('Engine', () => {
   });
 
   it('repairs drift on a full resync and recovers from a refused bundle by dumping again', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     engine = new Engine(src, factSrc, log);
     const sw = new MemorySwitch('0000000000000001');
     factSrc.bind('0000000000000001', 'hv1');
@@ -110,7 +80,7 @@ describe('Engine', () => {
   });
 
   it('times out waitApplied for a revision a switch never confirms', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     engine = new Engine(src, factSrc, log);
     expect(await engine.waitApplied(5, 50)).toBe(false);
   });
@@ -118,7 +88,7 @@ describe('Engine', () => {
 
 describe('Engine reconnects', () => {
   it('keeps a new session attached when the old one of the same switch reports down afterwards', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     const engine = new Engine(src, factSrc, log);
     try {
       factSrc.bind('0000000000000001', 'hv1');
@@ -140,7 +110,7 @@ describe('Engine reconnects', () => {
 
 describe('Engine startup', () => {
   it('touches no switch until every chassis of the intent has reported, then converges', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     const known = new Set(['hv1', 'hv2']);
     const engine = new Engine(src, { ...factSrc, knownChassis: () => known }, log, {
       startupGraceMs: 60_000,
@@ -161,7 +131,7 @@ describe('Engine startup', () => {
   });
 
   it('goes ahead after the grace period when a chassis never reports', async () => {
-    const { src, factSrc } = sources();
+    const { src, factSrc } = fakeSources();
     const engine = new Engine(src, { ...factSrc, knownChassis: () => new Set(['hv1']) }, log, {
       startupGraceMs: 100,
     });
