@@ -26,8 +26,11 @@ export class ChassisSync {
       void this.register(info);
     });
     intents.onChange((ev) => {
-      if (ev.changes.some((c) => c.kind === 'chassis' || c.kind === 'network' || c.kind === 'endpoint'))
-        this.provisionAll();
+      // Chassis settings change only with a chassis; endpoints and networks matter only to the
+      // per-VNI tunnel ports of asap2 chassis, so an ordinary endpoint write touches no OVSDB.
+      if (ev.changes.some((c) => c.kind === 'chassis')) this.provisionAll();
+      else if (ev.changes.some((c) => c.kind === 'network' || c.kind === 'endpoint'))
+        this.provisionAll('asap2');
     });
   }
 
@@ -64,8 +67,11 @@ export class ChassisSync {
     await this.provision(info.systemId);
   }
 
-  private provisionAll(): void {
-    for (const info of this.manager.chassis()) void this.provision(info.systemId);
+  private provisionAll(onlyProfile?: Chassis['offload']): void {
+    for (const info of this.manager.chassis()) {
+      if (onlyProfile && this.known(info.systemId)?.offload !== onlyProfile) continue;
+      void this.provision(info.systemId);
+    }
   }
 
   private async provision(systemId: string): Promise<void> {
