@@ -64,6 +64,7 @@ export class Engine implements ApplyTracker {
   private readonly graceMs: number;
   private readonly onSynced: (result: SyncResult) => void;
   private graceTimer?: NodeJS.Timeout;
+  private active = true;
 
   constructor(
     private readonly intent: IntentSource,
@@ -106,6 +107,22 @@ export class Engine implements ApplyTracker {
     sync.close();
     this.syncs.delete(dpid);
     this.settleWaiters();
+  }
+
+  /**
+   * HA: only the leader writes to switches. An inactive (standby) engine keeps computing the
+   * desired state from the change feed but sends nothing; becoming active reconciles every
+   * attached switch from a fresh dump (never a flush), which is how a standby takes over.
+   */
+  setActive(active: boolean): void {
+    if (this.active === active) return;
+    this.active = active;
+    this.log.info({ active }, active ? 'engine active: reconciling switches' : 'engine standby: not writing');
+    if (active) this.schedule(true);
+  }
+
+  get isActive(): boolean {
+    return this.active;
   }
 
   status(): DatapathStatus[] {
@@ -171,6 +188,7 @@ export class Engine implements ApplyTracker {
       return;
     }
     this.computedRevision = revision;
+    if (!this.active) return;
     for (const [dpid, sync] of this.syncs) {
       const chassisId = this.facts.chassisOfDatapath(dpid);
       const view = chassisId ? views.get(chassisId) : undefined;
