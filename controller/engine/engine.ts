@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { buildDatapathViews, type ChassisFacts, type IntentView } from '../../apps/build-view.js';
 import { computeDatapath } from '../../apps/compute-all.js';
 import type { ApplyTracker } from '../intent/service.js';
+import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
 import { DatapathSync, type SyncResult } from './datapath-sync.js';
 
@@ -65,6 +66,7 @@ export class Engine implements ApplyTracker {
   private readonly onSynced: (result: SyncResult) => void;
   private graceTimer?: NodeJS.Timeout;
   private active = true;
+  private readonly desiredByDpid = new Map<string, Desired>();
 
   constructor(
     private readonly intent: IntentSource,
@@ -106,6 +108,7 @@ export class Engine implements ApplyTracker {
     if (!sync || (port && sync.port !== port)) return;
     sync.close();
     this.syncs.delete(dpid);
+    this.desiredByDpid.delete(dpid);
     this.settleWaiters();
   }
 
@@ -119,6 +122,11 @@ export class Engine implements ApplyTracker {
     this.active = active;
     this.log.info({ active }, active ? 'engine active: reconciling switches' : 'engine standby: not writing');
     if (active) this.schedule(true);
+  }
+
+  /** The desired state last computed for a datapath (undefined until its chassis is known). */
+  desired(dpid: string): Desired | undefined {
+    return this.desiredByDpid.get(dpid);
   }
 
   get isActive(): boolean {
@@ -188,7 +196,6 @@ export class Engine implements ApplyTracker {
       return;
     }
     this.computedRevision = revision;
-    if (!this.active) return;
     for (const [dpid, sync] of this.syncs) {
       const chassisId = this.facts.chassisOfDatapath(dpid);
       const view = chassisId ? views.get(chassisId) : undefined;
@@ -198,7 +205,9 @@ export class Engine implements ApplyTracker {
         continue;
       }
       try {
-        void sync.sync(computeDatapath(view), revision, forceDump);
+        const desired = computeDatapath(view);
+        this.desiredByDpid.set(dpid, desired);
+        if (this.active) void sync.sync(desired, revision, forceDump);
       } catch (err) {
         this.log.error(
           { dpid, chassis: chassisId, revision, err: (err as Error).message },
