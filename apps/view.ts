@@ -60,7 +60,18 @@ export interface ResolvedSecurityGroup {
   rules: ResolvedRule[];
 }
 
-export interface DatapathView {
+/** The chassis-wide part of a view: what every per-network or per-endpoint unit may read. */
+export interface DatapathCtx {
+  chassisId: string;
+  tunnelIp: string;
+  offload: 'none' | 'asap2';
+  /** The one `remote_ip=flow key=flow` VXLAN port (profile none); unknown until OVSDB reports it. */
+  tunnelPort: number | undefined;
+  /** asap2 profile: the fixed-key VXLAN port of each VNI. */
+  vniTunnelPorts: ReadonlyMap<number, number>;
+}
+
+export interface DatapathView extends DatapathCtx {
   chassisId: string;
   tunnelIp: string;
   offload: 'none' | 'asap2';
@@ -75,6 +86,6 @@ export interface DatapathView {
 }
 
 /** The output port for traffic of a VNI into the overlay, by offload profile. */
-export function tunnelPortFor(view: DatapathView, vni: number): number | undefined {
+export function tunnelPortFor(view: DatapathCtx, vni: number): number | undefined {
   return view.offload === 'asap2' ? view.vniTunnelPorts.get(vni) : view.tunnelPort;
 }

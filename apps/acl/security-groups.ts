@@ -51,28 +51,33 @@ export function securityGroupFlows(view: DatapathView): DesiredFlow[] {
   const flows: DesiredFlow[] = [];
   for (const net of view.networks) {
     for (const port of net.local) {
-      if (port.securityGroupIds.length === 0) continue;
       const rules = port.securityGroupIds.flatMap((id) => view.securityGroups.get(id)?.rules ?? []);
-      const egress: Side = {
-        port: { field: 'in_port', value: port.ofport },
-        entry: TABLE.EGRESS_SG,
-        ctTable: TABLE.EGRESS_SG_CT,
-        next: TABLE.ARP_RESPONDER,
-        direction: 'egress',
-        remoteIs: 'dst',
-      };
-      const ingress: Side = {
-        port: { field: REG_OUTPORT, value: port.ofport },
-        entry: TABLE.INGRESS_SG,
-        ctTable: TABLE.INGRESS_SG_CT,
-        next: TABLE.OUTPUT,
-        direction: 'ingress',
-        remoteIs: 'src',
-      };
-      for (const side of [egress, ingress]) sideFlows(port, side, rules, flows);
+      portSecurityGroupFlows(port, rules, flows);
     }
   }
   return flows;
+}
+
+/** One local endpoint's security groups (nothing when it has none), given their resolved rules. */
+export function portSecurityGroupFlows(port: LocalPort, rules: ResolvedRule[], flows: DesiredFlow[]): void {
+  if (port.securityGroupIds.length === 0) return;
+  const egress: Side = {
+    port: { field: 'in_port', value: port.ofport },
+    entry: TABLE.EGRESS_SG,
+    ctTable: TABLE.EGRESS_SG_CT,
+    next: TABLE.ARP_RESPONDER,
+    direction: 'egress',
+    remoteIs: 'dst',
+  };
+  const ingress: Side = {
+    port: { field: REG_OUTPORT, value: port.ofport },
+    entry: TABLE.INGRESS_SG,
+    ctTable: TABLE.INGRESS_SG_CT,
+    next: TABLE.OUTPUT,
+    direction: 'ingress',
+    remoteIs: 'src',
+  };
+  for (const side of [egress, ingress]) sideFlows(port, side, rules, flows);
 }
 
 function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: DesiredFlow[]): void {

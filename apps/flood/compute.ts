@@ -19,7 +19,7 @@ import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { type Bucket, WATCH_ANY } from '../../southbound/openflow/codec/buckets.js';
 import { OFPP16_IN_PORT, OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
-import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
+import { type DatapathCtx, type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
 
 const MULTICAST_BIT = '01:00:00:00:00:00';
 
@@ -67,8 +67,9 @@ function localBuckets(net: NetworkOnChassis): Bucket[] {
   return buckets;
 }
 
-function computeNetwork(
-  view: DatapathView,
+/** One network's flood groups and the flows that lead broadcast and multicast into them. */
+export function computeNetwork(
+  view: DatapathCtx,
   net: NetworkOnChassis,
   flows: DesiredFlow[],
   groups: DesiredGroup[],

@@ -16,7 +16,14 @@ import {
   REG_PORT_CLASS,
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
-import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
+import {
+  type DatapathCtx,
+  type DatapathView,
+  type LocalPort,
+  type NetworkOnChassis,
+  type RemoteEndpoint,
+  tunnelPortFor,
+} from '../view.js';
 
 /**
  * The overlay: which network a packet belongs to, and where a known MAC lives.
@@ -29,11 +36,16 @@ import { type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view
  */
 export function compute(view: DatapathView): Desired {
   const flows: DesiredFlow[] = [];
-  for (const net of view.networks) computeNetwork(view, net, flows);
+  for (const net of view.networks) {
+    networkFlows(view, net, flows);
+    for (const port of net.local) localPortFlows(net, port, flows);
+    for (const ep of net.remote) remoteEndpointFlows(view, net, ep, flows);
+  }
   return { flows, groups: [] };
 }
 
-function computeNetwork(view: DatapathView, net: NetworkOnChassis, flows: DesiredFlow[]): void {
+/** The network's own flow: traffic arriving from the tunnel with its VNI joins it. */
+export function networkFlows(view: DatapathCtx, net: NetworkOnChassis, flows: DesiredFlow[]): void {
   const meta = metadataForVni(net.vni);
   const tunnelPort = tunnelPortFor(view, net.vni);
   const netCookie = cookieFor('overlay', `network/${net.networkId}`);
@@ -57,53 +69,67 @@ function computeNetwork(view: DatapathView, net: NetworkOnChassis, flows: Desire
       ],
     });
   }
+}
 
-  for (const port of net.local) {
-    const cookie = cookieFor('overlay', `endpoint/${port.endpointId}`);
-    flows.push({
-      tableId: TABLE.CLASSIFY,
-      priority: 100,
-      cookie,
-      match: [{ field: 'in_port', value: port.ofport }],
-      instructions: [
-        apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL)),
-        writeMetadata(meta, METADATA_VNI_MASK),
-        goto(TABLE.PORT_SECURITY),
-      ],
-    });
-    flows.push({
-      tableId: TABLE.L2_LOOKUP,
-      priority: 100,
-      cookie,
-      match: [
-        { field: 'metadata', value: meta },
-        { field: 'eth_dst', value: port.mac },
-      ],
-      instructions: [apply(setField(REG_OUTPORT, port.ofport)), goto(TABLE.INGRESS_ACL)],
-    });
-    flows.push({
-      tableId: TABLE.OUTPUT,
-      priority: 100,
-      cookie,
-      match: [{ field: REG_OUTPORT, value: port.ofport }],
-      instructions: [apply(output(port.ofport))],
-    });
-  }
+/** A local endpoint: its port joins the network; its MAC leads to its port. */
+export function localPortFlows(
+  net: Pick<NetworkOnChassis, 'vni'>,
+  port: LocalPort,
+  flows: DesiredFlow[],
+): void {
+  const meta = metadataForVni(net.vni);
+  const cookie = cookieFor('overlay', `endpoint/${port.endpointId}`);
+  flows.push({
+    tableId: TABLE.CLASSIFY,
+    priority: 100,
+    cookie,
+    match: [{ field: 'in_port', value: port.ofport }],
+    instructions: [
+      apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL)),
+      writeMetadata(meta, METADATA_VNI_MASK),
+      goto(TABLE.PORT_SECURITY),
+    ],
+  });
+  flows.push({
+    tableId: TABLE.L2_LOOKUP,
+    priority: 100,
+    cookie,
+    match: [
+      { field: 'metadata', value: meta },
+      { field: 'eth_dst', value: port.mac },
+    ],
+    instructions: [apply(setField(REG_OUTPORT, port.ofport)), goto(TABLE.INGRESS_ACL)],
+  });
+  flows.push({
+    tableId: TABLE.OUTPUT,
+    priority: 100,
+    cookie,
+    match: [{ field: REG_OUTPORT, value: port.ofport }],
+    instructions: [apply(output(port.ofport))],
+  });
+}
 
+/** A remote endpoint: its MAC leads into the tunnel towards its chassis. */
+export function remoteEndpointFlows(
+  view: DatapathCtx,
+  net: Pick<NetworkOnChassis, 'vni'>,
+  ep: RemoteEndpoint,
+  flows: DesiredFlow[],
+): void {
+  const meta = metadataForVni(net.vni);
+  const tunnelPort = tunnelPortFor(view, net.vni);
   if (tunnelPort === undefined) return;
-  for (const ep of net.remote) {
-    const actions = [setField('tun_dst', ep.tunnelIp)];
-    if (view.offload !== 'asap2') actions.push(setField('tun_id', BigInt(net.vni)));
-    actions.push(output(tunnelPort));
-    flows.push({
-      tableId: TABLE.L2_LOOKUP,
-      priority: 100,
-      cookie: cookieFor('overlay', `endpoint/${ep.endpointId}`),
-      match: [
-        { field: 'metadata', value: meta },
-        { field: 'eth_dst', value: ep.mac },
-      ],
-      instructions: [apply(...actions)],
-    });
-  }
+  const actions = [setField('tun_dst', ep.tunnelIp)];
+  if (view.offload !== 'asap2') actions.push(setField('tun_id', BigInt(net.vni)));
+  actions.push(output(tunnelPort));
+  flows.push({
+    tableId: TABLE.L2_LOOKUP,
+    priority: 100,
+    cookie: cookieFor('overlay', `endpoint/${ep.endpointId}`),
+    match: [
+      { field: 'metadata', value: meta },
+      { field: 'eth_dst', value: ep.mac },
+    ],
+    instructions: [apply(...actions)],
+  });
 }

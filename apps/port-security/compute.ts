@@ -21,7 +21,7 @@ export function compute(view: DatapathView): Desired {
   return { flows, groups: [] };
 }
 
-function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
+export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   const cookie = cookieFor('portSecurity', `endpoint/${port.endpointId}`);
   const inPort: OxmTlv = { field: 'in_port', value: port.ofport };
   const pass = (priority: number, match: OxmTlv[]) =>

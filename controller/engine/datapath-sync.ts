@@ -1,15 +1,18 @@
 import type { Logger } from 'pino';
-import type { Desired } from '../pipeline/flow.js';
-import { flowKey } from '../reconcile/canonical.js';
+import { isOwned } from '../pipeline/cookies.js';
+import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import { isOwnedGroup } from '../pipeline/groups.js';
+import { bucketsKey, flowKey, instructionsKey } from '../reconcile/canonical.js';
 import {
   type ActualFlow,
   type ActualGroup,
-  diffFlows,
-  diffGroups,
+  type FlowDiff,
+  type GroupDiff,
   isEmptyDiff,
   planMessages,
 } from '../reconcile/diff.js';
 import type { DatapathPort } from './datapath-port.js';
+import type { ChassisChanges, ChassisDesired } from './desired-state.js';
 
 export interface SyncResult {
   revision: number;
@@ -27,16 +30,38 @@ const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5_000;
 
 interface Pending {
-  desired: Desired;
+  desired: ChassisDesired;
   revision: number;
   forceDump: boolean;
+  /** Diff the whole desired state (else only the keys below). */
+  full: boolean;
+  flows: Map<string, DesiredFlow | null>;
+  groups: Map<number, DesiredGroup | null>;
 }
+
+/** A fixed desired state given as lists (tools, benchmarks, tests). */
+function staticDesired(d: Desired): ChassisDesired {
+  const keyed = d.flows.map((f) => [flowKey(f), f] as const);
+  return {
+    chassisId: '',
+    forEach(flow, group) {
+      for (const [k, f] of keyed) flow(k, f);
+      for (const g of d.groups) group(g);
+    },
+    toDesired: () => d,
+  };
+}
+
+const flowDiffers = (cur: ActualFlow, f: DesiredFlow): boolean =>
+  cur.cookie !== f.cookie || instructionsKey(cur.instructions) !== instructionsKey(f.instructions);
+const groupDiffers = (cur: ActualGroup, g: DesiredGroup): boolean =>
+  cur.type !== g.type || bucketsKey(cur.buckets) !== bucketsKey(g.buckets);
 
 /**
  * Keeps one switch equal to its desired state. Syncs are serialised and coalesced: while one is
- * in flight, newer requests replace each other and only the latest runs next. The switch's
- * tables are cached after each successful apply, so an intent change costs one diff and one
- * bundle, not a dump; the cache is dropped (and the next sync dumps) after any failure, on
+ * in flight, newer requests merge and run next as one. The switch's tables are cached after each
+ * successful apply, so an intent change costs a diff of the keys it touched and one bundle, not
+ * a dump nor a pass over every flow; the cache is dropped (and the next sync dumps) after any failure, on
  * (re)connect, and when a periodic resync asks for it, which is what repairs drift such as a flow
  * deleted by hand. Never a flush: only owned flows that are not desired are deleted.
  */
@@ -63,9 +88,71 @@ export class DatapathSync {
 
   /** Asks for the switch to match `desired` (of store revision `revision`); resolves when it does. */
   sync(desired: Desired, revision: number, forceDump = false): Promise<void> {
+    return this.request({
+      desired: staticDesired(desired),
+      revision,
+      forceDump,
+      full: true,
+      flows: new Map(),
+      groups: new Map(),
+    });
+  }
+
+  /** The desired state changed by `changes` (or wholly, when they say full). */
+  syncChanges(changes: ChassisChanges, revision: number, forceDump = false): Promise<void> {
+    return this.request({
+      desired: changes.desired,
+      revision,
+      forceDump,
+      full: changes.full,
+      flows: new Map(changes.flows),
+      groups: new Map(changes.groups),
+    });
+  }
+
+  /** The desired state this switch follows (undefined before the first request). */
+  get desired(): ChassisDesired | undefined {
+    return this.next?.desired ?? this.current;
+  }
+
+  /**
+   * Nothing changed for this switch at `revision`: when it is idle and in step, it has applied
+   * that revision already; otherwise the revision rides on the next sync.
+   */
+  markCurrent(revision: number): void {
+    if (!this.running && !this.next && this.flows && !this.lastError && !this.retryTimer) {
+      this.appliedRevision = Math.max(this.appliedRevision, revision);
+      return;
+    }
+    const desired = this.desired;
+    if (desired)
+      void this.request({
+        desired,
+        revision,
+        forceDump: false,
+        full: false,
+        flows: new Map(),
+        groups: new Map(),
+      });
+  }
+
+  private current?: ChassisDesired;
+
+  private request(job: Pending): Promise<void> {
     const prev = this.next;
-    this.next = { desired, revision, forceDump: forceDump || (prev?.forceDump ?? false) };
-    const done = new Promise<void>((resolve) => this.waiters.push({ revision, resolve }));
+    if (prev) {
+      job.forceDump ||= prev.forceDump;
+      if (prev.desired !== job.desired || prev.full) job.full = true;
+      if (!job.full) {
+        // Later changes override earlier ones key by key.
+        for (const [k, f] of job.flows) prev.flows.set(k, f);
+        for (const [g, v] of job.groups) prev.groups.set(g, v);
+        job.flows = prev.flows;
+        job.groups = prev.groups;
+      }
+    }
+    this.next = job;
+    const done = new Promise<void>((resolve) => this.waiters.push({ revision: job.revision, resolve }));
     if (!this.running) this.running = this.drain();
     return done;
   }
@@ -125,13 +212,14 @@ export class DatapathSync {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       // A newer request queued meanwhile supersedes the failed one.
-      if (!this.closed && !this.next) void this.sync(job.desired, job.revision, true);
+      if (!this.closed && !this.next) void this.request({ ...job, forceDump: true, full: true });
     }, delay);
     this.retryTimer.unref();
   }
 
   private async apply(job: Pending): Promise<SyncResult> {
     const started = performance.now();
+    this.current = job.desired;
     const dumped = job.forceDump || !this.flows || !this.groups;
     this.log.debug({ dpid: this.port.dpid, revision: job.revision, dump: dumped }, 'sync started');
     if (dumped) {
@@ -139,8 +227,8 @@ export class DatapathSync {
       this.flows = new Map(flows.map((f) => [flowKey(f), f]));
       this.groups = new Map(groups.map((g) => [g.groupId, g]));
     }
-    const flowDiff = diffFlows(job.desired.flows, [...this.flows!.values()]);
-    const groupDiff = diffGroups(job.desired.groups, [...this.groups!.values()]);
+    const { flowDiff, groupDiff } =
+      dumped || job.full ? this.fullDiff(job.desired) : this.partialDiff(job.flows, job.groups);
     const result: SyncResult = {
       revision: job.revision,
       flowsAdded: flowDiff.add.length,
@@ -162,5 +250,61 @@ export class DatapathSync {
     result.durationMs = performance.now() - started;
     this.log.info({ dpid: this.port.dpid, ...result }, 'datapath synced');
     return result;
+  }
+
+  /** Every desired flow and group against the cached tables; owned leftovers are removed. */
+  private fullDiff(desired: ChassisDesired): { flowDiff: FlowDiff; groupDiff: GroupDiff } {
+    const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
+    const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
+    const have = this.flows!;
+    const haveGroups = this.groups!;
+    const wanted = new Set<string>();
+    const wantedGroups = new Set<number>();
+    desired.forEach(
+      (key, f) => {
+        if (wanted.has(key)) {
+          this.log.error({ dpid: this.port.dpid, flow: key }, 'two desired flows share a key; first kept');
+          return;
+        }
+        wanted.add(key);
+        const cur = have.get(key);
+        if (!cur) flowDiff.add.push(f);
+        else if (flowDiffers(cur, f)) flowDiff.modify.push(f);
+      },
+      (g) => {
+        if (wantedGroups.has(g.groupId)) return;
+        wantedGroups.add(g.groupId);
+        const cur = haveGroups.get(g.groupId);
+        if (!cur) groupDiff.add.push(g);
+        else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
+      },
+    );
+    for (const [key, f] of have) if (!wanted.has(key) && isOwned(f.cookie)) flowDiff.remove.push(f);
+    for (const [id, g] of haveGroups) if (!wantedGroups.has(id) && isOwnedGroup(id)) groupDiff.remove.push(g);
+    return { flowDiff, groupDiff };
+  }
+
+  /** Only the keys a change touched, against the cached tables. */
+  private partialDiff(
+    flows: ReadonlyMap<string, DesiredFlow | null>,
+    groups: ReadonlyMap<number, DesiredGroup | null>,
+  ): { flowDiff: FlowDiff; groupDiff: GroupDiff } {
+    const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
+    const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
+    for (const [key, f] of flows) {
+      const cur = this.flows!.get(key);
+      if (f === null) {
+        if (cur && isOwned(cur.cookie)) flowDiff.remove.push(cur);
+      } else if (!cur) flowDiff.add.push(f);
+      else if (flowDiffers(cur, f)) flowDiff.modify.push(f);
+    }
+    for (const [id, g] of groups) {
+      const cur = this.groups!.get(id);
+      if (g === null) {
+        if (cur && isOwnedGroup(id)) groupDiff.remove.push(cur);
+      } else if (!cur) groupDiff.add.push(g);
+      else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
+    }
+    return { flowDiff, groupDiff };
   }
 }

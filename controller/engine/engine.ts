@@ -1,16 +1,20 @@
 import type { Logger } from 'pino';
-import { buildDatapathViews, type ChassisFacts, type IntentView } from '../../apps/build-view.js';
-import { computeDatapath } from '../../apps/compute-all.js';
-import type { ApplyTracker } from '../intent/service.js';
+import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
+import type { ApplyTracker, ObjectChange } from '../intent/service.js';
 import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
 import { DatapathSync, type SyncResult } from './datapath-sync.js';
+import { type ChassisChanges, DesiredModel } from './desired-model.js';
 
 /** The intent at one revision, as the engine reads it. */
 export interface IntentSource {
   revision(): number;
   view(): IntentView;
-  onChange(cb: () => void): void;
+  /**
+   * Called after every change. With the changed objects the engine recomputes only what they
+   * touch; without (a source that cannot tell), it starts over from view().
+   */
+  onChange(cb: (changes?: readonly ObjectChange[]) => void): void;
 }
 
 /** Chassis facts from OVSDB, and which chassis a datapath belongs to. */
@@ -66,7 +70,9 @@ export class Engine implements ApplyTracker {
   private readonly onSynced: (result: SyncResult) => void;
   private graceTimer?: NodeJS.Timeout;
   private active = true;
-  private readonly desiredByDpid = new Map<string, Desired>();
+  private readonly model: DesiredModel;
+  private modelReady = false;
+  private factsDirty = false;
 
   constructor(
     private readonly intent: IntentSource,
@@ -76,8 +82,16 @@ export class Engine implements ApplyTracker {
   ) {
     this.graceMs = opts.startupGraceMs ?? 10_000;
     this.onSynced = opts.onSynced ?? (() => {});
-    intent.onChange(() => this.schedule());
-    facts.onChange(() => this.schedule());
+    this.model = new DesiredModel(log);
+    intent.onChange((changes) => {
+      if (!changes) this.modelReady = false;
+      else if (this.modelReady) this.model.intentChanged(changes);
+      this.schedule();
+    });
+    facts.onChange(() => {
+      this.factsDirty = true;
+      this.schedule();
+    });
     if (opts.resyncIntervalMs) {
       this.resyncTimer = setInterval(() => this.recompute(true), opts.resyncIntervalMs);
       this.resyncTimer.unref();
@@ -108,7 +122,6 @@ export class Engine implements ApplyTracker {
     if (!sync || (port && sync.port !== port)) return;
     sync.close();
     this.syncs.delete(dpid);
-    this.desiredByDpid.delete(dpid);
     this.settleWaiters();
   }
 
@@ -126,7 +139,8 @@ export class Engine implements ApplyTracker {
 
   /** The desired state last computed for a datapath (undefined until its chassis is known). */
   desired(dpid: string): Desired | undefined {
-    return this.desiredByDpid.get(dpid);
+    const chassisId = this.facts.chassisOfDatapath(dpid);
+    return chassisId === undefined ? undefined : this.model.desired(chassisId);
   }
 
   get isActive(): boolean {
@@ -183,37 +197,50 @@ export class Engine implements ApplyTracker {
     });
   }
 
-  /** Recomputes every datapath's desired state and asks each to sync. */
+  /**
+   * Brings the desired state up to date (only the units the pending changes touch, or everything
+   * after a reset) and asks each switch whose chassis changed to sync those changes; a forced
+   * dump (connect, periodic resync) makes every switch diff its whole desired state.
+   */
   recompute(forceDump = false): void {
     if (!this.factsSettled()) return;
     const revision = this.intent.revision();
-    const facts = this.facts.current();
-    let views: ReturnType<typeof buildDatapathViews>;
+    let changes: ChassisChanges[];
     try {
-      views = buildDatapathViews(this.intent.view(), facts);
+      if (!this.modelReady) {
+        this.model.reset(this.intent.view(), this.facts.current());
+        this.modelReady = true;
+        this.factsDirty = false;
+      } else if (this.factsDirty) {
+        this.factsDirty = false;
+        this.model.factsChanged(this.facts.current());
+      }
+      changes = this.model.flush();
     } catch (err) {
-      this.log.error({ revision, err: (err as Error).message }, 'building datapath views failed');
+      this.modelReady = false;
+      this.log.error({ revision, err: (err as Error).message }, 'computing desired state failed');
       return;
     }
     this.computedRevision = revision;
+    const byChassis = new Map(changes.map((c) => [c.desired.chassisId, c]));
     for (const [dpid, sync] of this.syncs) {
       const chassisId = this.facts.chassisOfDatapath(dpid);
-      const view = chassisId ? views.get(chassisId) : undefined;
-      if (!view) {
+      const desired = chassisId === undefined ? undefined : this.model.chassis(chassisId);
+      if (!desired) {
         // Not known yet: leave the switch as it is.
         this.log.debug({ dpid, chassis: chassisId, revision }, 'datapath waits for chassis facts');
         continue;
       }
-      try {
-        const desired = computeDatapath(view);
-        this.desiredByDpid.set(dpid, desired);
-        if (this.active) void sync.sync(desired, revision, forceDump);
-      } catch (err) {
-        this.log.error(
-          { dpid, chassis: chassisId, revision, err: (err as Error).message },
-          'computing flows failed',
+      if (!this.active) continue;
+      const changed = byChassis.get(desired.chassisId);
+      if (forceDump || sync.desired !== desired) {
+        void sync.syncChanges(
+          { desired, full: true, flows: new Map(), groups: new Map() },
+          revision,
+          forceDump,
         );
-      }
+      } else if (changed) void sync.syncChanges(changed, revision);
+      else sync.markCurrent(revision);
     }
     this.settleWaiters();
   }

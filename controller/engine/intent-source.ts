@@ -33,7 +33,7 @@ export function intentSource(intents: IntentService): IntentSource {
       securityGroups: allOf(intents, 'securityGroup'),
     }),
     onChange: (cb) => {
-      intents.onChange(() => cb());
+      intents.onChange((ev) => cb(ev.changes));
     },
   };
 }

@@ -1,0 +1,67 @@
+import type { Desired, DesiredFlow, DesiredGroup } from '../controller/pipeline/flow.js';
+import { networkAclFlows } from './acl/network-acl.js';
+import { portSecurityGroupFlows } from './acl/security-groups.js';
+import { endpointArpFlows } from './arp-responder/compute.js';
+import { computeNetwork as floodNetwork } from './flood/compute.js';
+import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
+import { compute as pipeline } from './pipeline/compute.js';
+import { portFlows as portSecurityFlows } from './port-security/compute.js';
+import type { DatapathCtx, LocalPort, NetworkOnChassis, RemoteEndpoint, ResolvedRule } from './view.js';
+import { vlanNetworkFlows } from './vlan/compute.js';
+
+/**
+ * The desired state of a datapath is the union of small units, each a pure function of a small
+ * part of the view, so a change recomputes only the units it touches (controller/engine's
+ * DesiredModel) while a full computation (computeDatapath) is the same units over a whole view.
+ *
+ * - chassis unit: the pipeline's table-miss flows (the same on every chassis).
+ * - network unit: what one network needs on one chassis as a whole: the tunnel classifier,
+ *   flood groups and flows, VLAN ports, network ACLs. Reads the network's local ports (for flood
+ *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
+ * - local endpoint unit: an endpoint bound to this chassis: its overlay flows, ARP answers,
+ *   port security and security groups.
+ * - remote endpoint unit: an endpoint of the network bound elsewhere: the unicast flow into the
+ *   tunnel and ARP answers. It reads only the endpoint, the VNI and the chassis's tunnel port and
+ *   profile, so chassis alike in those share one computed result.
+ */
+
+let pipelineUnit: Desired | undefined;
+
+export function chassisUnit(): Desired {
+  pipelineUnit ??= pipeline();
+  return pipelineUnit;
+}
+
+export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
+  const flows: DesiredFlow[] = [];
+  const groups: DesiredGroup[] = [];
+  networkFlows(dp, net, flows);
+  floodNetwork(dp, net, flows, groups);
+  vlanNetworkFlows(net, flows);
+  for (const f of networkAclFlows(net)) flows.push(f);
+  return { flows, groups };
+}
+
+export function localEndpointUnit(
+  net: Pick<NetworkOnChassis, 'vni'>,
+  port: LocalPort,
+  rules: ResolvedRule[],
+): Desired {
+  const flows: DesiredFlow[] = [];
+  localPortFlows(net, port, flows);
+  endpointArpFlows(net, port, flows);
+  portSecurityFlows(port, flows);
+  portSecurityGroupFlows(port, rules, flows);
+  return { flows, groups: [] };
+}
+
+export function remoteEndpointUnit(
+  dp: DatapathCtx,
+  net: Pick<NetworkOnChassis, 'vni'>,
+  ep: RemoteEndpoint,
+): Desired {
+  const flows: DesiredFlow[] = [];
+  remoteEndpointFlows(dp, net, ep, flows);
+  endpointArpFlows(net, ep, flows);
+  return { flows, groups: [] };
+}

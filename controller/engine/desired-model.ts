@@ -1,0 +1,358 @@
+import type { Logger } from 'pino';
+import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
+import { chassisUnit, localEndpointUnit, networkUnit, remoteEndpointUnit } from '../../apps/units.js';
+import type {
+  DatapathCtx,
+  LocalPort,
+  NetworkOnChassis,
+  RemoteChassis,
+  ResolvedRule,
+  VlanPort,
+} from '../../apps/view.js';
+import { tunnelPortFor } from '../../apps/view.js';
+import type { NetworkAcl } from '../intent/model.js';
+import type { ObjectChange } from '../intent/service.js';
+import { checkFlow, type Desired } from '../pipeline/flow.js';
+import { flowKey } from '../reconcile/canonical.js';
+import {
+  type ChassisChanges,
+  type ChassisDesired,
+  ChassisState,
+  EMPTY_UNIT,
+  NetOnChassis,
+  type RemoteEntry,
+  RemoteTable,
+  type Unit,
+} from './desired-state.js';
+import { entry, IntentIndex } from './intent-index.js';
+
+const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export type { ChassisChanges, ChassisDesired } from './desired-state.js';
+
+/**
+ * Incremental desired state of every chassis. Intent changes and new chassis facts mark units
+ * dirty (IntentIndex); flush() recomputes only those units and hands each chassis's changes to the
+ * reconciler as flow keys and group ids with their new value (or null: no longer desired). Its
+ * result always equals computeDatapath over buildDatapathViews of the same intent and facts (a
+ * property test holds it to that); it is just cheaper: adding an endpoint computes that
+ * endpoint's two units and its chassis's network unit. The remote-endpoint units of a network
+ * are computed once and shared by every chassis hosting it (RemoteTable), so a full recompute
+ * costs one unit per endpoint, not one per endpoint per chassis.
+ */
+export class DesiredModel {
+  private index = new IntentIndex();
+  private readonly states = new Map<string, ChassisState>();
+  /** network -> chassis hosting it at the last flush. */
+  private readonly hosted = new Map<string, string[]>();
+  /** network -> remote-table signature -> table. */
+  private readonly tables = new Map<string, Map<string, RemoteTable>>();
+  private readonly rulesMemo = new Map<string, ResolvedRule[] | undefined>();
+  private pipeline?: Unit;
+
+  constructor(private readonly log?: Logger) {}
+
+  /** Starts over from a full snapshot (startup, or a source that cannot say what changed). */
+  reset(intent: IntentView, facts: ChassisFacts): void {
+    this.index = new IntentIndex();
+    this.states.clear();
+    this.hosted.clear();
+    this.tables.clear();
+    this.rulesMemo.clear();
+    this.index.load(intent, facts);
+  }
+
+  intentChanged(changes: readonly ObjectChange[]): void {
+    for (const c of changes) this.index.applyChange(c);
+  }
+
+  factsChanged(facts: ChassisFacts): void {
+    this.index.applyFacts(facts);
+  }
+
+  chassis(chassisId: string): ChassisDesired | undefined {
+    return this.states.get(chassisId);
+  }
+
+  chassisIds(): string[] {
+    return [...this.states.keys()];
+  }
+
+  desired(chassisId: string): Desired | undefined {
+    return this.states.get(chassisId)?.toDesired();
+  }
+
+  /** Recomputes every dirty unit; returns the chassis whose desired state changed since last asked. */
+  flush(): ChassisChanges[] {
+    const ix = this.index;
+    const dirty = ix.dirty;
+    for (const sg of ix.staleRules) this.rulesMemo.delete(sg);
+    ix.staleRules.clear();
+
+    // A deleted chassis's networks were marked for a full rebuild by the index.
+    for (const id of this.states.keys()) if (!ix.chassis.has(id)) this.states.delete(id);
+    this.pipeline ??= this.unit(chassisUnit);
+    for (const c of ix.chassis.values()) {
+      if (!this.states.has(c.id))
+        this.states.set(c.id, new ChassisState(c.id, this.ctxOf(c.id), this.pipeline));
+    }
+    // Chassis whose own facts changed: every network on them is rebuilt there.
+    const rebuildOn = new Map<string, Set<string>>();
+    for (const id of dirty.chassis) {
+      const st = this.states.get(id);
+      if (!st) continue;
+      st.ctx = this.ctxOf(id);
+      for (const net of st.nets.keys()) entry(rebuildOn, net, () => new Set<string>()).add(id);
+    }
+    const touched = dirty.touchedNetworks();
+    for (const net of rebuildOn.keys()) touched.add(net);
+    for (const net of touched) this.flushNetwork(net, rebuildOn.get(net));
+
+    for (const epId of dirty.localUnits) {
+      const ep = ix.endpoints.get(epId);
+      const p = ix.placement.get(epId);
+      const nc = ep && p && this.states.get(p.chassisId)?.nets.get(ep.networkId);
+      if (!nc || !ep || !p) continue;
+      const now = this.localUnitOf(ep.id, p.ofport);
+      this.states.get(p.chassisId)!.swap(nc.local.get(epId), now);
+      nc.local.set(epId, now);
+    }
+    dirty.clear();
+    const out: ChassisChanges[] = [];
+    for (const st of this.states.values()) {
+      st.endFlush();
+      if (st.hasChanges()) out.push(st.takeChanges());
+    }
+    return out;
+  }
+
+  private flushNetwork(networkId: string, rebuildOn: Set<string> | undefined): void {
+    const ix = this.index;
+    const dirty = ix.dirty;
+    const hosts = ix.hostsOf(networkId);
+    const old = this.hosted.get(networkId) ?? [];
+    const oldSet = new Set(old);
+    const hostsChanged = old.length !== hosts.length || hosts.some((h, i) => h !== old[i]);
+    const newSet = new Set(hosts);
+    for (const c of old) {
+      const st = this.states.get(c);
+      const nc = st?.nets.get(networkId);
+      if (!st || !nc || newSet.has(c)) continue;
+      st.dropNetwork(nc);
+      st.nets.delete(networkId);
+    }
+    const full = dirty.networks.has(networkId) || hosts.length === 0;
+    if (full) this.tables.delete(networkId);
+    if (hosts.length === 0) {
+      this.hosted.delete(networkId);
+      return;
+    }
+    this.hosted.set(networkId, hosts);
+
+    // Shared remote tables first: each changed endpoint's entry, old and new, for every table.
+    const endpoints = full ? [] : [...(dirty.endpoints.get(networkId) ?? [])];
+    const updates = new Map<RemoteTable, Array<[string, RemoteEntry | undefined, RemoteEntry | undefined]>>();
+    for (const table of this.tables.get(networkId)?.values() ?? []) {
+      const list: Array<[string, RemoteEntry | undefined, RemoteEntry | undefined]> = [];
+      for (const epId of endpoints) {
+        const before = table.entries.get(epId);
+        const now = this.remoteEntryOf(table, networkId, epId);
+        if (now) table.entries.set(epId, now);
+        else table.entries.delete(epId);
+        list.push([epId, before, now]);
+      }
+      updates.set(table, list);
+    }
+
+    const unitOn = dirty.networkUnitOn.get(networkId);
+    for (const c of hosts) {
+      const st = this.states.get(c)!;
+      const nc = st.nets.get(networkId);
+      if (!nc || full || !oldSet.has(c) || rebuildOn?.has(c)) {
+        this.rebuildNetwork(st, networkId, hosts);
+        continue;
+      }
+      const removed: Array<Unit | undefined> = [];
+      const added: Array<Unit | undefined> = [];
+      if (hostsChanged || dirty.networkUnits.has(networkId) || unitOn?.has(c)) {
+        removed.push(nc.unit);
+        nc.unit = this.networkUnitOf(st, networkId, hosts);
+        added.push(nc.unit);
+      }
+      for (const epId of endpoints) {
+        removed.push(nc.local.get(epId));
+        const p = ix.placement.get(epId);
+        const ep = ix.endpoints.get(epId);
+        if (ep && p && ep.networkId === networkId && p.chassisId === c) {
+          const unit = this.localUnitOf(epId, p.ofport);
+          nc.local.set(epId, unit);
+          added.push(unit);
+        } else nc.local.delete(epId);
+      }
+      for (const [, before, now] of updates.get(nc.table) ?? []) {
+        if (before && before.chassisId !== c) removed.push(before.unit);
+        if (now && now.chassisId !== c) added.push(now.unit);
+      }
+      for (const u of removed) st.swap(u, undefined);
+      for (const u of added) st.swap(undefined, u);
+    }
+  }
+
+  /** Builds the network's part of a chassis from nothing (joined, or too much changed). */
+  private rebuildNetwork(st: ChassisState, networkId: string, hosts: string[]): void {
+    const ix = this.index;
+    const old = st.nets.get(networkId);
+    if (old) st.dropNetwork(old);
+    const nc = new NetOnChassis(this.tableFor(networkId, st.ctx));
+    nc.unit = this.networkUnitOf(st, networkId, hosts);
+    for (const epId of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
+      nc.local.set(epId, this.localUnitOf(epId, ix.placement.get(epId)!.ofport));
+    }
+    st.nets.set(networkId, nc);
+    st.addNetwork(nc);
+  }
+
+  private tableFor(networkId: string, ctx: DatapathCtx): RemoteTable {
+    const vni = this.index.networks.get(networkId)!.vni;
+    const port = tunnelPortFor(ctx, vni);
+    const sig = `${port}|${ctx.offload}`;
+    const byNet = entry(this.tables, networkId, () => new Map<string, RemoteTable>());
+    const have = byNet.get(sig);
+    if (have) return have;
+    const table = new RemoteTable({
+      chassisId: '',
+      tunnelIp: '',
+      offload: ctx.offload,
+      tunnelPort: port,
+      vniTunnelPorts: port === undefined ? new Map() : new Map([[vni, port]]),
+    });
+    for (const eps of this.index.members.get(networkId)?.values() ?? []) {
+      for (const epId of eps) {
+        const e = this.remoteEntryOf(table, networkId, epId);
+        if (e) table.entries.set(epId, e);
+      }
+    }
+    byNet.set(sig, table);
+    return table;
+  }
+
+  private remoteEntryOf(table: RemoteTable, networkId: string, epId: string): RemoteEntry | undefined {
+    const ix = this.index;
+    const ep = ix.endpoints.get(epId);
+    const p = ix.placement.get(epId);
+    if (!ep || !p || ep.networkId !== networkId) return undefined;
+    const vni = ix.networks.get(networkId)!.vni;
+    const tunnelIp = ix.chassis.get(p.chassisId)!.tunnelIp;
+    const remote = {
+      endpointId: ep.id,
+      mac: ep.mac.toLowerCase(),
+      ips: ep.ips,
+      chassisId: p.chassisId,
+      tunnelIp,
+    };
+    return { unit: this.unit(() => remoteEndpointUnit(table.ctx, { vni }, remote)), chassisId: p.chassisId };
+  }
+
+  private localUnitOf(epId: string, ofport: number): Unit {
+    const ix = this.index;
+    const ep = ix.endpoints.get(epId)!;
+    const vni = ix.networks.get(ep.networkId)!.vni;
+    const port: LocalPort = {
+      endpointId: ep.id,
+      ofport,
+      mac: ep.mac.toLowerCase(),
+      ips: ep.ips,
+      portSecurity: ep.portSecurity,
+      securityGroupIds: ep.securityGroupIds,
+    };
+    const rules = ep.securityGroupIds.flatMap((id) => this.rulesOf(id) ?? []);
+    return this.unit(() => localEndpointUnit({ vni }, port, rules));
+  }
+
+  private networkUnitOf(st: ChassisState, networkId: string, hosts: string[]): Unit {
+    const ix = this.index;
+    const net = ix.networks.get(networkId)!;
+    const local: LocalPort[] = [];
+    for (const epId of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
+      const ep = ix.endpoints.get(epId)!;
+      local.push({
+        endpointId: ep.id,
+        ofport: ix.placement.get(epId)!.ofport,
+        mac: ep.mac.toLowerCase(),
+        ips: ep.ips,
+        portSecurity: ep.portSecurity,
+        securityGroupIds: ep.securityGroupIds,
+      });
+    }
+    local.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
+    const remoteChassis: RemoteChassis[] = hosts
+      .filter((h) => h !== st.chassisId)
+      .map((h) => ({ chassisId: h, tunnelIp: ix.chassis.get(h)!.tunnelIp }));
+    const byName = ix.ports.get(st.chassisId)?.byName;
+    const vlans = [...(ix.vlansByNetwork.get(networkId) ?? [])]
+      .map((id) => ix.vlanBindings.get(id)!)
+      .filter((v) => ix.chassis.has(v.chassisId))
+      .sort(byId);
+    const vlanPorts: VlanPort[] = vlans
+      .filter((v) => v.chassisId === st.chassisId && byName?.get(v.port) !== undefined)
+      .map((v) => ({ bindingId: v.id, ofport: byName!.get(v.port)!, vlan: v.vlan }));
+    const acls: NetworkAcl[] = [...(ix.aclsByNetwork.get(networkId) ?? [])]
+      .map((id) => ix.acls.get(id)!)
+      .sort((a, b) => b.priority - a.priority || byId(a, b));
+    const entry: NetworkOnChassis = {
+      networkId,
+      tenantId: net.tenantId,
+      vni: net.vni,
+      local,
+      remote: [],
+      remoteChassis,
+      vlanPorts,
+      hasVlanBinding: vlans.length > 0,
+      acls,
+    };
+    return this.unit(() => networkUnit(st.ctx, entry));
+  }
+
+  /** A security group's rules with remote groups resolved to their members' addresses. */
+  private rulesOf(sgId: string): ResolvedRule[] | undefined {
+    if (this.rulesMemo.has(sgId)) return this.rulesMemo.get(sgId);
+    const ix = this.index;
+    const sg = ix.securityGroups.get(sgId);
+    const rules = sg?.rules.map((r): ResolvedRule => {
+      if (!r.remoteGroupId) return r;
+      const ips = new Set<string>();
+      for (const id of ix.sgMembers.get(r.remoteGroupId) ?? [])
+        for (const ip of ix.endpoints.get(id)!.ips) ips.add(ip);
+      return { ...r, remoteIps: [...ips].sort() };
+    });
+    this.rulesMemo.set(sgId, rules);
+    return rules;
+  }
+
+  private ctxOf(chassisId: string): DatapathCtx {
+    const c = this.index.chassis.get(chassisId)!;
+    const ports = this.index.ports.get(chassisId);
+    return {
+      chassisId,
+      tunnelIp: c.tunnelIp,
+      offload: c.offload,
+      tunnelPort: ports?.tunnelPort,
+      vniTunnelPorts: ports?.vniTunnelPorts ?? new Map(),
+    };
+  }
+
+  /** Runs a unit function; a flow the pipeline refuses is a bug: logged, and the unit left empty. */
+  private unit(compute: () => Desired): Unit {
+    try {
+      const d = compute();
+      const keys = d.flows.map((f) => {
+        checkFlow(f);
+        return flowKey(f);
+      });
+      return { flows: d.flows, keys, groups: d.groups };
+    } catch (err) {
+      this.log?.error({ err: (err as Error).message }, 'a unit of desired state failed to compute');
+      return EMPTY_UNIT;
+    }
+  }
+}
