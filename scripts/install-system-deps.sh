@@ -12,6 +12,10 @@ have ip || need+=(iproute2)
 have ping || need+=(iputils-ping)
 have ethtool || need+=(ethtool)
 have tcpdump || need+=(tcpdump)
+# The HA lab (test/lab/ha-lab.ts) runs keepalived inside controller namespaces; its leader check
+# (deploy/keepalived/check-weft-leader.sh) uses curl.
+have keepalived || need+=(keepalived)
+have curl || need+=(curl)
 
 if ((${#need[@]} == 0)); then
   exit 0
@@ -22,6 +26,20 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 echo "weft: installing ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# No package may start its daemon in the machine's root namespace (keepalived there would add
+# addresses to the machine's own network): deny service starts during the install, unless a
+# policy already does.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-# Debian's package starts no daemons here (no systemd); the lab runs its own per test.
+# Where systemd runs, keep the keepalived we just installed from starting at boot: the lab starts
+# its own, inside namespaces. (Debian's unit also needs /etc/keepalived/keepalived.conf, which the
+# package does not ship.)
+if [[ " ${need[*]} " == *" keepalived "* && -d /run/systemd/system ]]; then
+  systemctl disable --now keepalived >/dev/null 2>&1 || true
+fi

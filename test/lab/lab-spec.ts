@@ -50,7 +50,8 @@ export const vmNetns = (lab: string, vm: string): string => `weft-${lab}-vm-${vm
  * (`weft-ovs-1a2b3c` from netns.ts) are never mistaken for a lab named `ovs`.
  */
 export const isLabNetns = (lab: string, ns: string): boolean =>
-  ns.startsWith(`weft-${lab}-`) && /^(hv\d+|ul|vm-[a-z][a-z0-9]*)$/.test(ns.slice(`weft-${lab}-`.length));
+  ns.startsWith(`weft-${lab}-`) &&
+  /^(hv\d+|ul|sw|rd|c\d+|vm-[a-z][a-z0-9]*)$/.test(ns.slice(`weft-${lab}-`.length));
 export const underlayIp = (index: number): string => `${UNDERLAY_PREFIX}.${index + 1}`;
 
 /** What a VM (or a tagged "physical" host) looks like to the lab. */
