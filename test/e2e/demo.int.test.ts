@@ -1,11 +1,21 @@
 import { expect, it } from 'vitest';
 import { formatMatrix, runDemo } from '../lab/demo-scenario.js';
+import { expectConverged } from './converged.js';
 
 // The demo is part of the suite: every path it prints must be as the intent says.
 it('runs the demo with no surprises: isolation with overlapping IPs, a security group, a VLAN binding', async () => {
   const lines: string[] = [];
-  const { probes, surprises } = await runDemo((l) => lines.push(l));
+  let converged = false;
+  const { probes, surprises } = await runDemo(
+    (l) => lines.push(l),
+    async (controller, lab) => {
+      // At the end, with a VLAN binding and a security group in place, every bridge is exact.
+      await expectConverged(lab, controller.engine);
+      converged = true;
+    },
+  );
   if (surprises) console.log(formatMatrix(probes));
   expect(probes.length).toBe(9);
   expect(surprises).toBe(0);
+  expect(converged).toBe(true);
 }, 180_000);

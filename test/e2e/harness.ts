@@ -20,7 +20,12 @@ export interface E2e {
   close(): Promise<void>;
 }
 
-export async function startE2e(hypervisors: number, vms: PlacedVm[]): Promise<E2e> {
+export interface E2eOptions {
+  /** The controller's periodic full resync (`--resync-interval`, seconds); default 0 (off). */
+  resyncIntervalS?: number;
+}
+
+export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOptions = {}): Promise<E2e> {
   const dir = await mkdtemp(join(tmpdir(), 'weft-e2e-'));
   const args = [
     '--openflow',
@@ -36,7 +41,7 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[]): Promise<E2
     '--admin-token',
     TOKEN,
     '--resync-interval',
-    '0',
+    String(opts.resyncIntervalS ?? 0),
     '--log-level',
     process.env.WEFT_E2E_LOG ?? 'silent',
   ];
@@ -101,8 +106,13 @@ export async function waitFor<T>(
  * one network `n1` (VNI `vni`, 10.0.0.0/24) holding an endpoint for each lab VM, applied, and the
  * first two VMs able to ping each other.
  */
-export async function startOneNetwork(hypervisors: number, vni: number, vms: PlacedVm[]): Promise<E2e> {
-  const e = await startE2e(hypervisors, vms);
+export async function startOneNetwork(
+  hypervisors: number,
+  vni: number,
+  vms: PlacedVm[],
+  opts: E2eOptions = {},
+): Promise<E2e> {
+  const e = await startE2e(hypervisors, vms, opts);
   try {
     await waitFor(
       async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,

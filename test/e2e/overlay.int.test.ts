@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConverged } from './converged.js';
 import { type E2e, startE2e } from './harness.js';
 
 /**
@@ -81,4 +82,8 @@ describe('tenant overlays end to end', () => {
     expect(text).toMatch(/^weft_switch_applied_revision\{dpid="[0-9a-f]{16}",chassis="hv2"\} [1-9]\d*$/m);
     expect(text).toMatch(/^weft_reconcile_seconds_count\{dumped="true"\} [1-9]\d*$/m);
   });
+
+  it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConverged } from './converged.js';
 import { type E2e, startOneNetwork } from './harness.js';
 
 /**
@@ -63,5 +64,9 @@ describe('network ACLs with real TCP', () => {
         timeout: 10_000,
       })
       .toBe(1);
+  }, 60_000);
+
+  it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {
+    await expectConverged(e.lab, e.controller.engine);
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConverged } from './converged.js';
 import { type E2e, startOneNetwork } from './harness.js';
 
 /**
@@ -93,4 +94,8 @@ describe('resilience', () => {
       await e.lab.exec('a', ['ip', 'addr', 'del', '10.0.0.99/24', 'dev', 'eth0']);
     }
   }, 30_000);
+
+  it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
 });

@@ -22,7 +22,11 @@ export interface Probe {
 
 const TOKEN = 'demo-admin-token-0123456789';
 
-export async function runDemo(say: (line: string) => void): Promise<{ probes: Probe[]; surprises: number }> {
+export async function runDemo(
+  say: (line: string) => void,
+  /** Runs after the probes, before teardown, with the live controller and lab (tests check them). */
+  atEnd?: (controller: Controller, lab: Lab) => Promise<void>,
+): Promise<{ probes: Probe[]; surprises: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'weft-demo-'));
   let controller: Controller | undefined;
   let lab: Lab | undefined;
@@ -133,6 +137,7 @@ export async function runDemo(say: (line: string) => void): Promise<{ probes: Pr
     await tcp('blue2', '10.0.0.1', 9090, 'open (blue1)');
     await ping('blue1', '10.0.0.3', 'closed');
     const surprises = probes.filter((p) => p.got !== p.expected).length;
+    await atEnd?.(controller, lab);
     return { probes, surprises };
   } finally {
     await lab?.destroy();

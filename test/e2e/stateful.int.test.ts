@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConverged } from './converged.js';
+import { type E2e, startOneNetwork } from './harness.js';
+
+/**
+ * Security groups are stateful, proved with real TCP and ICMP across hypervisors. s (hv2) has a
+ * group that admits only tcp/8080 inbound and anything outbound; c (hv1) has none.
+ * - Replies pass: s connects out to c:7070 and reads c's answer; s pings c.
+ * - Unsolicited inbound does not: c cannot reach s:9090, nor ping s; and a segment shaped exactly
+ *   like a reply to s's connection (from c's port 7070 to a high port of s), sent without s having
+ *   asked, is dropped too: only conntrack, not the port numbers, lets replies in.
+ */
+let e: E2e;
+const C = { name: 'c', hypervisor: 'hv1', mac: '02:00:00:00:07:3c', ip: '10.0.0.50/24' };
+const S = { name: 's', hypervisor: 'hv2', mac: '02:00:00:00:07:3d', ip: '10.0.0.51/24' };
+const [cIp, sIp] = [C.ip.split('/')[0]!, S.ip.split('/')[0]!];
+const REPLY_PORT = 7070;
+const S_HIGH_PORT = 40123;
+
+/** Connects from `vm`, bound to `localPort`: 'connected' or 'failed' (never throws on a timeout). */
+const CONNECT_FROM = `
+const net = require('node:net');
+const [, ip, port, localPort] = process.argv;
+const s = net.connect({ host: ip, port: Number(port), localPort: Number(localPort) });
+const done = (r) => { process.stdout.write(r); process.exit(0); };
+s.setTimeout(1500, () => done('failed'));
+s.on('connect', () => { s.destroy(); done('connected'); });
+s.on('error', () => done('failed'));
+`;
+const connectFrom = async (vm: string, ip: string, port: number, localPort: number) =>
+  (await e.lab.exec(vm, [process.execPath, '-e', CONNECT_FROM, ip, String(port), String(localPort)])).trim();
+
+beforeAll(async () => {
+  e = await startOneNetwork(2, 730, [C, S]);
+  await e.api.put('/v1/security-groups/inbound-8080', {
+    tenantId: 't1',
+    name: 'inbound-8080',
+    rules: [
+      { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 },
+      { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
+    ],
+  });
+  await e.api.put('/v1/endpoints/s?wait=applied&timeout=20s', {
+    networkId: 'n1',
+    mac: S.mac,
+    ips: [sIp],
+    ifaceId: 's',
+    securityGroupIds: ['inbound-8080'],
+  });
+}, 180_000);
+afterAll(async () => {
+  await e?.close();
+}, 60_000);
+
+describe('security groups are stateful (real TCP and ICMP)', () => {
+  it('drops unsolicited inbound, even a segment shaped like a reply', async () => {
+    // Before s ever talks to c: from c's port 7070 to a listening high port of s.
+    expect(await e.lab.tcpConnect('c', sIp, S_HIGH_PORT, 1500)).toBe(false);
+    expect(await connectFrom('c', sIp, S_HIGH_PORT, REPLY_PORT)).toBe('failed');
+    expect(await e.lab.tcpConnect('c', sIp, 9090, 1500)).toBe(false);
+    expect((await e.lab.ping('c', sIp, { count: 3, intervalMs: 200, timeoutS: 1 })).received).toBe(0);
+    // The group's one inbound rule does admit, also from a chosen source port (the probe works).
+    expect(await e.lab.tcpProbe('c', sIp, 8080, 1500)).toBe('s');
+    expect(await connectFrom('c', sIp, 8080, REPLY_PORT + 1)).toBe('connected');
+  }, 60_000);
+
+  it('lets the replies of connections the protected VM opened back in', async () => {
+    // The whole exchange works: SYN-ACK and c's greeting come back in from c:7070.
+    expect(await e.lab.tcpProbe('s', cIp, REPLY_PORT, 2000)).toBe('c');
+    expect((await e.lab.ping('s', cIp, { count: 3, intervalMs: 200 })).received).toBe(3);
+    // What let them in: conntrack entries of s's connection in s's own zone (its ofport).
+    const zone = await e.lab.ofport('s');
+    const ct = await e.lab.hv('hv2').appctl('dpctl/dump-conntrack');
+    const entry = ct
+      .split('\n')
+      .find((l) => l.startsWith('tcp,') && l.includes(`dst=${cIp}`) && l.includes(`dport=${REPLY_PORT}`));
+    expect(entry, ct).toBeDefined();
+    expect(entry).toContain(`src=${sIp}`);
+    expect(entry).toContain(`zone=${zone}`);
+    // Still nothing unsolicited: the entry admits that connection's replies, not c's new ones.
+    expect(await e.lab.tcpConnect('c', sIp, 9090, 1500)).toBe(false);
+    expect((await e.lab.ping('c', sIp, { count: 2, intervalMs: 200, timeoutS: 1 })).received).toBe(0);
+  }, 60_000);
+
+  it('opens s to everything once its last group is removed (and leaves no group flow behind)', async () => {
+    await e.api.put('/v1/endpoints/s?wait=applied&timeout=20s', {
+      networkId: 'n1',
+      mac: S.mac,
+      ips: [sIp],
+      ifaceId: 's',
+      securityGroupIds: [],
+    });
+    expect(await e.lab.tcpConnect('c', sIp, 9090, 1500)).toBe(true);
+    expect((await e.lab.ping('c', sIp, { count: 2, intervalMs: 200 })).received).toBe(2);
+    const h = e.lab.hv('hv2');
+    expect(await h.ofctl('--no-stats', 'dump-flows', h.mgmt('br-int'))).not.toMatch(/ct\(|ct_state/);
+  }, 60_000);
+
+  it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
+});
