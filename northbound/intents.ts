@@ -11,6 +11,7 @@ export type IntentService = Pick<
   | 'put'
   | 'update'
   | 'delete'
+  | 'batch'
   | 'get'
   | 'list'
   | 'revision'

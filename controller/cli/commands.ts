@@ -1,3 +1,4 @@
+import { applyCommand } from '../../northbound/cli/apply-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
 import { ofpCommand } from '../../southbound/openflow/cli/ofp-command.js';
 import { ovsdbCommand } from '../../southbound/ovsdb/cli/ovsdb-command.js';
@@ -10,6 +11,7 @@ import { serveCommand } from './serve.js';
 export const commands: CliCommand[] = [
   serveCommand,
   ...resourceCommands,
+  applyCommand,
   ofpCommand,
   labCommand,
   demoCommand,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Logger, pino } from 'pino';
-import { type Op, type Store, StoreError } from '../store/store.js';
+import { type Store, StoreError } from '../store/store.js';
 import { checkIfMatch, randomMac, stamp, visible, writable } from './access.js';
+import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './batch.js';
 import { planDelete } from './deletion.js';
 import { conflict, invalid, notFound, toIntentError } from './errors.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
@@ -12,8 +13,10 @@ import { IntentReplica } from './replica.js';
 import { buildObject, type RuleEnv } from './rules.js';
 import { compareIds, type IdempotencyRecord, type IntentState, keyOf, parseKey } from './state.js';
 import { hashSecret, newSecret, sameHash } from './tokens.js';
-import { checkId, checkKind, checkShape } from './validate.js';
+import { checkKind, checkShape } from './validate.js';
+import { checkCreate, deletable, type PlannedWrite, planCreate, planReplace, replaceWith } from './writes.js';
 
+export type { BatchContext, BatchOp, BatchOpResult, BatchResult } from './batch.js';
 export type { IntentErrorCode } from './errors.js';
 export { IntentError } from './errors.js';
 
@@ -234,10 +237,7 @@ export class IntentService {
 
   create<K extends Kind>(kind: K, input: CreateInputOf[K], ctx: IntentContext = {}): Promise<WriteResult<K>> {
     return this.write(ctx, (rev, state) => {
-      checkKind(kind);
-      if (kind === 'token') throw invalid(undefined, 'tokens are created with createToken (POST /v1/tokens)');
-      writable(kind, ctx.tenantScope);
-      checkShape(kind, 'create', input);
+      checkCreate(kind, input, ctx.tenantScope);
       const idemKey = ctx.idempotencyKey === undefined ? undefined : idempotencyKeyOf(ctx);
       const fingerprint = idemKey ? sha256(stableStringify({ kind, input })) : '';
       if (idemKey) {
@@ -249,11 +249,7 @@ export class IntentService {
           return { ops: [], finish: () => ({ object: first.object, revision: first.revision }) };
         }
       }
-      const id = (input as { id?: string }).id ?? randomUUID();
-      if (state.get(kind, id)) throw conflict('id', `${kind} '${id}' already exists`);
-      const fields = buildObject(kind, this.env(ctx, state), { ...(input as object), id });
-      const object = stamp(fields, rev, undefined);
-      const ops: Op[] = [{ type: 'put', key: keyOf(kind, id), value: object as never }];
+      const { object, ops } = planCreate(kind, input as object, rev, this.env(ctx, state));
       if (idemKey) {
         const record: IdempotencyRecord = { fingerprint, kind, revision: rev, object, at: object.createdAt };
         ops.push({ type: 'put', key: idemKey, value: record as never }, ...expiredIdempotency(state));
@@ -269,20 +265,8 @@ export class IntentService {
     ctx: IntentContext = {},
   ): Promise<WriteResult<K>> {
     return this.write(ctx, (rev, state) => {
-      checkKind(kind);
-      checkId(id);
-      writable(kind, ctx.tenantScope);
-      checkShape(kind, 'create', input);
-      const bodyId = (input as { id?: string }).id;
-      if (bodyId !== undefined && bodyId !== id)
-        throw invalid('id', `'${bodyId}' differs from the id in the path '${id}'`);
-      const existing = state.get(kind, id);
-      if (existing && !visible(kind, existing, ctx.tenantScope)) throw notFound(kind, id);
-      checkIfMatch(kind, id, existing, ctx.ifMatch);
-      if (kind === 'token' && !existing)
-        throw invalid(undefined, 'tokens are created with createToken (POST /v1/tokens)');
-      const fields = buildObject(kind, this.env(ctx, state), { ...(input as object), id }, existing);
-      return this.replaceWith(kind, fields, existing, rev);
+      const w = planReplace(kind, id, input as object, rev, this.env(ctx, state), ctx.ifMatch);
+      return this.written(w);
     }) as Promise<WriteResult<K>>;
   }
 
@@ -305,18 +289,13 @@ export class IntentService {
         { ...current, ...(patch as object), id },
         existing,
       );
-      return this.replaceWith(kind, fields, existing, rev);
+      return this.written(replaceWith(kind, fields, existing, rev));
     }) as Promise<WriteResult<K>>;
   }
 
   delete<K extends Kind>(kind: K, id: string, ctx: DeleteContext = {}): Promise<DeleteResult<K>> {
     return this.write(ctx, (_rev, state) => {
-      checkKind(kind);
-      const existing = state.get(kind, id);
-      if (!existing || !visible(kind, existing, ctx.tenantScope) || (ctx.tenantScope && kind === 'tenant')) {
-        throw notFound(kind, id);
-      }
-      checkIfMatch(kind, id, existing, ctx.ifMatch);
+      const existing = deletable(kind, id, this.env(ctx, state), ctx.ifMatch);
       const keys = planDelete(state, kind, id, ctx.cascade === true);
       const deleted = keys.map((k) => parseKey(k)!);
       return {
@@ -324,6 +303,17 @@ export class IntentService {
         finish: (revision) => ({ object: existing, revision, deleted }),
       };
     }) as Promise<DeleteResult<K>>;
+  }
+
+  /**
+   * Many creates / replaces / deletes as one atomic transaction with one revision (./batch.ts);
+   * `ops` is checked again at run time, so any caller gets the same errors as the REST API.
+   */
+  batch(ops: readonly BatchOp[], ctx: BatchContext = {}): Promise<BatchResult> {
+    return this.write(
+      ctx,
+      planBatch(ops, ctx, (state) => this.env(ctx, state)),
+    ) as Promise<BatchResult>;
   }
 
   /** Makes a bearer token; the secret is returned once and only its sha256 is stored. */
@@ -393,22 +383,11 @@ export class IntentService {
     return env;
   }
 
-  private replaceWith(
-    kind: Kind,
-    fields: Record<string, unknown>,
-    existing: AnyObject | undefined,
-    rev: number,
-  ) {
-    if (existing) {
-      const { revision, createdAt: _c, updatedAt: _u, ...current } = existing as AnyObject;
-      if (stableStringify(current) === stableStringify(fields)) {
-        return { ops: [], finish: () => ({ object: existing, revision }) };
-      }
-    }
-    const object = stamp(fields, rev, existing);
+  /** A planned single write as the pipeline takes it (no ops: unchanged, current revision). */
+  private written({ object, ops }: PlannedWrite) {
     return {
-      ops: [{ type: 'put' as const, key: keyOf(kind, object.id), value: object as never }],
-      finish: () => ({ object, revision: rev }),
+      ops,
+      finish: (revision: number) => ({ object, revision: ops.length > 0 ? revision : object.revision }),
     };
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { IntentService } from '../intents.js';
 import type { Readiness, StatusProvider } from '../status.js';
+import { registerBatch } from './batch.js';
 import { registerCrud } from './crud.js';
 import { resourceDefs } from './resources.js';
 import { statusRoutes } from './status.js';
@@ -12,9 +13,10 @@ export interface V1Options {
   readiness: Readiness;
 }
 
-/** Everything under /v1: the intent resources, tokens and status. */
+/** Everything under /v1: the intent resources, batches of them, tokens and status. */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, status, readiness }) => {
   for (const def of resourceDefs(status)) registerCrud(app, def, intents);
+  registerBatch(app, intents);
   await app.register(tokenRoutes, { intents });
   await app.register(statusRoutes, { intents, status, readiness });
 };

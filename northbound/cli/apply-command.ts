@@ -1,0 +1,247 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { ApiCallError, ApiClient, defaultApi } from './client.js';
+import { table } from './format.js';
+
+/**
+ * `weft apply -f FILE`: a file of intent (JSON or YAML) sent as ONE `POST /v1/batch`, so it lands
+ * whole or not at all. Declarative by default: an item with an id is a replace (create or
+ * overwrite), so applying the same file twice changes nothing the second time.
+ */
+
+const usage = `Usage: weft apply -f FILE [options]
+
+Sends every operation in FILE as one atomic batch (POST /v1/batch): all land at one revision,
+or none does and the error names the operation as ops[N] (N counts the file's items from 0).
+
+FILE (JSON or YAML; - reads stdin) holds a list of items, {ops: [...]}, or YAML documents:
+  - kind: network            # tenant, network, endpoint, security-group, acl, chassis, vlan-binding
+    id: blue                 # with an id the default op is replace (create or overwrite)
+    tenantId: t1             # the object's fields, inline or under body:
+    name: blue
+    subnets: [10.0.0.0/24]
+  - kind: endpoint           # no id: a create with a generated id
+    networkId: blue
+  - {op: delete, kind: endpoint, id: old, cascade: false, ifMatch: 12}
+
+Options:
+  -f, --file FILE            the file to apply (- for stdin)
+  --dry-run                  validate every operation on the server; commit nothing
+  --wait                     answer once every affected switch applied the batch
+  --timeout VALUE            with --wait: 500ms, 5s, 1m (default 5s)
+  --idempotency-key VALUE    a retried apply with the same key writes once
+  --json                     print the API answer as JSON instead of a summary
+  --api VALUE                API base URL (env WEFT_API, default ${defaultApi})
+  --token VALUE              bearer token (env WEFT_TOKEN)
+  -h, --help                 this help
+`;
+
+/** Words a file may use for a kind: the API's kind names, the CLI words and the URL segments. */
+const KIND_WORDS: Record<string, string> = {
+  tenant: 'tenant',
+  network: 'network',
+  endpoint: 'endpoint',
+  securityGroup: 'securityGroup',
+  'security-group': 'securityGroup',
+  networkAcl: 'networkAcl',
+  acl: 'networkAcl',
+  'network-acl': 'networkAcl',
+  chassis: 'chassis',
+  vlanBinding: 'vlanBinding',
+  'vlan-binding': 'vlanBinding',
+};
+const kindOf = (word: string): string | undefined =>
+  KIND_WORDS[word] ?? (word.endsWith('s') ? KIND_WORDS[word.slice(0, -1)] : undefined);
+
+const ENVELOPE = ['op', 'kind', 'id', 'ifMatch', 'cascade', 'body'];
+
+/** A problem with the file itself (not with what the server says about its content). */
+class FileError extends Error {}
+
+/** The items of a parsed document: a list, `{ops: [...]}`, or one item. */
+const itemsOf = (doc: unknown): unknown[] => {
+  if (Array.isArray(doc)) return doc;
+  if (doc && typeof doc === 'object' && 'ops' in doc && Array.isArray((doc as { ops: unknown }).ops)) {
+    return (doc as { ops: unknown[] }).ops;
+  }
+  return doc === null || doc === undefined ? [] : [doc];
+};
+
+/** JSON first (no YAML parser needed); otherwise YAML, one or more documents. */
+export const parseApplyFile = async (text: string): Promise<unknown[]> => {
+  let jsonError: Error;
+  try {
+    return itemsOf(JSON.parse(text));
+  } catch (err) {
+    jsonError = err as Error;
+  }
+  // Loaded only for YAML files, so JSON keeps working where the package is missing.
+  const { parseAllDocuments } = await import('yaml').catch(() => {
+    throw new FileError(`not JSON (${jsonError.message}), and YAML needs the 'yaml' package`);
+  });
+  const items: unknown[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    const first = doc.errors[0];
+    if (first) {
+      // YAML flow style looks like JSON too; report the JSON error for what looks like JSON.
+      throw new FileError(
+        /^\s*[[{]/.test(text)
+          ? `not valid JSON: ${jsonError.message}`
+          : `not valid YAML: ${first.message.split('\n')[0]}`,
+      );
+    }
+    items.push(...itemsOf(doc.toJS()));
+  }
+  return items;
+};
+
+/** One file item -> one batch op (the server checks the rest and names the op if wrong). */
+export const toOp = (item: unknown, index: number): Record<string, unknown> => {
+  const where = `item ${index}`;
+  if (!item || typeof item !== 'object' || Array.isArray(item))
+    throw new FileError(`${where}: must be an object`);
+  const o = item as Record<string, unknown>;
+  if (typeof o.kind !== 'string') throw new FileError(`${where}: needs a kind`);
+  const kind = kindOf(o.kind);
+  if (!kind) throw new FileError(`${where}: unknown kind '${o.kind}'`);
+  const inline = Object.fromEntries(Object.entries(o).filter(([k]) => !ENVELOPE.includes(k)));
+  if (o.body !== undefined && Object.keys(inline).length > 0) {
+    throw new FileError(`${where}: give the fields under body or inline, not both`);
+  }
+  const op = (o.op as string | undefined) ?? (o.id === undefined ? 'create' : 'replace');
+  const out: Record<string, unknown> = { op, kind };
+  for (const k of ['id', 'ifMatch', 'cascade']) if (o[k] !== undefined) out[k] = o[k];
+  if (typeof out.id === 'number') out.id = String(out.id);
+  // A delete with fields is passed on as is: the server refuses it naming the op.
+  if (op !== 'delete' || o.body !== undefined || Object.keys(inline).length > 0) out.body = o.body ?? inline;
+  return out;
+};
+
+const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+interface OpResult {
+  kind: string;
+  created: boolean;
+  changed: boolean;
+  op: string;
+}
+interface BatchAnswer {
+  revision: number;
+  committed: boolean;
+  dryRun: boolean;
+  replayed: boolean;
+  results: OpResult[];
+}
+
+/** Counts per kind: created, changed (existing replaced), unchanged, deleted. */
+export const summary = (answer: BatchAnswer, waited: boolean): string => {
+  const rows = new Map<string, Record<string, number>>();
+  for (const r of answer.results) {
+    const row = rows.get(r.kind) ?? { created: 0, changed: 0, unchanged: 0, deleted: 0 };
+    if (r.op === 'delete') row.deleted!++;
+    else if (r.created) row.created!++;
+    else if (r.changed) row.changed!++;
+    else row.unchanged!++;
+    rows.set(r.kind, row);
+  }
+  const n = answer.results.length;
+  const ops = `${n} operation${n === 1 ? '' : 's'}`;
+  const cols = ['kind', 'created', 'changed', 'unchanged', 'deleted'];
+  const text = table(
+    [...rows].map(([kind, c]) => ({ kind, ...c })),
+    cols.map((c) => ({ header: c.toUpperCase(), value: (o) => String(o[c]) })),
+  );
+  const last = answer.dryRun
+    ? `dry run: ${ops} valid; nothing committed (intent at revision ${answer.revision})`
+    : answer.replayed
+      ? `already applied with this idempotency key at revision ${answer.revision}; nothing written now`
+      : answer.committed
+        ? `applied ${ops} at revision ${answer.revision}${waited ? ', confirmed by every affected switch' : ''}`
+        : `nothing to change: ${ops} match the intent at revision ${answer.revision}`;
+  return `${text}${last}\n`;
+};
+
+export const applyCommand: CliCommand = {
+  name: 'apply',
+  summary: 'apply a JSON/YAML file of intent as one atomic batch (-f FILE, --dry-run, --wait)',
+  async run(argv: string[], io: CliIo): Promise<number> {
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      const parsed = parseArgs({
+        args: argv,
+        allowPositionals: false,
+        strict: true,
+        options: {
+          file: { type: 'string', short: 'f' },
+          'dry-run': { type: 'boolean' },
+          wait: { type: 'boolean' },
+          timeout: { type: 'string' },
+          'idempotency-key': { type: 'string' },
+          json: { type: 'boolean' },
+          api: { type: 'string' },
+          token: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      });
+      values = parsed.values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    if (values.help) {
+      io.stdout.write(usage);
+      return 0;
+    }
+    const file = values.file as string | undefined;
+    if (file === undefined) throw new UsageError('-f FILE is required (- reads stdin)');
+    if (values.timeout !== undefined && !values.wait) throw new UsageError('--timeout goes with --wait');
+    if (values.wait && values['dry-run']) throw new UsageError('--wait and --dry-run exclude each other');
+    const name = file === '-' ? 'stdin' : file;
+    let ops: Array<Record<string, unknown>>;
+    try {
+      const text = file === '-' ? await readAll(io.stdin) : await readFile(file, 'utf8');
+      ops = (await parseApplyFile(text)).map(toOp);
+    } catch (err) {
+      if (!(err instanceof FileError) && !(err as { code?: string }).code) throw err;
+      io.stderr.write(`weft apply: ${name}: ${(err as Error).message}\n`);
+      return 1;
+    }
+    if (ops.length === 0) {
+      io.stderr.write(`weft apply: ${name}: no operations in the file\n`);
+      return 1;
+    }
+    const client = new ApiClient(
+      (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi,
+      (values.token as string | undefined) ?? io.env.WEFT_TOKEN,
+    );
+    const key = values['idempotency-key'] as string | undefined;
+    try {
+      const res = await client.request<BatchAnswer>('POST', '/v1/batch', {
+        body: { ops },
+        query: {
+          ...(values['dry-run'] ? { dryRun: 1 } : {}),
+          ...(values.wait ? { wait: 'applied', timeout: values.timeout as string | undefined } : {}),
+        },
+        headers: key === undefined ? {} : { 'idempotency-key': key },
+      });
+      io.stdout.write(
+        values.json ? `${JSON.stringify(res.body, null, 2)}\n` : summary(res.body, values.wait === true),
+      );
+      return 0;
+    } catch (err) {
+      if (!(err instanceof ApiCallError)) throw err;
+      const where = err.field ? ` [${err.field}]` : '';
+      const http =
+        err.status === undefined ? '' : ` (HTTP ${[err.status, err.code].filter(Boolean).join(' ')})`;
+      // A 4xx means the batch was refused whole; a 504 means it committed but was not confirmed.
+      const outcome =
+        err.status !== undefined && err.status < 500 ? `; nothing from ${name} was applied` : '';
+      io.stderr.write(`weft apply: ${err.message}${where}${http}${outcome}\n`);
+      return 1;
+    }
+  },
+};
