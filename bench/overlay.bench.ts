@@ -7,7 +7,10 @@
 import { buildDatapathViews, type ChassisFacts, type IntentView } from '../apps/build-view.js';
 import { computeDatapath } from '../apps/compute-all.js';
 import { DesiredModel } from '../controller/engine/desired-model.js';
+import { tuneYoungGeneration } from '../controller/heap-tuning.js';
 import { chassis, endpoint, network } from '../test/apps/fixtures.js';
+
+tuneYoungGeneration(); // as `weft serve` runs (bin/weft.js)
 
 const CHASSIS = Number(process.env.CHASSIS ?? 1000);
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
@@ -60,7 +63,13 @@ const fullMs = performance.now() - t;
 global.gc?.();
 const heapMb = mb() - heap0;
 let flows = 0;
-for (const id of desired.chassisIds()) desired.chassis(id)!.forEach(() => flows++, () => {});
+for (const id of desired.chassisIds())
+  desired.chassis(id)!.forEach(
+    () => {
+      flows++;
+    },
+    () => {},
+  );
 
 // Adding one endpoint (its binding already reported): only its units and its chassis's network unit.
 const ep = endpoint('ep-new', 'net3', 't3', '02:aa:00:00:00:01', '10.250.0.1');

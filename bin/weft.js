@@ -8,5 +8,10 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('weft: not built yet; run `npm ci` (or `npm run build`) in the weft checkout first\n');
   process.exit(2);
 }
+// Before anything big is allocated: see controller/heap-tuning.ts.
+const { tuneYoungGeneration } = await import(
+  new URL('../dist/controller/heap-tuning.js', import.meta.url).href
+);
+tuneYoungGeneration();
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -25,6 +25,35 @@ import {
   tunnelPortFor,
 } from '../view.js';
 
+// Shared parts: flows are never mutated once built, so one copy serves every flow.
+const MARK_LOCAL = apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL));
+const TO_PORT_SECURITY = goto(TABLE.PORT_SECURITY);
+const TO_INGRESS_ACL = goto(TABLE.INGRESS_ACL);
+const perVni = new Map<
+  number,
+  {
+    meta: bigint;
+    metaMatch: { field: string; value: bigint };
+    write: ReturnType<typeof writeMetadata>;
+    tunId: ReturnType<typeof setField>;
+  }
+>();
+function vniParts(vni: number) {
+  let p = perVni.get(vni);
+  if (!p) {
+    const meta = metadataForVni(vni);
+    p = {
+      meta,
+      metaMatch: { field: 'metadata', value: meta },
+      write: writeMetadata(meta, METADATA_VNI_MASK),
+      tunId: setField('tun_id', BigInt(vni)),
+    };
+    if (perVni.size > 100_000) perVni.clear();
+    perVni.set(vni, p);
+  }
+  return p;
+}
+
 /**
  * The overlay: which network a packet belongs to, and where a known MAC lives.
  * - classify: a local port -> its network; the tunnel port + tun_id -> the network (asap2: the
@@ -77,28 +106,21 @@ export function localPortFlows(
   port: LocalPort,
   flows: DesiredFlow[],
 ): void {
-  const meta = metadataForVni(net.vni);
+  const v = vniParts(net.vni);
   const cookie = cookieFor('overlay', `endpoint/${port.endpointId}`);
   flows.push({
     tableId: TABLE.CLASSIFY,
     priority: 100,
     cookie,
     match: [{ field: 'in_port', value: port.ofport }],
-    instructions: [
-      apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL)),
-      writeMetadata(meta, METADATA_VNI_MASK),
-      goto(TABLE.PORT_SECURITY),
-    ],
+    instructions: [MARK_LOCAL, v.write, TO_PORT_SECURITY],
   });
   flows.push({
     tableId: TABLE.L2_LOOKUP,
     priority: 100,
     cookie,
-    match: [
-      { field: 'metadata', value: meta },
-      { field: 'eth_dst', value: port.mac },
-    ],
-    instructions: [apply(setField(REG_OUTPORT, port.ofport)), goto(TABLE.INGRESS_ACL)],
+    match: [v.metaMatch, { field: 'eth_dst', value: port.mac }],
+    instructions: [apply(setField(REG_OUTPORT, port.ofport)), TO_INGRESS_ACL],
   });
   flows.push({
     tableId: TABLE.OUTPUT,
@@ -116,20 +138,17 @@ export function remoteEndpointFlows(
   ep: RemoteEndpoint,
   flows: DesiredFlow[],
 ): void {
-  const meta = metadataForVni(net.vni);
   const tunnelPort = tunnelPortFor(view, net.vni);
   if (tunnelPort === undefined) return;
+  const v = vniParts(net.vni);
   const actions = [setField('tun_dst', ep.tunnelIp)];
-  if (view.offload !== 'asap2') actions.push(setField('tun_id', BigInt(net.vni)));
+  if (view.offload !== 'asap2') actions.push(v.tunId);
   actions.push(output(tunnelPort));
   flows.push({
     tableId: TABLE.L2_LOOKUP,
     priority: 100,
     cookie: cookieFor('overlay', `endpoint/${ep.endpointId}`),
-    match: [
-      { field: 'metadata', value: meta },
-      { field: 'eth_dst', value: ep.mac },
-    ],
+    match: [v.metaMatch, { field: 'eth_dst', value: ep.mac }],
     instructions: [apply(...actions)],
   });
 }

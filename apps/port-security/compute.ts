@@ -21,6 +21,11 @@ export function compute(view: DatapathView): Desired {
   return { flows, groups: [] };
 }
 
+const TO_EGRESS_ACL = [goto(TABLE.EGRESS_ACL)];
+const IS_IP: OxmTlv = { field: 'eth_type', value: ETH_IP };
+const IS_ARP: OxmTlv = { field: 'eth_type', value: ETH_ARP };
+const IS_IPV6: OxmTlv = { field: 'eth_type', value: ETH_IPV6 };
+
 export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   const cookie = cookieFor('portSecurity', `endpoint/${port.endpointId}`);
   const inPort: OxmTlv = { field: 'in_port', value: port.ofport };
@@ -30,7 +35,7 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
       priority,
       cookie,
       match,
-      instructions: [goto(TABLE.EGRESS_ACL)],
+      instructions: TO_EGRESS_ACL,
     });
 
   if (!port.portSecurity) {
@@ -44,24 +49,19 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   }
   for (const ip of port.ips) {
     if (isIpv4(ip)) {
-      pass(100, [inPort, src, { field: 'eth_type', value: ETH_IP }, { field: 'ipv4_src', value: ip }]);
+      pass(100, [inPort, src, IS_IP, { field: 'ipv4_src', value: ip }]);
       pass(100, [
         inPort,
         src,
-        { field: 'eth_type', value: ETH_ARP },
+        IS_ARP,
         { field: 'arp_spa', value: ip },
         { field: 'arp_sha', value: port.mac },
       ]);
     } else {
-      pass(100, [inPort, src, { field: 'eth_type', value: ETH_IPV6 }, { field: 'ipv6_src', value: ip }]);
+      pass(100, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: ip }]);
     }
   }
   if (port.ips.some((ip) => !isIpv4(ip))) {
-    pass(90, [
-      inPort,
-      src,
-      { field: 'eth_type', value: ETH_IPV6 },
-      { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' },
-    ]);
+    pass(90, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' }]);
   }
 }

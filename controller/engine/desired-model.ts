@@ -49,6 +49,11 @@ export class DesiredModel {
   private readonly tables = new Map<string, Map<string, RemoteTable>>();
   private readonly rulesMemo = new Map<string, ResolvedRule[] | undefined>();
   private pipeline?: Unit;
+  /** Chassis that recorded changes during the current flush. */
+  private readonly touched = new Set<ChassisState>();
+  private readonly touch = (st: ChassisState) => {
+    this.touched.add(st);
+  };
 
   constructor(private readonly log?: Logger) {}
 
@@ -59,6 +64,7 @@ export class DesiredModel {
     this.hosted.clear();
     this.tables.clear();
     this.rulesMemo.clear();
+    this.touched.clear();
     this.index.load(intent, facts);
   }
 
@@ -94,7 +100,7 @@ export class DesiredModel {
     this.pipeline ??= this.unit(chassisUnit);
     for (const c of ix.chassis.values()) {
       if (!this.states.has(c.id))
-        this.states.set(c.id, new ChassisState(c.id, this.ctxOf(c.id), this.pipeline));
+        this.states.set(c.id, new ChassisState(c.id, this.ctxOf(c.id), this.pipeline, this.touch));
     }
     // Chassis whose own facts changed: every network on them is rebuilt there.
     const rebuildOn = new Map<string, Set<string>>();
@@ -119,10 +125,12 @@ export class DesiredModel {
     }
     dirty.clear();
     const out: ChassisChanges[] = [];
-    for (const st of this.states.values()) {
+    for (const st of this.touched) {
+      if (this.states.get(st.chassisId) !== st) continue; // deleted meanwhile
       st.endFlush();
       if (st.hasChanges()) out.push(st.takeChanges());
     }
+    this.touched.clear();
     return out;
   }
 

@@ -64,7 +64,11 @@ export class ChassisState implements ChassisDesired {
     readonly chassisId: string,
     public ctx: DatapathCtx,
     readonly pipeline: Unit,
-  ) {}
+    /** Told when this chassis first records a change in a flush (so a flush visits only those). */
+    private readonly onTouch: (st: ChassisState) => void,
+  ) {
+    onTouch(this);
+  }
 
   forEach(flow: (key: string, f: DesiredFlow) => void, group: (g: DesiredGroup) => void): void {
     const unit = (u: Unit) => {
@@ -96,6 +100,7 @@ export class ChassisState implements ChassisDesired {
   /** Records that `old` gave way to `now` (either may be absent) for the next handover. */
   swap(old: Unit | undefined, now: Unit | undefined): void {
     if (this.full || old === now) return;
+    this.onTouch(this);
     if (old) {
       for (const k of old.keys) this.removedFlows.add(k);
       for (const g of old.groups) this.removedGroups.add(g.groupId);
