@@ -1,10 +1,10 @@
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { buildApp, type WeftApp } from '../northbound/app.js';
-import { storeReadiness } from '../northbound/status.js';
 import { formatListenAddress } from '../southbound/openflow/session/listen-address.js';
 import { type OpenFlowServer, startOpenFlowServer } from '../southbound/openflow/session/openflow-server.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
+import type { SwitchSession } from '../southbound/openflow/session/switch-session.js';
 import { ChassisManager } from '../southbound/ovsdb/chassis/manager.js';
 import type { ServeConfig } from './config/serve-config.js';
 import { ChassisSync } from './engine/chassis-sync.js';
@@ -14,9 +14,12 @@ import { Engine, type FactsSource } from './engine/engine.js';
 import { intentSource } from './engine/intent-source.js';
 import { OvsdbFacts } from './engine/ovsdb-facts.js';
 import { sessionPort } from './engine/session-port.js';
+import { fencedPort } from './ha/fenced-port.js';
+import { HaNode } from './ha/ha.js';
+import { registerHaMetrics } from './ha/metrics.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
-import { statusProvider } from './status-provider.js';
+import { controllerReadiness, statusProvider } from './status-provider.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
@@ -31,6 +34,8 @@ export interface Controller {
   switches: SwitchRegistry;
   chassis: ChassisManager | undefined;
   engine: Engine;
+  /** The HA pair's side of this instance (`--ha redis`); undefined for a single controller. */
+  ha: HaNode | undefined;
   api: WeftApp;
   /** Where the REST API really listens (port 0 resolved). */
   apiUrl: string;
@@ -42,6 +47,9 @@ export interface ControllerDeps {
   logStream?: { write(line: string): void };
   log?: Logger;
 }
+
+/** Controller max_backoff weft sets on hypervisors: short reconnects after a failover. */
+const CONTROLLER_MAX_BACKOFF_MS = 1000;
 
 /** `--ovsdb none`: no hypervisor reports anything, so no switch is ever reconciled. */
 const noFacts: FactsSource = {
@@ -77,7 +85,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     ? new ChassisManager({
         listen: [listen],
         tls: config.tls ?? undefined,
-        desired: { datapathType: config.datapathType, maxBackoffMs: 1000 },
+        desired: { datapathType: config.datapathType, maxBackoffMs: CONTROLLER_MAX_BACKOFF_MS },
         logger: log.child({ part: 'ovsdb' }),
       })
     : undefined;
@@ -88,37 +96,67 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     resyncIntervalMs: config.resyncIntervalMs,
     onSynced: (r) => observe(r),
   });
-  intents.setApplyTracker(engine);
 
   const openflow = await startOpenFlowServer(
     { listen: config.openflow, tls: config.tls, session: config.session },
     log.child({ part: 'openflow' }),
   );
   const ports = new WeakMap<object, DatapathPort>();
-  openflow.registry.on('switch-up', (sw) => {
-    const port = sessionPort(sw);
+  let ha: HaNode | undefined;
+  const attach = (sw: SwitchSession) => {
+    if (!sw.dpid || sw.state !== 'up') return;
+    const leads = () => ha?.leadership.isLeader === true;
+    const port = ha ? fencedPort(sessionPort(sw), leads) : sessionPort(sw);
     ports.set(sw, port);
     engine.attach(port);
-  });
-  openflow.registry.on('switch-down', (sw) => {
+  };
+  const detach = (sw: SwitchSession) => {
     if (sw.dpid) engine.detach(sw.dpid, ports.get(sw));
-  });
-  observe = registerControllerMetrics(metricsRegistry, engine, openflow.registry).observe;
+  };
+  if (config.ha && config.store.kind === 'redis') {
+    // Standby until the lease says otherwise: the engine computes but writes nothing.
+    ha = new HaNode({
+      config: config.ha,
+      storeUrl: config.store.url,
+      switches: openflow.registry,
+      writers: { setActive: (a) => engine.setActive(a), attach, detach },
+      engine,
+      revision: () => intents.revision(),
+      chassis,
+      log: log.child({ part: 'ha' }),
+      maxBackoffMs: CONTROLLER_MAX_BACKOFF_MS,
+    });
+    intents.setApplyTracker(ha);
+    registerHaMetrics(metricsRegistry, ha);
+  } else {
+    intents.setApplyTracker(engine);
+    openflow.registry.on('switch-up', attach);
+    openflow.registry.on('switch-down', detach);
+  }
+
+  const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry).observe;
+  observe = (r) => {
+    metrics(r);
+    ha?.notePossiblyApplied();
+  };
   if (chassis) {
     new ChassisSync(intents, chassis, { datapathType: config.datapathType }, log.child({ part: 'chassis' }));
     await chassis.start();
   }
 
-  const status = statusProvider(engine, openflow.registry, facts, intents);
+  const status = statusProvider(engine, openflow.registry, facts, intents, ha);
   const api = await buildApp({
     intents,
     logger: log.child({ part: 'api' }),
     adminTokens: config.adminTokens,
     metricsRegistry,
     statusProvider: status,
-    readiness: storeReadiness(store, status),
+    readiness: controllerReadiness(store, status),
   });
   const apiUrl = await api.listen({ host: config.api.host, port: config.api.port });
+  // Only now: building the API compiles schemas synchronously (seconds on a busy machine), which
+  // must not eat into a freshly won lease.
+  ha?.start();
   if (config.adminTokens.length === 0) {
     log.warn('no --admin-token given: the REST API accepts no requests but health checks');
   }
@@ -128,6 +166,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       ovsdb: listen ?? 'none',
       api: apiUrl,
       store: storeUrl,
+      ha: config.ha ? { mode: config.ha.mode, instance: config.ha.instanceId } : 'off',
     },
     'weft controller started',
   );
@@ -140,9 +179,12 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     switches: openflow.registry,
     chassis,
     engine,
+    ha,
     api,
     apiUrl,
     async stop() {
+      // Leadership first: the lease is released so the peer takes over at once.
+      await ha?.stop();
       engine.close();
       await api.close();
       await openflow.close();

@@ -1,7 +1,15 @@
-import type { StatusProvider } from '../northbound/status.js';
+import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
 import type { Engine, FactsSource } from './engine/engine.js';
+import type { HaNode, HaStatus } from './ha/ha.js';
 import type { IntentService } from './intent/service.js';
+
+/**
+ * What `controller()` returns: the role the API schema knows, plus the HA facts (instance, term,
+ * who leads) that /v1/status shows.
+ */
+export type ControllerFacts = ReturnType<StatusProvider['controller']> &
+  Partial<Pick<HaStatus, 'instanceId' | 'term' | 'leaderTerm' | 'mode'>>;
 
 /** /v1/status from the live parts: sessions (connected, role), engine (applied revision, counts), facts. */
 export function statusProvider(
@@ -9,6 +17,7 @@ export function statusProvider(
   switches: SwitchRegistry,
   facts: FactsSource,
   intents: IntentService,
+  ha?: Pick<HaNode, 'status'>,
 ): StatusProvider {
   return {
     switches() {
@@ -42,6 +51,44 @@ export function statusProvider(
       if (!b) return { endpointId, bound: false, up: false };
       return { endpointId, bound: true, chassis: b.chassisId, ofport: b.ofport, up: true };
     },
-    controller: () => ({ role: 'leader' }),
+    controller: (): ControllerFacts => {
+      if (!ha) return { role: 'leader' };
+      const h = ha.status();
+      return {
+        role: h.role,
+        instanceId: h.instanceId,
+        term: h.term,
+        mode: h.mode,
+        ...(h.leaderId ? { leaderId: h.leaderId } : {}),
+        ...(h.leaderTerm ? { leaderTerm: h.leaderTerm } : {}),
+      };
+    },
+  };
+}
+
+/** A readiness check that also says whether this instance leads (`GET /readyz?leader=1`). */
+export type LeaderCheck = ReadinessCheck & { leader?: boolean };
+
+/**
+ * /readyz: the store answers, and the role is known (leader, or standby with a known leader or a
+ * reachable Redis). The 'leader' check carries `leader: true` only on the instance that leads,
+ * which `/readyz?leader=1` requires (a keepalived health check).
+ */
+export function controllerReadiness(
+  store: { healthy(): Promise<boolean>; readonly description: string },
+  status: StatusProvider,
+): Readiness {
+  return async () => {
+    const ok = await store.healthy().catch(() => false);
+    const c = status.controller() as ControllerFacts;
+    const who = c.instanceId ? ` (instance ${c.instanceId}${c.term ? `, term ${c.term}` : ''})` : '';
+    const lead = c.role === 'standby' && c.leaderId ? `; ${c.leaderId} leads` : '';
+    const leader: LeaderCheck = {
+      name: 'leader',
+      ok: c.role !== 'unknown',
+      detail: `this controller is ${c.role}${who}${lead}`,
+      leader: c.role === 'leader',
+    };
+    return [{ name: 'store', ok, detail: `${store.description}${ok ? '' : ' unreachable'}` }, leader];
   };
 }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import {
   type ListenAddress,
@@ -5,6 +6,8 @@ import {
   parseListenAddress,
 } from '../../southbound/openflow/session/listen-address.js';
 import { defaultSessionOptions, type SessionOptions } from '../../southbound/openflow/session/options.js';
+import type { HaConfig } from '../ha/ha.js';
+import { checkTarget } from '../ha/peers.js';
 
 /** Everything `weft serve` needs, from flags first, then WEFT_* variables, then defaults. */
 export interface ServeConfig {
@@ -22,6 +25,8 @@ export interface ServeConfig {
   datapathType: 'system' | 'netdev';
   /** Full resync (dump, diff, apply) of every switch at this interval; 0 disables. */
   resyncIntervalMs: number;
+  /** HA pair through a Redis lease (`--ha redis`); absent or null: a single controller that always leads. */
+  ha?: HaConfig | null;
 }
 
 export interface TlsFiles {
@@ -97,6 +102,45 @@ const specs: OptionSpec[] = [
     arg: 'SECONDS',
     def: '60',
     help: 'dump, diff and repair every switch this often (0 = never)',
+  },
+  {
+    flag: 'ha',
+    env: 'WEFT_HA',
+    arg: 'off|redis',
+    def: 'off',
+    help: 'HA pair: leader elected through a lease in the redis:// store (needs --store redis://...)',
+  },
+  {
+    flag: 'ha-mode',
+    env: 'WEFT_HA_MODE',
+    arg: 'roles|vip',
+    def: 'roles',
+    help: 'roles: every bridge dials both instances, leader MASTER, standby SLAVE; vip: bridges dial the VIP only',
+  },
+  {
+    flag: 'instance-id',
+    env: 'WEFT_INSTANCE_ID',
+    arg: 'ID',
+    help: 'this instance in the HA pair: letters, digits, . _ - (default: the host name)',
+  },
+  {
+    flag: 'lease-ttl',
+    env: 'WEFT_LEASE_TTL',
+    arg: 'MS',
+    def: '2000',
+    help: 'leader lease lifetime in ms (300-60000); renewed every third of it',
+  },
+  {
+    flag: 'advertise-openflow',
+    env: 'WEFT_ADVERTISE_OPENFLOW',
+    arg: 'TARGET',
+    help: 'OpenFlow target hypervisors reach this instance at, e.g. tcp:192.0.2.1:6653 (HA roles mode)',
+  },
+  {
+    flag: 'advertise-ovsdb',
+    env: 'WEFT_ADVERTISE_OVSDB',
+    arg: 'TARGET',
+    help: 'OVSDB manager target hypervisors reach this instance at, e.g. tcp:192.0.2.1:6640 (HA)',
   },
   { flag: 'log-level', env: 'WEFT_LOG_LEVEL', arg: 'LEVEL', def: 'info', help: logLevels.join('|') },
   {
@@ -250,9 +294,12 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
   for (const t of adminTokens) {
     if (t.length < 16) throw new ConfigError('--admin-token: a token must have at least 16 characters');
   }
+  const store = withSource('store', parseStoreUrl);
+  const ha = parseHa(one, store);
   return {
     help: false,
     config: {
+      ha,
       adminTokens,
       datapathType,
       resyncIntervalMs,
@@ -260,7 +307,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       tls,
       ovsdb,
       api: withSource('api', (v) => parseHostPort(v)),
-      store: withSource('store', parseStoreUrl),
+      store,
       logLevel,
       session: {
         ...defaultSessionOptions,
@@ -274,6 +321,43 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
         packetInBurst: count('packet-in-burst'),
       },
     },
+  };
+}
+
+/** The HA flags; null for `--ha off`. */
+function parseHa(one: (flag: string) => string | undefined, store: StoreUrl): HaConfig | null {
+  const kind = one('ha');
+  if (kind === 'off') return null;
+  if (kind !== 'redis') throw new ConfigError(`--ha: '${kind}' is not off or redis`);
+  if (store.kind !== 'redis')
+    throw new ConfigError(
+      '--ha redis needs a redis:// store (--store redis://HOST:PORT): the pair shares it',
+    );
+  const mode = one('ha-mode');
+  if (mode !== 'roles' && mode !== 'vip') throw new ConfigError(`--ha-mode: '${mode}' is not roles or vip`);
+  const instanceId = one('instance-id') ?? hostname();
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(instanceId))
+    throw new ConfigError(`--instance-id: '${instanceId}' must be 1-64 letters, digits, '.', '_' or '-'`);
+  const ttl = one('lease-ttl')!;
+  if (!/^\d+$/.test(ttl) || Number(ttl) < 300 || Number(ttl) > 60_000)
+    throw new ConfigError(`--lease-ttl: '${ttl}' is not a number of milliseconds in 300..60000`);
+  const target = (flag: string) => {
+    const v = one(flag);
+    if (v === undefined) return undefined;
+    try {
+      return checkTarget(`--${flag}`, v);
+    } catch (err) {
+      throw new ConfigError((err as Error).message);
+    }
+  };
+  const advertiseOpenflow = target('advertise-openflow');
+  const advertiseOvsdb = target('advertise-ovsdb');
+  return {
+    mode,
+    instanceId,
+    leaseTtlMs: Number(ttl),
+    ...(advertiseOpenflow ? { advertiseOpenflow } : {}),
+    ...(advertiseOvsdb ? { advertiseOvsdb } : {}),
   };
 }
 

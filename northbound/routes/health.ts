@@ -41,18 +41,34 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       schema: {
         tags: ['health'],
         security: [],
-        summary: 'Readiness: store reachable and leader known (503 otherwise)',
+        summary:
+          'Readiness: store reachable and leader known (503 otherwise); with ?leader=1 also 503 unless this instance leads (keepalived health check)',
+        querystring: Type.Object({
+          leader: Type.Optional(
+            Type.Union([Type.Literal('1'), Type.Literal('true'), Type.Literal('0'), Type.Literal('false')], {
+              description: '1: ready only on the HA leader',
+            }),
+          ),
+        }),
         response: { 200: ReadyBody, 503: ReadyBody },
       },
     },
-    async (_req, reply) => {
+    async (req, reply) => {
       let checks: Awaited<ReturnType<Readiness>>;
       try {
         checks = await readiness();
       } catch (err) {
         checks = [{ name: 'readiness', ok: false, detail: (err as Error).message }];
       }
-      const ready = checks.every((c) => c.ok);
+      let ready = checks.every((c) => c.ok);
+      const wantLeader = req.query.leader === '1' || req.query.leader === 'true';
+      if (
+        wantLeader &&
+        !checks.some((c) => c.name === 'leader' && (c as { leader?: boolean }).leader === true)
+      ) {
+        ready = false;
+        checks = [...checks, { name: 'is-leader', ok: false, detail: 'this instance is not the HA leader' }];
+      }
       return reply.code(ready ? 200 : 503).send({ ready, checks });
     },
   );

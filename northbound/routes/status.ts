@@ -11,8 +11,27 @@ export interface StatusRouteOptions {
   readiness: Readiness;
 }
 
+/** The controller part, with the HA pair's facts when `--ha redis` runs. */
+const ControllerWithHa = Type.Object(
+  {
+    ...ControllerStatus.properties,
+    instanceId: Type.Optional(Type.String({ description: 'this instance of the HA pair (--instance-id)' })),
+    term: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'our lease term while leading (the OpenFlow generation_id); 0 on the standby',
+      }),
+    ),
+    leaderTerm: Type.Optional(
+      Type.Integer({ minimum: 0, description: "the leader's term, as last read from Redis" }),
+    ),
+    mode: Type.Optional(Type.Union([Type.Literal('roles'), Type.Literal('vip')])),
+  },
+  { title: 'ControllerStatusHa', additionalProperties: false },
+);
+
 const StatusBody = Type.Object(
-  { controller: ControllerStatus, switches: Type.Array(SwitchStatus) },
+  { controller: ControllerWithHa, switches: Type.Array(SwitchStatus) },
   { title: 'Status' },
 );
 

@@ -40,6 +40,11 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   private timer: NodeJS.Timeout | undefined;
   private bindTimer: NodeJS.Timeout | undefined;
   private log: Logger | undefined;
+  /**
+   * Whether this agent may write to its chassis now (HA: only the leader writes, and only through
+   * one connection per chassis). While false, ensure runs plan nothing and send nothing.
+   */
+  mayWrite: () => boolean = () => true;
 
   constructor(
     /** Desired state, minus what comes from the chassis itself (encap IP may come from either). */
@@ -104,6 +109,11 @@ export class ChassisAgent extends EventEmitter<AgentEvents> {
   async ensureNow(): Promise<EnsureResult | undefined> {
     const client = this.client;
     if (!client || client.isClosed || !this.info) return undefined;
+    if (!this.mayWrite()) {
+      // Nothing written, but listeners (the engine's facts) still hear that the chassis changed.
+      this.emit('ensured', { transacted: false, changes: [], conflicts: [] }, this.info);
+      return undefined;
+    }
     if (this.ensuring) {
       this.ensureAgain = true;
       return undefined;

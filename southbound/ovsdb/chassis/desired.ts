@@ -32,6 +32,19 @@ export interface ChassisDesired {
   bridge: string;
   datapathType: 'system' | 'netdev';
   controllers: ControllerTarget[];
+  /**
+   * HA roles mode: the bridge's controllers are exactly `controllers` (targets someone else set,
+   * such as the VIP a hypervisor typed, are removed: a second connection from the same bridge to
+   * the leader would replace the first). Off: only rows weft created are ever removed.
+   */
+  exclusiveControllers: boolean;
+  /** HA: max_backoff and inactivity_probe are set on every controller of the bridge, weft's or not. */
+  tuneAllControllers: boolean;
+  /**
+   * OVSDB manager targets the chassis must dial (Open_vSwitch manager_options), e.g. every HA
+   * instance's address, so the standby has the facts too. Managers weft did not create stay.
+   */
+  managers: string[];
   /** Controller max_backoff (ms, >= 1000). */
   maxBackoffMs: number;
   /** Controller inactivity_probe (ms; 0 disables). */
@@ -57,6 +70,9 @@ export const DEFAULT_DESIRED: ChassisDesired = {
   bridge: 'br-int',
   datapathType: 'system',
   controllers: [],
+  exclusiveControllers: false,
+  tuneAllControllers: false,
+  managers: [],
   maxBackoffMs: 8000,
   inactivityProbeMs: 5000,
   encapIp: undefined,

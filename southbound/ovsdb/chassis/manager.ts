@@ -50,10 +50,37 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
   /** iface-id -> system-id where it is bound. */
   private readonly boundOn = new Map<string, string>();
   private readonly log: Logger | undefined;
+  private writing = true;
 
   constructor(private readonly opts: ChassisManagerOptions = {}) {
     super();
     this.log = opts.logger?.child({ component: 'chassis-manager' });
+  }
+
+  /**
+   * HA: only the leader writes to hypervisors' databases. A manager that does not write still
+   * replicates every chassis (the standby's facts stay current); turning writing on ensures every
+   * chassis at once.
+   */
+  setWriting(writing: boolean): void {
+    if (this.writing === writing) return;
+    this.writing = writing;
+    this.log?.info({ writing }, writing ? 'configuring chassis' : 'not configuring chassis (standby)');
+    if (writing) this.ensureAll();
+  }
+
+  get isWriting(): boolean {
+    return this.writing;
+  }
+
+  /** Changes settings shared by every chassis (e.g. HA controller and manager targets) and applies them. */
+  setShared(settings: Partial<ChassisDesired>): void {
+    this.opts.desired = { ...this.opts.desired, ...settings };
+    this.ensureAll();
+  }
+
+  private ensureAll(): void {
+    for (const a of this.agents) void a.ensureNow();
   }
 
   async start(): Promise<void> {
@@ -101,6 +128,9 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
 
   private newAgent(): ChassisAgent {
     const agent = new ChassisAgent(this.desiredFor, this.opts.logger);
+    // One writer per chassis: a hypervisor connected twice (its VIP manager and a direct one)
+    // is configured through the first connection only, so two plans never race.
+    agent.mayWrite = () => this.writing && (!agent.chassis || this.agentOf(agent.chassis.systemId) === agent);
     agent.on('registered', (info) => this.emit('chassis', info));
     agent.on('ensured', (result, info) => this.emit('ensured', info, result));
     agent.on('error', () => undefined); // logged by the agent; a chassis fault stays local
@@ -157,6 +187,8 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
     if (info) {
       for (const [ifaceId, sys] of this.boundOn) if (sys === info.systemId) this.boundOn.delete(ifaceId);
       this.emit('chassisDown', info);
+      // If the chassis is still connected another way, that connection now does the writing.
+      this.ensureAll();
     }
   }
 

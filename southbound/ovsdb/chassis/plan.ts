@@ -1,6 +1,7 @@
 import { Transaction } from '../transaction.js';
 import type { BridgeRow, InterfaceRow, PortRow, VswitchTables } from '../vswitch.js';
 import { type ChassisDesired, EXT_OWNED, EXT_ROLE, VXLAN_OVERHEAD, vniPortName } from './desired.js';
+import { planControllers, planManagers } from './plan-targets.js';
 import { chassisFacts, findByName, isOwned, type VswitchState } from './state.js';
 
 export interface ChassisPlan {
@@ -59,6 +60,8 @@ export function planChassis(d: ChassisDesired, state: VswitchState): ChassisPlan
   const conflicts: string[] = [];
   const ovs = state.ovs;
   if (!ovs) return { txn, changes, conflicts: ['no Open_vSwitch row yet'] };
+
+  planManagers(txn, d, ovs, state, changes);
 
   // Open_vSwitch other_config for hardware offload (asap2): set keys, never remove others.
   if (d.profile === 'asap2') {
@@ -181,47 +184,6 @@ function planBridgeSettings(
     new Map([['disable-in-band', 'true']]),
     changes,
   );
-}
-
-function planControllers(
-  txn: Transaction<VswitchTables>,
-  d: ChassisDesired,
-  br: BridgeRow,
-  state: VswitchState,
-  changes: string[],
-): void {
-  const current = br.controller.map((u) => state.controllers.get(u)).filter((c) => c !== undefined);
-  const wanted = new Set(d.controllers.map((c) => c.target));
-  d.controllers.forEach((c, i) => {
-    const have = current.find((x) => x.target === c.target);
-    if (!have) {
-      txn.insert(
-        'Controller',
-        {
-          target: c.target,
-          max_backoff: d.maxBackoffMs,
-          inactivity_probe: d.inactivityProbeMs,
-          external_ids: new Map([[EXT_OWNED, 'true']]),
-        },
-        `ctl${i}`,
-      );
-      txn.mutate('Bridge', byUuid(br._uuid), [['controller', 'insert', [`ctl${i}`]]]);
-      changes.push(`bridge ${br.name} controller ${c.target} added`);
-    } else if (have.max_backoff !== d.maxBackoffMs || have.inactivity_probe !== d.inactivityProbeMs) {
-      txn.update('Controller', byUuid(have._uuid), {
-        max_backoff: d.maxBackoffMs,
-        inactivity_probe: d.inactivityProbeMs,
-      });
-      changes.push(
-        `controller ${c.target} max_backoff/inactivity_probe -> ${d.maxBackoffMs}/${d.inactivityProbeMs}`,
-      );
-    }
-  });
-  const stale = current.filter((c) => isOwned(c) && !wanted.has(c.target));
-  if (stale.length > 0) {
-    txn.mutate('Bridge', byUuid(br._uuid), [['controller', 'delete', stale.map((c) => c._uuid)]]);
-    changes.push(`bridge ${br.name} controller(s) ${stale.map((c) => c.target).join(', ')} removed`);
-  }
 }
 
 function planTunnels(

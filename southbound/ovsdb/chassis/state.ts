@@ -4,6 +4,7 @@ import type {
   BridgeRow,
   ControllerRow,
   InterfaceRow,
+  ManagerRow,
   OpenVSwitchRow,
   PortRow,
   VswitchTables,
@@ -25,6 +26,8 @@ export interface VswitchState {
   ports: ReadonlyMap<string, PortRow>;
   interfaces: ReadonlyMap<string, InterfaceRow>;
   controllers: ReadonlyMap<string, ControllerRow>;
+  /** Manager rows (absent: none known). */
+  managers?: ReadonlyMap<string, ManagerRow>;
 }
 
 export function stateOf(replica: Replica<VswitchTables>, schema: DatabaseSchema): VswitchState {
@@ -35,6 +38,7 @@ export function stateOf(replica: Replica<VswitchTables>, schema: DatabaseSchema)
     ports: replica.table('Port'),
     interfaces: replica.table('Interface'),
     controllers: replica.table('Controller'),
+    managers: replica.table('Manager'),
   };
 }
 
