@@ -137,8 +137,10 @@ export class DatapathSync {
   }
 
   private current?: ChassisDesired;
+  private suspended = false;
 
   private request(job: Pending): Promise<void> {
+    this.suspended = false;
     const prev = this.next;
     if (prev) {
       job.forceDump ||= prev.forceDump;
@@ -199,6 +201,21 @@ export class DatapathSync {
     this.running = undefined;
   }
 
+  /**
+   * Stops retrying and forgets queued work (HA standby: it must not write). The cached tables go
+   * too, so the next sync, after becoming active again, starts from a dump.
+   */
+  suspend(): void {
+    this.suspended = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.next = undefined;
+    this.flows = undefined;
+    this.groups = undefined;
+    for (const w of this.waiters) w.resolve();
+    this.waiters = [];
+  }
+
   /** Stops retries; pending sync() promises still resolve. */
   close(): void {
     this.closed = true;
@@ -206,7 +223,7 @@ export class DatapathSync {
   }
 
   private scheduleRetry(job: Pending): void {
-    if (this.closed || this.retryTimer) return;
+    if (this.closed || this.suspended || this.retryTimer) return;
     const delay = this.retryDelayMs;
     this.retryDelayMs = Math.min(RETRY_MAX_MS, this.retryDelayMs * 2);
     this.retryTimer = setTimeout(() => {
@@ -243,6 +260,7 @@ export class DatapathSync {
       return result;
     }
     await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
+    if (!this.flows || !this.groups) return result; // suspended meanwhile: the cache is gone
     for (const f of [...flowDiff.add, ...flowDiff.modify]) this.flows!.set(flowKey(f), f);
     for (const f of flowDiff.remove) this.flows!.delete(flowKey(f));
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups!.set(g.groupId, g);

@@ -135,6 +135,7 @@ export class Engine implements ApplyTracker {
     this.active = active;
     this.log.info({ active }, active ? 'engine active: reconciling switches' : 'engine standby: not writing');
     if (active) this.schedule(true);
+    else for (const s of this.syncs.values()) s.suspend();
   }
 
   /** The desired state last computed for a datapath (undefined until its chassis is known). */

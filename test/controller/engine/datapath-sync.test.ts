@@ -99,4 +99,22 @@ describe('DatapathSync', () => {
     expect(ownedKeys(sw)).toEqual([1, 2].map((p) => flowKey(flow(p))).sort());
     sync.close();
   });
+
+  it('suspended (HA standby), it stops retrying and starts from a dump when asked again', async () => {
+    const sw = new MemorySwitch('0000000000000001');
+    const d = new Desired();
+    const sync = new DatapathSync(sw, log);
+    d.set(flow(1));
+    await sync.syncChanges({ desired: d, full: true, flows: new Map(), groups: new Map() }, 1);
+    sw.failNext = true;
+    await sync.syncChanges(d.set(flow(2)), 2);
+    sync.suspend();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(sw.dumps).toBe(1); // no retry while suspended
+    expect(sw.bundles).toHaveLength(1);
+    await sync.syncChanges(d.set(flow(3)), 3);
+    expect(sw.dumps).toBe(2);
+    expect(ownedKeys(sw)).toEqual([1, 2, 3].map((p) => flowKey(flow(p))).sort());
+    sync.close();
+  });
 });
