@@ -3,7 +3,8 @@ import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages
 import { isOwned } from '../pipeline/cookies.js';
 import type { DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
-import { bucketsKey, flowKey, instructionsKey } from './canonical.js';
+import { bucketsKey, flowKey, sameInstructions } from './canonical.js';
+import { flowHash, sameIdentity } from './flow-identity.js';
 
 /** A flow as the switch reports it in a flow-stats dump. */
 export interface ActualFlow {
@@ -34,20 +35,83 @@ export interface GroupDiff {
   remove: ActualGroup[];
 }
 
+interface HaveEntry {
+  flow: ActualFlow;
+  wanted: boolean;
+  /** Another flow whose identity hashes alike but differs (rare). */
+  next: HaveEntry | undefined;
+}
+
 export function diffFlows(desired: readonly DesiredFlow[], actual: readonly ActualFlow[]): FlowDiff {
+  // Own index by a numeric hash of each flow's identity (see flow-identity.ts): no key strings
+  // are printed and hashed for 100k dumped flows, and a match is marked in place.
+  const have = new Map<number, HaveEntry>();
+  const entries: HaveEntry[] = [];
+  for (let i = 0; i < actual.length; i++) {
+    const flow = actual[i]!;
+    const h = flowHash(flow);
+    let e = have.get(h);
+    if (e === undefined) {
+      e = { flow, wanted: false, next: undefined };
+      have.set(h, e);
+      entries.push(e);
+      continue;
+    }
+    // As with a Map by flowKey: a later flow with the same identity replaces the earlier one.
+    for (;;) {
+      if (sameIdentity(e.flow, flow)) {
+        e.flow = flow;
+        break;
+      }
+      if (e.next === undefined) {
+        e.next = { flow, wanted: false, next: undefined };
+        entries.push(e.next);
+        break;
+      }
+      e = e.next;
+    }
+  }
+  const out: FlowDiff = { add: [], modify: [], remove: [] };
+  for (let i = 0; i < desired.length; i++) {
+    const f = desired[i]!;
+    let e = have.get(flowHash(f));
+    while (e !== undefined && !sameIdentity(e.flow, f)) e = e.next;
+    if (e === undefined) {
+      out.add.push(f);
+      continue;
+    }
+    e.wanted = true;
+    const cur = e.flow;
+    if (cur.cookie !== f.cookie || !sameInstructions(cur.instructions, f.instructions)) out.modify.push(f);
+  }
+  for (const { flow, wanted } of entries) if (!wanted && isOwned(flow.cookie)) out.remove.push(flow);
+  return out;
+}
+
+/** The switch's flows by flowKey (a later flow with the same key replaces an earlier one). */
+export function keyFlows(actual: Iterable<ActualFlow>): Map<string, ActualFlow> {
   const have = new Map<string, ActualFlow>();
   for (const f of actual) have.set(flowKey(f), f);
+  return have;
+}
+
+/**
+ * diffFlows against flows already keyed by flowKey (as a caller caching the switch's tables holds
+ * them), so a reconnect keys each of 100k dumped flows once, not once per step. `have` is only read.
+ */
+export function diffFlowsByKey(
+  desired: readonly DesiredFlow[],
+  have: ReadonlyMap<string, ActualFlow>,
+): FlowDiff {
   const out: FlowDiff = { add: [], modify: [], remove: [] };
   const wanted = new Set<string>();
-  for (const f of desired) {
+  for (let i = 0; i < desired.length; i++) {
+    const f = desired[i]!;
     const key = flowKey(f);
     wanted.add(key);
     const cur = have.get(key);
     if (!cur) out.add.push(f);
-    else if (
-      cur.cookie !== f.cookie ||
-      instructionsKey(cur.instructions) !== instructionsKey(f.instructions)
-    ) {
+    else if (cur.cookie !== f.cookie || !sameInstructions(cur.instructions, f.instructions)) {
       out.modify.push(f);
     }
   }

@@ -2,6 +2,7 @@ import { encodeNxAction, NX_VENDOR_ID, type NxAction } from './nx-actions.js';
 import { decodeNxAction } from './nx-actions-decode.js';
 import { decodeOxm, encodeOxm, type OxmValue, put16, put32 } from './oxm.js';
 import type { OfReader } from './reader.js';
+import { decodeSharedAction } from './shared-actions.js';
 import type { OfWriter } from './writer.js';
 
 /**
@@ -284,7 +285,22 @@ const BARE_NAMES: Record<number, Action['type']> = {
 
 /** Decodes every action in r (which must be bounded to exactly the action list). */
 export function decodeActions(r: OfReader): Action[] {
-  const out: Action[] = [];
-  while (r.remaining > 0) out.push(decodeAction(r));
+  // Sized from the length fields first (a pushed-to [] reserves 17 slots); a lying length is
+  // caught by decodeAction.
+  const buf = r.buf;
+  const end = r.end;
+  let count = 0;
+  for (let at = r.offset; end - at >= 4; count++) {
+    const len = (buf[at + 2]! << 8) | buf[at + 3]!;
+    if (len < 8) {
+      count++;
+      break;
+    }
+    at += len;
+  }
+  const out: Action[] = new Array(count);
+  let n = 0;
+  while (r.offset < end) out[n++] = r.shared ? decodeSharedAction(r) : decodeAction(r);
+  if (n !== out.length) out.length = n;
   return out;
 }

@@ -109,7 +109,7 @@ export function decodeInstruction(r: OfReader): Instruction {
     case OFPIT.APPLY_ACTIONS: {
       const name = type === OFPIT.APPLY_ACTIONS ? 'apply_actions' : 'write_actions';
       r.pad(4, `${name} padding`);
-      const actions = decodeActions(r.sub(len - 8, `${r.context}/${name}`));
+      const actions = decodeActions(r.subNamed(len - 8, name));
       return { type: name, actions };
     }
     case OFPIT.CLEAR_ACTIONS:
@@ -134,7 +134,22 @@ function fixedLength(r: OfReader, start: number, len: number, expected: number, 
 
 /** Decodes every instruction in r (bounded to exactly the instruction list). */
 export function decodeInstructions(r: OfReader): Instruction[] {
-  const out: Instruction[] = [];
-  while (r.remaining > 0) out.push(decodeInstruction(r));
+  // Sized from the length fields first (a pushed-to [] reserves 17 slots); a lying length is
+  // caught by decodeInstruction.
+  const buf = r.buf;
+  const end = r.end;
+  let count = 0;
+  for (let at = r.offset; end - at >= 4; count++) {
+    const len = (buf[at + 2]! << 8) | buf[at + 3]!;
+    if (len < 8) {
+      count++;
+      break;
+    }
+    at += len;
+  }
+  const out: Instruction[] = new Array(count);
+  let n = 0;
+  while (r.offset < end) out[n++] = decodeInstruction(r);
+  if (n !== out.length) out.length = n;
   return out;
 }

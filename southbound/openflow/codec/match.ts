@@ -1,6 +1,7 @@
 import { OfpCodecError } from './errors.js';
 import { decodeOxm, encodeOxm, type OxmTlv, put16 } from './oxm.js';
 import type { OfReader } from './reader.js';
+import { decodeSharedOxm } from './shared-actions.js';
 import type { OfWriter } from './writer.js';
 
 export type { OxmTlv, OxmValue } from './oxm.js';
@@ -40,12 +41,15 @@ export function decodeMatch(r: OfReader): Match {
       start + 2,
     );
   }
-  const m: Match = [];
   // TLVs are read in place (no sub-reader per match); one running past the match length fails.
   const end = start + length;
+  // Sized up front from the TLV headers: a pushed-to [] would reserve 17 slots per match, and a
+  // dump keeps 100k of them alive.
+  const m: Match = new Array(countTlvs(r.buf, r.offset, end));
+  let n = 0;
   while (r.offset < end) {
     const at = r.offset;
-    const t = decodeOxm(r);
+    const t = r.shared ? decodeSharedOxm(r) : decodeOxm(r);
     if (r.offset > end) {
       throw new OfpCodecError(
         'truncated',
@@ -54,8 +58,19 @@ export function decodeMatch(r: OfReader): Match {
         `oxm ${t.field} is cut off by the match length (${r.offset - end} bytes short)`,
       );
     }
-    m.push(t);
+    m[n++] = t;
   }
+  if (n !== m.length) m.length = n;
   r.pad(((length + 7) & ~7) - length, 'match padding');
   return m;
+}
+
+/** How many TLVs start in buf[at, end), by their length bytes; a lying one is caught by decodeOxm. */
+function countTlvs(buf: Buffer, at: number, end: number): number {
+  let n = 0;
+  while (end - at >= 4) {
+    at += 4 + buf[at + 3]!;
+    n++;
+  }
+  return n;
 }

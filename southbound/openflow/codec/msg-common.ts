@@ -1,3 +1,4 @@
+import { readU64 } from './intern.js';
 import type { OpaqueProperty } from './messages.js';
 import type { OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
@@ -96,13 +97,8 @@ export function get32(b: Buffer, o: number): number {
   return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
 }
 
-export function get64(b: Buffer, o: number): bigint {
-  const hi = get32(b, o);
-  const lo = get32(b, o + 4);
-  if (hi === 0) return lo === 0 ? 0n : BigInt(lo);
-  if (hi < 0x200000) return BigInt(hi * 4294967296 + lo);
-  return (BigInt(hi) << 32n) | BigInt(lo);
-}
+/** A 64-bit value as bigint; interned below 65536 (see intern.ts). */
+export const get64: (b: Buffer, o: number) => bigint = readU64;
 
 export function put32(b: Buffer, o: number, v: number): void {
   b[o] = v >>> 24;

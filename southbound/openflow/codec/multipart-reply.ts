@@ -1,6 +1,6 @@
 import { encodeBuckets } from './buckets.js';
 import { ofpmp } from './constants.js';
-import { decodeInstructions, encodeInstructions } from './instructions.js';
+import { encodeInstructions } from './instructions.js';
 import { decodeMatch, encodeMatch } from './match.js';
 import type { MultipartReply } from './messages.js';
 import { get32, get64, putU64, readFixedString, writeFixedString } from './msg-common.js';
@@ -11,7 +11,8 @@ import { readGroupDesc, readGroupStats, readMeterConfig, readMeterStats } from '
 import { mpTypeNumber, readMultipartHeader } from './multipart-request.js';
 import { readTableFeatures, writeTableFeatures } from './multipart-table-features.js';
 import type { FlowStats, MultipartReplyBody, PortStats, QueueStats, TableStats } from './multipart-types.js';
-import type { OfReader } from './reader.js';
+import { OfReader } from './reader.js';
+import { decodeSharedInstructions } from './shared-instructions.js';
 import type { OfWriter } from './writer.js';
 
 /**
@@ -22,14 +23,21 @@ import type { OfWriter } from './writer.js';
 const FLOW_STATS_FIXED = 48;
 
 function readFlowStats(r: OfReader): FlowStats[] {
-  const flows: FlowStats[] = [];
   const b = r.buf;
+  const flows: FlowStats[] = new Array(countEntries(b, r.offset, r.end, FLOW_STATS_FIXED + 8));
+  let n = 0;
+  // One reader re-aimed at each entry (not one per flow): bounded to the entry, so a lying inner
+  // length still fails instead of running into the next flow.
+  const e = new OfReader(b, r.offset, r.offset, 'MULTIPART_REPLY/flow');
+  e.shared = true;
   while (r.remaining > 0) {
     const o = r.offset;
     r.need(FLOW_STATS_FIXED, 'flow stats fixed part');
-    const len = b.readUInt16BE(o);
+    const len = (b[o]! << 8) | b[o + 1]!;
     if (len < FLOW_STATS_FIXED + 8) r.fail('bad-length', `flow stats length ${len} is below 56`, o);
-    const e = r.sub(len, 'MULTIPART_REPLY/flow');
+    r.need(len, 'MULTIPART_REPLY/flow body');
+    r.offset = o + len;
+    e.end = o + len;
     if (b[o + 3] !== 0) e.fail('bad-padding', 'flow stats pad byte is not zero', o + 3);
     if (get32(b, o + 20) !== 0) e.fail('bad-padding', 'flow stats pad2 is not zero', o + 20);
     const tableId = b[o + 2]!;
@@ -44,8 +52,8 @@ function readFlowStats(r: OfReader): FlowStats[] {
     const byteCount = get64(b, o + 40);
     e.offset = o + FLOW_STATS_FIXED;
     const match = decodeMatch(e);
-    const instructions = decodeInstructions(e);
-    flows.push({
+    const instructions = decodeSharedInstructions(e);
+    flows[n++] = {
       tableId,
       durationSec,
       durationNsec,
@@ -58,9 +66,22 @@ function readFlowStats(r: OfReader): FlowStats[] {
       byteCount,
       match,
       instructions,
-    });
+    };
   }
+  if (n !== flows.length) flows.length = n;
   return flows;
+}
+
+/** Entries of a list whose u16 length leads each; stops at a lying one (the decode then fails). */
+function countEntries(b: Buffer, at: number, end: number, min: number): number {
+  let n = 0;
+  while (end - at >= 2) {
+    const len = (b[at]! << 8) | b[at + 1]!;
+    n++;
+    if (len < min) break;
+    at += len;
+  }
+  return n;
 }
 
 function writeFlowStats(w: OfWriter, flows: FlowStats[]): void {

@@ -255,10 +255,16 @@ const BY_NXM_NAME = new Map<string, OxmField>();
 /** Experimenter OXMs, keyed by experimenter id * 128 + field. */
 const BY_EXPERIMENTER = new Map<number, OxmField>();
 
+/** The two classes a dump is made of, indexed by field number: no hashing on the decode path. */
+const BASIC_BY_FIELD: Array<OxmField | undefined> = new Array(128).fill(undefined);
+const NXM1_BY_FIELD: Array<OxmField | undefined> = new Array(128).fill(undefined);
+
 for (const f of OXM_FIELDS) {
   BY_NAME.set(f.name, f);
   if (f.experimenter) BY_EXPERIMENTER.set(f.experimenter * 128 + f.field, f);
   else BY_CLASS_FIELD.set(f.header >>> 9, f);
+  if (!f.experimenter && f.oxmClass === OXM_CLASS_BASIC) BASIC_BY_FIELD[f.field] = f;
+  if (!f.experimenter && f.oxmClass === OXM_CLASS_NXM1) NXM1_BY_FIELD[f.field] = f;
   BY_NXM.set(f.nxmHeader >>> 9, f);
   BY_NXM.set(f.header >>> 9, f);
   BY_NXM_NAME.set(f.nxmName, f);
@@ -293,6 +299,9 @@ export const canonicalFieldName = (name: string): string => fieldByName(name)?.n
 
 /** The field for an OXM header (mask bit and length ignored), or undefined if not modelled. */
 export function fieldByHeader(header: number): OxmField | undefined {
+  const cls = header >>> 16;
+  if (cls === OXM_CLASS_BASIC) return BASIC_BY_FIELD[(header >>> 9) & 0x7f];
+  if (cls === OXM_CLASS_NXM1) return NXM1_BY_FIELD[(header >>> 9) & 0x7f];
   return BY_CLASS_FIELD.get(header >>> 9);
 }
 

@@ -1,16 +1,8 @@
 import { OfpCodecError } from './errors.js';
+import { ipv4Text, macText, readU64 } from './intern.js';
 import { fieldByExperimenter, fieldByHeader, fieldByName, type OxmField } from './oxm-fields.js';
 import type { OfReader } from './reader.js';
-import {
-  canonicalIpv6,
-  parseIpv4,
-  readIpv4,
-  readIpv6,
-  readMac,
-  writeIpv4,
-  writeIpv6,
-  writeMac,
-} from './values.js';
+import { canonicalIpv6, parseIpv4, readIpv6, writeIpv4, writeIpv6, writeMac } from './values.js';
 import type { OfWriter } from './writer.js';
 
 /**
@@ -130,13 +122,13 @@ export function readValue(buf: Buffer, off: number, f: OxmField): OxmValue {
       return buf.readUIntBE(off, width);
     }
     case 'u64':
-      return get64(buf, off);
+      return readU64(buf, off);
     case 'u128':
       return (get64(buf, off) << 64n) | get64(buf, off + 8);
     case 'mac':
-      return readMac(buf, off);
+      return macText(buf, off);
     case 'ipv4':
-      return readIpv4(buf, off);
+      return ipv4Text(buf, off);
     case 'ipv6':
       return readIpv6(buf, off);
   }

@@ -7,14 +7,31 @@ import { OfpCodecError } from './errors.js';
  */
 export class OfReader {
   offset: number;
+  private ctx: string | undefined;
+  /** For a sub-reader named by suffix: its context is built only when an error needs it. */
+  private parent: OfReader | undefined = undefined;
+  private suffix = '';
+  /** Set by a dump decoder: actions read through this reader may be shared (see shared-actions.ts). */
+  shared = false;
 
   constructor(
     readonly buf: Buffer,
     start = 0,
-    readonly end: number = buf.length,
-    public context = 'message',
+    /** Mutable only so a hot loop can re-aim one reader at each entry of a list (see readFlowStats). */
+    public end: number = buf.length,
+    context = 'message',
   ) {
     this.offset = start;
+    this.ctx = context;
+  }
+
+  get context(): string {
+    if (this.ctx === undefined) this.ctx = `${this.parent!.context}/${this.suffix}`;
+    return this.ctx;
+  }
+
+  set context(value: string) {
+    this.ctx = value;
   }
 
   get remaining(): number {
@@ -101,6 +118,18 @@ export class OfReader {
   sub(n: number, context = this.context): OfReader {
     this.need(n, `${context} body`);
     const r = new OfReader(this.buf, this.offset, this.offset + n, context);
+    this.offset += n;
+    return r;
+  }
+
+  /** Like sub, with context `${this.context}/${suffix}`, built only if an error asks for it. */
+  subNamed(n: number, suffix: string): OfReader {
+    if (this.end - this.offset < n) this.need(n, `${this.context}/${suffix} body`);
+    const r = new OfReader(this.buf, this.offset, this.offset + n, '');
+    r.ctx = undefined;
+    r.parent = this;
+    r.suffix = suffix;
+    r.shared = this.shared;
     this.offset += n;
     return r;
   }
