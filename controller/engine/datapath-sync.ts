@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { isOwned } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
-import { bucketsKey, flowKey, instructionsKey } from '../reconcile/canonical.js';
+import { bucketsKey, flowKey, sameInstructions } from '../reconcile/canonical.js';
 import {
   type ActualFlow,
   type ActualGroup,
@@ -53,7 +53,7 @@ function staticDesired(d: Desired): ChassisDesired {
 }
 
 const flowDiffers = (cur: ActualFlow, f: DesiredFlow): boolean =>
-  cur.cookie !== f.cookie || instructionsKey(cur.instructions) !== instructionsKey(f.instructions);
+  cur.cookie !== f.cookie || !sameInstructions(cur.instructions, f.instructions);
 const groupDiffers = (cur: ActualGroup, g: DesiredGroup): boolean =>
   cur.type !== g.type || bucketsKey(cur.buckets) !== bucketsKey(g.buckets);
 
