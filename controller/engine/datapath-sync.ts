@@ -39,8 +39,8 @@ interface Pending {
   groups: Map<number, DesiredGroup | null>;
 }
 
-/** A fixed desired state given as lists (tools, benchmarks, tests). */
-function staticDesired(d: Desired): ChassisDesired {
+/** A fixed desired state given as lists, keyed once (tools, benchmarks, tests). */
+export function staticDesired(d: Desired): ChassisDesired {
   const keyed = d.flows.map((f) => [flowKey(f), f] as const);
   return {
     chassisId: '',
