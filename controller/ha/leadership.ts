@@ -14,7 +14,7 @@ export interface LeadershipEvents {
 export interface LeadershipOptions {
   /** How far before the lease could expire (by the local clock) a leader that cannot renew steps down; default max(ttl/10, 100 ms). */
   safetyMarginMs?: number;
-  /** How often a follower tries to take the lease; default min(ttl/4, 100 ms). */
+  /** How often a follower tries to take the lease; default min(ttl/4, 50 ms). */
   retryMs?: number;
   /**
    * Take over without waiting for expiry when the leader's lease connection has vanished from
@@ -75,7 +75,8 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     this.marginMs = opts.safetyMarginMs ?? Math.max(Math.floor(ttl / 10), 100);
     if (this.marginMs >= ttl)
       throw new Error(`safety margin ${this.marginMs} ms must be below the lease ttl ${ttl} ms`);
-    this.retryMs = opts.retryMs ?? Math.max(25, Math.min(100, Math.floor(ttl / 4)));
+    // A follower polls often: a dead leader is noticed (its connection gone) at the next poll.
+    this.retryMs = opts.retryMs ?? Math.max(25, Math.min(50, Math.floor(ttl / 4)));
     this.fastTakeover = opts.fastTakeover ?? true;
     this.renewMs = Math.max(25, Math.floor(ttl / 3));
     this.now = opts.now ?? Date.now;

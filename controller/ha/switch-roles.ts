@@ -57,10 +57,7 @@ export class SwitchRoles {
     // If leadership changes while a request is out, the role change path sends its own request
     // to every registered switch (this one included) after ours, so the switch ends right. The
     // checks right before each request run in the same tick as its write.
-    if (!this.leadership.isLeader) {
-      const gen = await this.slaveTerm();
-      if (!this.leadership.isLeader) await this.request(sw, 'slave', gen);
-    }
+    if (!this.leadership.isLeader) await this.ensureSlave(sw);
     if (this.leadership.isLeader) await this.request(sw, 'master', this.leadership.term);
     if (sw.state === 'up') this.writers.attach(sw);
   }
@@ -88,7 +85,11 @@ export class SwitchRoles {
     this.writers.setActive(false); // first: nothing more leaves this instance
     const gen = Math.max(term, await this.slaveTerm());
     if (epoch !== this.activating) return; // leading again meanwhile
-    await Promise.all(this.registry.list().map((sw) => this.request(sw, 'slave', gen)));
+    await Promise.all(
+      this.registry.list().map(async (sw) => {
+        if (!(await this.request(sw, 'slave', gen))) await this.ensureSlave(sw);
+      }),
+    );
     this.log.info({ instance: this.leadership.instanceId, term, reason }, 'SLAVE on every switch');
   }
 
@@ -112,6 +113,22 @@ export class SwitchRoles {
     this.leadership.stepDown(
       `switch ${sw.dpid} reported ${change.cause} (generation ${change.generationId})`,
     );
+  }
+
+  /**
+   * SLAVE until the switch grants it, we lead, or the switch goes. A SLAVE request is refused as
+   * STALE when its generation is older than one the switch saw: a standby that came up before
+   * Redis answered only knows term 0. Left as it is, the switch would keep this instance EQUAL,
+   * free to write, so it retries with the term re-read, backing off up to 2 s.
+   */
+  private async ensureSlave(sw: SwitchSession): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.leadership.isLeader || sw.state !== 'up') return;
+      const gen = await this.slaveTerm();
+      if (this.leadership.isLeader) return;
+      if (await this.request(sw, 'slave', gen)) return;
+      await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)).unref());
+    }
   }
 
   /** The newest generation handed out (read from Redis when it answers): never STALE for OVS. */

@@ -108,6 +108,20 @@ describe('SwitchRoles', () => {
     expect(journal).toEqual(['engine standby', 's1 slave 41', 'attach s1']);
   });
 
+  it('a standby whose SLAVE is refused as STALE (term not known yet) retries with the term re-read', async () => {
+    const { journal, leadership, connect } = setup();
+    leadership.knownTerm = 0; // Redis not answering yet
+    const sw = connect('s1', 50n); // the switch saw the leader's generation 50
+    await settle();
+    expect(journal).toContain('s1 slave 0');
+    expect(journal).not.toContain('attach s1');
+    leadership.knownTerm = 50; // Redis answers
+    await new Promise((r) => setTimeout(r, 400));
+    expect(journal).toContain('s1 slave 50');
+    expect(journal.at(-1)).toBe('attach s1');
+    expect(sw.highestGeneration).toBe(50n);
+  });
+
   it('becoming leader: MASTER with the term on every switch before the engine writes', async () => {
     const { journal, leadership, connect } = setup();
     connect('s1');

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HaMode, type HaPair, startHaPair } from './ha-harness.js';
+import { baselineTables, failoverRound, provisionNetwork, type RoundResult } from './ha-round.js';
+
+/**
+ * The HA pair with real processes (issue 7, "Faults" and "Proof"): two `weft serve` instances in
+ * the HA lab's controller namespaces sharing Redis, keepalived moving the VIP, two hypervisors that
+ * only ever typed the VIP, a VM on each. Under a 100 packets/s ping between the VMs, the leader is
+ * killed -9 again and again; each time every bridge must have a MASTER again, the killed instance
+ * comes back as standby, no packet is lost, no flow changes, no bridge ever shows two MASTERs, and
+ * a REST write acknowledged just before the kill is there after.
+ *
+ * Rounds: WEFT_HA_ROUNDS (default 5 to keep CI short; the issue asks for 20:
+ * `WEFT_HA_ROUNDS=20 npx vitest run test/e2e/ha.int.test.ts`). Needs `npm run build` first
+ * (the controllers run bin/weft.js).
+ *
+ * Known product bug this test catches (roles mode, about 1 round in 10, so with 5 rounds it fails
+ * often): a restarted instance whose switches connect before its Redis connection is up asks for
+ * SLAVE with generation_id 0, OVS refuses it as stale, and the instance stays EQUAL on that bridge
+ * ("timed out ... the standby as SLAVE; last seen: ... equal"). See docs/HA.md "Measured failover".
+ */
+const ROUNDS = Number(process.env.WEFT_HA_ROUNDS ?? 5);
+
+function describeMode(mode: HaMode, failoverBudgetMs: number) {
+  describe(`HA failover, ${mode} mode`, () => {
+    let pair: HaPair;
+    let baseline: Map<string, string[]>;
+
+    beforeAll(async () => {
+      pair = await startHaPair(mode);
+      await provisionNetwork(pair);
+      baseline = await baselineTables(pair);
+    }, 180_000);
+    afterAll(async () => {
+      await pair?.close();
+    }, 60_000);
+
+    it('starts with one leader and weft flows on both bridges', async () => {
+      expect((await pair.leaders()).length).toBe(1);
+      for (const [hv, table] of baseline) expect(table.length, hv).toBeGreaterThan(5);
+    });
+
+    it(
+      `survives ${ROUNDS} kill -9 of the leader: 0 lost, tables unchanged, never two MASTERs, writes kept`,
+      async () => {
+        const results: RoundResult[] = [];
+        for (let i = 1; i <= ROUNDS; i++) {
+          const r = await failoverRound(pair, i, baseline);
+          results.push(r);
+          console.log(
+            `HA ${mode} round ${i}: killed ${r.killed}, ${r.newLeader} leads; elected after ${r.electedMs} ms (its log), every switch MASTER to it after ${r.failoverMs.toFixed(0)} ms (its /v1/status; roles-mode log: ${r.grantedMs} ms); ping ${r.ping.received}/${r.ping.sent} (lost ${r.ping.lost}${r.ping.missing.length ? `: seq ${r.ping.missing.slice(0, 10).join(',')}` : ''}); max MASTERs/bridge ${r.maxMasters} over ${r.samples} samples; write kept ${r.writeKept}; tables changed: ${r.tablesChanged.join(',') || 'none'}${r.twoMasters.length ? `; TWO MASTERS: ${r.twoMasters.join(' | ')}` : ''}`,
+          );
+        }
+        for (const r of results) {
+          const at = `round ${r.round} (killed ${r.killed})`;
+          expect(r.maxMasters, `${at}: MASTERs on one bridge: ${r.twoMasters.join(' | ')}`).toBe(1);
+          expect(r.writeKept, `${at}: acknowledged write present`).toBe(true);
+          expect(r.tablesChanged, `${at}: tables changed`).toEqual([]);
+          expect(r.ping.sent, `${at}: pings sent`).toBeGreaterThan(100);
+          expect(r.ping.lost, `${at}: packets lost`).toBe(0);
+          expect(r.failoverMs, `${at}: ms until every switch has a MASTER`).toBeLessThan(failoverBudgetMs);
+        }
+        // Each kill hands leadership to the other instance.
+        expect(results.every((r) => r.newLeader !== r.killed)).toBe(true);
+      },
+      ROUNDS * 60_000 + 30_000,
+    );
+  });
+}
+
+// Budgets are generous correctness bounds for a loaded 2-core CI machine, not the targets:
+// bench/ha.bench.ts measures against those (roles <= 0.25 s, vip <= 3 s).
+describeMode('roles', 2_000);
+describeMode('vip', 10_000);
