@@ -14,10 +14,10 @@ import { baselineTables, failoverRound, provisionNetwork, type RoundResult } fro
  * `WEFT_HA_ROUNDS=20 npx vitest run test/e2e/ha.int.test.ts`). Needs `npm run build` first
  * (the controllers run bin/weft.js).
  *
- * Known product bug this test catches (roles mode, about 1 round in 10, so with 5 rounds it fails
- * often): a restarted instance whose switches connect before its Redis connection is up asks for
- * SLAVE with generation_id 0, OVS refuses it as stale, and the instance stays EQUAL on that bridge
- * ("timed out ... the standby as SLAVE; last seen: ... equal"). See docs/HA.md "Measured failover".
+ * It caught a product bug (fixed in controller/ha/switch-roles.ts): a restarted instance whose
+ * switches connected before its Redis connection was up asked for SLAVE with generation_id 0, OVS
+ * refused it as stale, and the instance stayed EQUAL ("timed out ... the standby as SLAVE; last
+ * seen: ... equal"). See docs/HA.md "Measured failover".
  */
 const ROUNDS = Number(process.env.WEFT_HA_ROUNDS ?? 5);
 
