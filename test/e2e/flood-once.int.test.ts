@@ -44,6 +44,12 @@ describe('flooding', () => {
       captures.push(c);
       return c;
     };
+    // Warm every tunnel path first: OVS's userspace datapath drops the first packet towards a
+    // tunnel endpoint whose underlay neighbour it has not resolved yet (see LAB.md), which would
+    // read as a lost broadcast.
+    for (const ip of ['10.0.0.82', '10.0.0.83', '10.0.0.84']) {
+      await expect.poll(async () => (await e.lab.ping('x1', ip, { count: 1 })).received).toBe(1);
+    }
     // x1 twice: what it sends (-Q out), and what arrives at it (-Q in).
     const [out1, c1, c2, c3, c4] = [
       await start('x1', ['-Q', 'out']),

@@ -152,12 +152,15 @@ describe('HA lab: keepalived moves the VIP to the controller whose leader check 
   it('moves the VIP off a controller cut off from the segment, and keeps it off when it returns', async () => {
     // c2 holds the VIP; its link goes down and it loses the lease (it cannot reach Redis).
     await ha.cutOff('c2');
-    const t0 = performance.now();
-    setLeader('c1');
-    await waitFor('c1 holds the VIP', async () => (await ha.vipHolders()).includes('c1'), 15_000);
-    report('c2 cut off, c1 took the VIP', performance.now() - t0);
-    await waitFor('hv1 -> VIP answers c1', async () => (await whoAnswersVip('hv1')) === 'c1');
-    await ha.reconnect('c2');
+    try {
+      const t0 = performance.now();
+      setLeader('c1');
+      await waitFor('c1 holds the VIP', async () => (await ha.vipHolders()).includes('c1'), 15_000);
+      report('c2 cut off, c1 took the VIP', performance.now() - t0);
+      await waitFor('hv1 -> VIP answers c1', async () => (await whoAnswersVip('hv1')) === 'c1');
+    } finally {
+      await ha.reconnect('c2'); // also on failure, so later tests find the segment whole
+    }
     await ha.waitForVip('c1');
     expect(await whoAnswersVip('hv2')).toBe('c1');
   });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from './exec.js';
@@ -97,6 +97,10 @@ export const keepalivedFiles = (dir: string) => ({
 /** Writes the config and has keepalived check it inside the namespace (clear error if bad). */
 export async function prepareKeepalived(ns: string, dir: string, node: KeepalivedNode): Promise<string[]> {
   const files = keepalivedFiles(dir);
+  // A keepalived killed -9 leaves its pid files; if a pid in them is reused by then, a new
+  // keepalived believes its VRRP process already runs and never starts VRRP.
+  await rm(files.pid, { force: true });
+  await rm(files.vrrpPid, { force: true });
   await writeFile(files.conf, await renderKeepalivedConf(node));
   await inNetns(ns, 'keepalived', ['--config-test', `--use-file=${files.conf}`]).catch((err: Error) => {
     throw new Error(`keepalived config for ${node.routerId} (${files.conf}) is invalid: ${err.message}`);
