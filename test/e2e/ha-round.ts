@@ -190,9 +190,15 @@ export async function failoverRound(
   let sampling = true;
   const t0 = performance.now();
   const t0Wall = Date.now();
-  // Split brain: both instances' views and OVSDB, together, as often as they answer.
+  // Split brain: both instances' views and OVSDB, together, as often as they answer. The killed
+  // instance is left out of the views from the kill until it is started again: a view it gave
+  // just before dying (it led then) would otherwise pair with its successor's later one in the
+  // same sample, two beliefs from different moments, not two masters at once. OVSDB, the
+  // switches' own word, is checked all along.
+  let silenced: string | undefined;
   const watchdog = (async () => {
     while (sampling) {
+      const quiet = silenced;
       const [views, rows] = await Promise.all([
         Promise.all(names.map((n) => pair.switchRoles(n))),
         pair.controllers(),
@@ -205,9 +211,11 @@ export async function failoverRound(
           twoMasters.push(`OVSDB ${hv} at ${ms} ms: ${JSON.stringify(r)}`);
       }
       const masters = new Map<string, number>();
-      for (const v of views)
+      for (const [i, v] of views.entries()) {
+        if (names[i] === quiet || names[i] === silenced) continue;
         for (const [dpid, role] of v ?? [])
           if (role === 'master') masters.set(dpid, (masters.get(dpid) ?? 0) + 1);
+      }
       for (const [dpid, n] of masters) {
         maxMasters = Math.max(maxMasters, n);
         if (n > 1 && twoMasters.length < 3)
@@ -230,11 +238,13 @@ export async function failoverRound(
   const sampler = Promise.all([watchdog, clock]);
   let standbyNotSlave = 0;
   const proc = pair.weft.get(leader);
+  silenced = leader;
   await proc?.kill9();
   try {
     await until('every bridge has a MASTER again', 30_000, async () => recoveredAt !== undefined);
     const newLeader = await pair.waitLeader();
     await pair.startWeft(leader);
+    silenced = undefined;
     if (standbyRoles.length === 1) await waitSwitchesReady(pair, newLeader, 30_000);
     else {
       // Lenient (bench): give the standby 10 s to be SLAVE everywhere, then note what it holds.
