@@ -1,7 +1,7 @@
 import { encodeNxAction, NX_VENDOR_ID, type NxAction } from './nx-actions.js';
 import { decodeNxAction } from './nx-actions-decode.js';
 import { decodeOxm, encodeOxm, type OxmValue, put16, put32 } from './oxm.js';
-import type { OfReader } from './reader.js';
+import { countTlvs, type OfReader } from './reader.js';
 import { decodeSharedAction } from './shared-actions.js';
 import type { OfWriter } from './writer.js';
 
@@ -285,22 +285,9 @@ const BARE_NAMES: Record<number, Action['type']> = {
 
 /** Decodes every action in r (which must be bounded to exactly the action list). */
 export function decodeActions(r: OfReader): Action[] {
-  // Sized from the length fields first (a pushed-to [] reserves 17 slots); a lying length is
-  // caught by decodeAction.
-  const buf = r.buf;
-  const end = r.end;
-  let count = 0;
-  for (let at = r.offset; end - at >= 4; count++) {
-    const len = (buf[at + 2]! << 8) | buf[at + 3]!;
-    if (len < 8) {
-      count++;
-      break;
-    }
-    at += len;
-  }
-  const out: Action[] = new Array(count);
+  const out: Action[] = new Array(countTlvs(r));
   let n = 0;
-  while (r.offset < end) out[n++] = r.shared ? decodeSharedAction(r) : decodeAction(r);
+  while (r.offset < r.end) out[n++] = r.shared ? decodeSharedAction(r) : decodeAction(r);
   if (n !== out.length) out.length = n;
   return out;
 }

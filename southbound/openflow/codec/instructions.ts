@@ -1,6 +1,6 @@
 import { type Action, decodeActions, encodeActions } from './actions.js';
 import { put16, put32 } from './oxm.js';
-import type { OfReader } from './reader.js';
+import { countTlvs, type OfReader } from './reader.js';
 import type { OfWriter } from './writer.js';
 
 /**
@@ -134,22 +134,9 @@ function fixedLength(r: OfReader, start: number, len: number, expected: number, 
 
 /** Decodes every instruction in r (bounded to exactly the instruction list). */
 export function decodeInstructions(r: OfReader): Instruction[] {
-  // Sized from the length fields first (a pushed-to [] reserves 17 slots); a lying length is
-  // caught by decodeInstruction.
-  const buf = r.buf;
-  const end = r.end;
-  let count = 0;
-  for (let at = r.offset; end - at >= 4; count++) {
-    const len = (buf[at + 2]! << 8) | buf[at + 3]!;
-    if (len < 8) {
-      count++;
-      break;
-    }
-    at += len;
-  }
-  const out: Instruction[] = new Array(count);
+  const out: Instruction[] = new Array(countTlvs(r));
   let n = 0;
-  while (r.offset < end) out[n++] = decodeInstruction(r);
+  while (r.offset < r.end) out[n++] = decodeInstruction(r);
   if (n !== out.length) out.length = n;
   return out;
 }

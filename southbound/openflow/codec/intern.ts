@@ -1,3 +1,5 @@
+import { readMac } from './values.js';
+
 /**
  * Value interning for the decode hot path. A 100k-flow dump repeats the same few values over and
  * over (tenant metadata, VNIs, tunnel IPs, zero counters), and on this machine a decode's cost is
@@ -72,14 +74,6 @@ const MAC_SLOTS = 4096;
 const macKeys = new Float64Array(MAC_SLOTS).fill(-1);
 const macValues: string[] = new Array(MAC_SLOTS).fill('');
 
-const HEX_HI = new Uint8Array(256);
-const HEX_LO = new Uint8Array(256);
-for (let i = 0; i < 256; i++) {
-  const h = i.toString(16).padStart(2, '0');
-  HEX_HI[i] = h.charCodeAt(0);
-  HEX_LO[i] = h.charCodeAt(1);
-}
-
 /** "aa:bb:cc:dd:ee:ff" of the 6 bytes at buf[o]; shared string per recently seen MAC. */
 export function macText(buf: Uint8Array, o: number): string {
   const a = buf[o]!;
@@ -92,25 +86,8 @@ export function macText(buf: Uint8Array, o: number): string {
   const key = (a * 256 + b) * 0x100000000 + (c * 0x1000000 + ((d << 16) | (e << 8) | f));
   const slot = (((d << 16) | (e << 8) | f) ^ (c << 4) ^ (b << 8)) & (MAC_SLOTS - 1);
   if (macKeys[slot] === key) return macValues[slot]!;
-  const s = String.fromCharCode(
-    HEX_HI[a]!,
-    HEX_LO[a]!,
-    58,
-    HEX_HI[b]!,
-    HEX_LO[b]!,
-    58,
-    HEX_HI[c]!,
-    HEX_LO[c]!,
-    58,
-    HEX_HI[d]!,
-    HEX_LO[d]!,
-    58,
-    HEX_HI[e]!,
-    HEX_LO[e]!,
-    58,
-    HEX_HI[f]!,
-    HEX_LO[f]!,
-  );
+  const s = readMac(buf, o);
+
   macKeys[slot] = key;
   macValues[slot] = s;
   return s;

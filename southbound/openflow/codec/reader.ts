@@ -141,3 +141,20 @@ export class OfReader {
     }
   }
 }
+
+/**
+ * How many 8-byte-aligned TLVs (16-bit length at offset 2, as actions and instructions are) r
+ * holds from its offset to its end, read from the length fields alone, so a decoder can size its
+ * array once (a pushed-to [] reserves 17 slots). A length below 8 counts once and stops: the
+ * element decoder reports it.
+ */
+export function countTlvs(r: OfReader): number {
+  const buf = r.buf;
+  let count = 0;
+  for (let at = r.offset; r.end - at >= 4; count++) {
+    const len = (buf[at + 2]! << 8) | buf[at + 3]!;
+    if (len < 8) return count + 1;
+    at += len;
+  }
+  return count;
+}
