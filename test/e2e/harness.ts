@@ -146,3 +146,31 @@ export async function startOneNetwork(
     throw err;
   }
 }
+
+/**
+ * Puts endpoint `vm` of network n1 behind security group `sgId`: inbound TCP to `port` only, any
+ * outbound; resolves once applied.
+ */
+export async function protectInboundTcp(
+  e: E2e,
+  sgId: string,
+  vm: { name: string; mac: string },
+  ip: string,
+  port: number,
+): Promise<void> {
+  await e.api.put(`/v1/security-groups/${sgId}`, {
+    tenantId: 't1',
+    name: sgId,
+    rules: [
+      { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: port, portMax: port },
+      { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
+    ],
+  });
+  await e.api.put(`/v1/endpoints/${vm.name}?wait=applied&timeout=20s`, {
+    networkId: 'n1',
+    mac: vm.mac,
+    ips: [ip],
+    ifaceId: vm.name,
+    securityGroupIds: [sgId],
+  });
+}

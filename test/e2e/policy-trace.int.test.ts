@@ -3,7 +3,7 @@ import { cookieFor } from '../../controller/pipeline/cookies.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import { TUNNEL_OFPORT, underlayIp } from '../lab/lab-spec.js';
 import { expectConverged } from './converged.js';
-import { type E2e, startOneNetwork } from './harness.js';
+import { type E2e, protectInboundTcp, startOneNetwork } from './harness.js';
 import { pathOf, traceOn } from './trace.js';
 
 /**
@@ -84,21 +84,7 @@ describe('ofproto/trace explains denied and allowed packets', () => {
   }, 60_000);
 
   it('shows a security group default deny in table INGRESS_SG_CT on the receiver, after conntrack', async () => {
-    await e.api.put('/v1/security-groups/web', {
-      tenantId: 't1',
-      name: 'web',
-      rules: [
-        { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 },
-        { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
-      ],
-    });
-    await e.api.put('/v1/endpoints/s?wait=applied&timeout=20s', {
-      networkId: 'n1',
-      mac: S.mac,
-      ips: [sIp],
-      ifaceId: 's',
-      securityGroupIds: ['web'],
-    });
+    await protectInboundTcp(e, 'web', S, sIp, 8080);
     expect(await e.lab.tcpConnect('c', sIp, 9090, 1500)).toBe(false);
     expect(await e.lab.tcpConnect('c', sIp, 8080, 1500)).toBe(true);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
-import { type E2e, startOneNetwork } from './harness.js';
+import { type E2e, protectInboundTcp, startOneNetwork } from './harness.js';
 
 /**
  * Security groups are stateful, proved with real TCP and ICMP across hypervisors. s (hv2) has a
@@ -32,21 +32,7 @@ const connectFrom = async (vm: string, ip: string, port: number, localPort: numb
 
 beforeAll(async () => {
   e = await startOneNetwork(2, 730, [C, S]);
-  await e.api.put('/v1/security-groups/inbound-8080', {
-    tenantId: 't1',
-    name: 'inbound-8080',
-    rules: [
-      { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 },
-      { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
-    ],
-  });
-  await e.api.put('/v1/endpoints/s?wait=applied&timeout=20s', {
-    networkId: 'n1',
-    mac: S.mac,
-    ips: [sIp],
-    ifaceId: 's',
-    securityGroupIds: ['inbound-8080'],
-  });
+  await protectInboundTcp(e, 'inbound-8080', S, sIp, 8080);
 }, 180_000);
 afterAll(async () => {
   await e?.close();

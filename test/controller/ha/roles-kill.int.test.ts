@@ -12,6 +12,7 @@ import { apiClient } from '../../e2e/api-client.js';
 import { killPid, onExitUndo } from '../../lab/cleanup.js';
 import { type OvsInstance, startOvs } from '../../lab/ovs.js';
 import { type RedisInstance, startRedis } from '../../lab/redis.js';
+import { provisionRed } from './red-network.js';
 
 /**
  * kill -9 of the leader, for real: instance a runs as its own `weft serve` process and is killed
@@ -116,20 +117,7 @@ describe('HA pair, roles mode: kill -9 of the leader process', () => {
     await ovs.vsctl('set-controller', 'br-int', `unix:${join(ovs.dir, 'a-of.sock')}`);
     b = await startB();
     await expect.poll(() => roles(), { timeout: 20_000 }).toEqual(['master', 'slave']);
-    const api = apiClient(b.apiUrl, TOKEN);
-    await api.put('/v1/tenants/red', { name: 'red' });
-    await api.put('/v1/networks/red-net', {
-      tenantId: 'red',
-      name: 'red-net',
-      vni: 100,
-      subnets: ['10.0.0.0/24'],
-    });
-    await api.put('/v1/endpoints/red1?wait=applied&timeout=20s', {
-      networkId: 'red-net',
-      mac: '02:00:00:00:01:01',
-      ips: ['10.0.0.1'],
-      ifaceId: 'red1',
-    });
+    await provisionRed(apiClient(b.apiUrl, TOKEN));
     const before = await flowTable();
     expect(before.some((f) => f.includes('02:00:00:00:01:01'))).toBe(true);
 

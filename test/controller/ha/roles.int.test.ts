@@ -11,6 +11,7 @@ import { addHv1Bridge } from '../../apps/fixtures.js';
 import { apiClient } from '../../e2e/api-client.js';
 import { type OvsInstance, startOvs } from '../../lab/ovs.js';
 import { DURABLE_REDIS, type RedisInstance, startRedis } from '../../lab/redis.js';
+import { provisionRed } from './red-network.js';
 
 /**
  * The HA pair in roles mode, for real: two in-process controllers sharing one redis-server, one
@@ -169,19 +170,7 @@ describe('HA pair, roles mode, real OVS and Redis', () => {
     // A write through the standby goes to Redis; ?wait=applied there waits for the revision the
     // leader publishes once its switches have it.
     const apiB = apiClient(b.apiUrl, TOKEN);
-    await apiB.put('/v1/tenants/red', { name: 'red' });
-    await apiB.put('/v1/networks/red-net', {
-      tenantId: 'red',
-      name: 'red-net',
-      vni: 100,
-      subnets: ['10.0.0.0/24'],
-    });
-    await apiB.put('/v1/endpoints/red1?wait=applied&timeout=20s', {
-      networkId: 'red-net',
-      mac: '02:00:00:00:01:01',
-      ips: ['10.0.0.1'],
-      ifaceId: 'red1',
-    });
+    await provisionRed(apiB);
     const before = await flowTable();
     expect(before.some((f) => f.includes('02:00:00:00:01:01'))).toBe(true);
     // The standby has the same desired state computed, hot.
