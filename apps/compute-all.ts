@@ -1,6 +1,6 @@
 import { checkFlow, type Desired, type DesiredFlow, type DesiredGroup } from '../controller/pipeline/flow.js';
 import { flowKey } from '../controller/reconcile/canonical.js';
-import { chassisUnit, localEndpointUnit, networkUnit, remoteEndpointUnit } from './units.js';
+import { chassisUnit, endpointArpUnit, localEndpointUnit, networkUnit, remoteEndpointUnit } from './units.js';
 import type { DatapathView } from './view.js';
 
 export class DesiredStateConflict extends Error {
@@ -18,9 +18,9 @@ export function computeDatapath(view: DatapathView): Desired {
     parts.push(networkUnit(view, net));
     for (const port of net.local) {
       const rules = port.securityGroupIds.flatMap((id) => view.securityGroups.get(id)?.rules ?? []);
-      parts.push(localEndpointUnit(net, port, rules));
+      parts.push(localEndpointUnit(net, port, rules), endpointArpUnit(net, port));
     }
-    for (const ep of net.remote) parts.push(remoteEndpointUnit(view, net, ep));
+    for (const ep of net.remote) parts.push(remoteEndpointUnit(view, net, ep), endpointArpUnit(net, ep));
   }
   const flows: DesiredFlow[] = [];
   const groups: DesiredGroup[] = [];

@@ -18,11 +18,13 @@ import { vlanNetworkFlows } from './vlan/compute.js';
  * - network unit: what one network needs on one chassis as a whole: the tunnel classifier,
  *   flood groups and flows, VLAN ports, network ACLs. Reads the network's local ports (for flood
  *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
- * - local endpoint unit: an endpoint bound to this chassis: its overlay flows, ARP answers,
- *   port security and security groups.
+ * - local endpoint unit: an endpoint bound to this chassis: its overlay flows, port security and
+ *   security groups.
  * - remote endpoint unit: an endpoint of the network bound elsewhere: the unicast flow into the
- *   tunnel and ARP answers. It reads only the endpoint, the VNI and the chassis's tunnel port and
- *   profile, so chassis alike in those share one computed result.
+ *   tunnel. It reads only the endpoint, the VNI and the chassis's tunnel port and profile, so
+ *   chassis alike in those share one computed result.
+ * - endpoint ARP unit: the ARP answers for an endpoint's addresses, the same on every chassis
+ *   hosting its network (where it is local and where it is remote), so it is computed once.
  */
 
 let pipelineUnit: Desired | undefined;
@@ -49,7 +51,6 @@ export function localEndpointUnit(
 ): Desired {
   const flows: DesiredFlow[] = [];
   localPortFlows(net, port, flows);
-  endpointArpFlows(net, port, flows);
   portSecurityFlows(port, flows);
   portSecurityGroupFlows(port, rules, flows);
   return { flows, groups: [] };
@@ -62,6 +63,14 @@ export function remoteEndpointUnit(
 ): Desired {
   const flows: DesiredFlow[] = [];
   remoteEndpointFlows(dp, net, ep, flows);
+  return { flows, groups: [] };
+}
+
+export function endpointArpUnit(
+  net: Pick<NetworkOnChassis, 'vni'>,
+  ep: { endpointId: string; mac: string; ips: readonly string[] },
+): Desired {
+  const flows: DesiredFlow[] = [];
   endpointArpFlows(net, ep, flows);
   return { flows, groups: [] };
 }

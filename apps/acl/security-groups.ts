@@ -1,4 +1,4 @@
-import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { objectCookie } from '../../controller/pipeline/cookies.js';
 import { apply, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
 import { REG_OUTPORT } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
@@ -81,7 +81,7 @@ export function portSecurityGroupFlows(port: LocalPort, rules: ResolvedRule[], f
 }
 
 function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: DesiredFlow[]): void {
-  const cookie = cookieFor('acl', `sg-port/${port.endpointId}`);
+  const cookie = objectCookie('acl', 'sg-port', port.endpointId);
   const zone = port.ofport & 0xffff;
   const push = (
     tableId: number,

@@ -1,10 +1,10 @@
-import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { objectCookie } from '../../controller/pipeline/cookies.js';
 import { apply, type Desired, type DesiredFlow, output, setField } from '../../controller/pipeline/flow.js';
-import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
+import { frozen, vniMetadataTlv } from '../interned.js';
 import type { DatapathView, NetworkOnChassis } from '../view.js';
 
 const ARP_REQUEST = 1;
@@ -22,8 +22,8 @@ const SHA_TO_THA = move('arp_sha', 'arp_tha', 48);
 const SPA_TO_TPA = move('arp_spa', 'arp_tpa', 32);
 const SET_REPLY = setField('arp_op', ARP_REPLY);
 const BACK_OUT = output(ofpp.IN_PORT);
-const IS_ARP = { field: 'eth_type', value: 0x0806 };
-const IS_REQUEST = { field: 'arp_op', value: ARP_REQUEST };
+const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
+const IS_REQUEST = frozen({ field: 'arp_op', value: ARP_REQUEST });
 
 /**
  * Answers ARP requests for every known endpoint IPv4 address of a network on the chassis where the
@@ -45,8 +45,8 @@ export function endpointArpFlows(
   ep: { endpointId: string; mac: string; ips: readonly string[] },
   flows: DesiredFlow[],
 ): void {
-  const meta = { field: 'metadata', value: metadataForVni(net.vni) };
-  const cookie = cookieFor('arpResponder', `endpoint/${ep.endpointId}`);
+  const meta = vniMetadataTlv.get(net.vni);
+  const cookie = objectCookie('arpResponder', 'endpoint', ep.endpointId);
   for (const ip of ep.ips) {
     if (!isIpv4(ip)) continue;
     flows.push({

@@ -9,16 +9,12 @@ import {
   setField,
 } from '../../controller/pipeline/flow.js';
 import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
-import {
-  metadataForVni,
-  PORT_CLASS,
-  REG_OUTPORT,
-  REG_PORT_CLASS,
-} from '../../controller/pipeline/registers.js';
+import { PORT_CLASS, REG_OUTPORT, REG_PORT_CLASS } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { type Bucket, WATCH_ANY } from '../../southbound/openflow/codec/buckets.js';
 import { OFPP16_IN_PORT, OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
+import { frozen, Interner, vniMetadataTlv } from '../interned.js';
 import { type DatapathCtx, type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
 
 const MULTICAST_BIT = '01:00:00:00:00:00';
@@ -48,13 +44,27 @@ export function compute(view: DatapathView): Desired {
   return { flows, groups };
 }
 
-function localBuckets(net: NetworkOnChassis): Bucket[] {
-  const buckets = net.local.map((p) =>
+// Buckets repeat across networks and chassis (one per port number, one per tunnel destination):
+// shared and frozen (apps/interned.ts).
+const toLocalPort = new Interner((ofport: number) =>
+  frozen(
     bucket([
-      setField(REG_OUTPORT, p.ofport),
+      setField(REG_OUTPORT, ofport),
       { type: 'resubmit', port: OFPP16_IN_PORT, table: TABLE.INGRESS_ACL },
     ]),
-  );
+  ),
+);
+/** `tunnelIp|vni|port`, vni empty when the port implies it. */
+const toRemoteChassis = new Interner((key: string) => {
+  const [tunnelIp, vni, port] = key.split('|') as [string, string, string];
+  const actions = [setField('tun_dst', tunnelIp)];
+  if (vni !== '') actions.push(setField('tun_id', BigInt(vni)));
+  actions.push(output(Number(port)));
+  return frozen(bucket(actions));
+});
+
+function localBuckets(net: NetworkOnChassis): Bucket[] {
+  const buckets = net.local.map((p) => toLocalPort.get(p.ofport));
   for (const v of net.vlanPorts) {
     buckets.push(
       bucket([
@@ -80,21 +90,16 @@ export function computeNetwork(
   const local = localBuckets(net);
   const remote: Bucket[] = [];
   if (tunnelPort !== undefined) {
-    for (const c of net.remoteChassis) {
-      const actions = [setField('tun_dst', c.tunnelIp)];
-      if (view.offload !== 'asap2') actions.push(setField('tun_id', BigInt(net.vni)));
-      actions.push(output(tunnelPort));
-      remote.push(bucket(actions));
-    }
+    const vni = view.offload === 'asap2' ? '' : net.vni;
+    for (const c of net.remoteChassis) remote.push(toRemoteChassis.get(`${c.tunnelIp}|${vni}|${tunnelPort}`));
   }
   groups.push({ groupId: allId, type: 'all', buckets: [...local, ...remote] });
   groups.push({ groupId: localId, type: 'all', buckets: local });
 
   const cookie = cookieFor('flood', `network/${net.networkId}`);
-  const meta = metadataForVni(net.vni);
   const multicast = { field: 'eth_dst', value: MULTICAST_BIT, mask: MULTICAST_BIT };
   const fromTunnel = { field: REG_PORT_CLASS, value: PORT_CLASS.TUNNEL };
-  const metaMatch = { field: 'metadata', value: meta };
+  const metaMatch = vniMetadataTlv.get(net.vni);
   flows.push({
     tableId: TABLE.L2_LOOKUP,
     priority: 60,

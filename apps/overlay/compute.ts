@@ -1,4 +1,4 @@
-import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { cookieFor, objectCookie } from '../../controller/pipeline/cookies.js';
 import {
   apply,
   type Desired,
@@ -17,6 +17,14 @@ import {
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import {
+  frozen,
+  Interner,
+  inPortTlv,
+  internedInstructions,
+  internedMatch,
+  vniMetadataTlv,
+} from '../interned.js';
+import {
   type DatapathCtx,
   type DatapathView,
   type LocalPort,
@@ -25,34 +33,35 @@ import {
   tunnelPortFor,
 } from '../view.js';
 
-// Shared parts: flows are never mutated once built, so one copy serves every flow.
+// Shared parts (apps/interned.ts): flows are never mutated once built, so one copy serves every flow.
 const MARK_LOCAL = apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL));
 const TO_PORT_SECURITY = goto(TABLE.PORT_SECURITY);
 const TO_INGRESS_ACL = goto(TABLE.INGRESS_ACL);
-const perVni = new Map<
-  number,
-  {
-    meta: bigint;
-    metaMatch: { field: string; value: bigint };
-    write: ReturnType<typeof writeMetadata>;
-    tunId: ReturnType<typeof setField>;
-  }
->();
-function vniParts(vni: number) {
-  let p = perVni.get(vni);
-  if (!p) {
-    const meta = metadataForVni(vni);
-    p = {
-      meta,
-      metaMatch: { field: 'metadata', value: meta },
-      write: writeMetadata(meta, METADATA_VNI_MASK),
-      tunId: setField('tun_id', BigInt(vni)),
-    };
-    if (perVni.size > 100_000) perVni.clear();
-    perVni.set(vni, p);
-  }
-  return p;
-}
+const perVni = new Interner((vni: number) => {
+  const meta = metadataForVni(vni);
+  const write = writeMetadata(meta, METADATA_VNI_MASK);
+  return frozen({
+    metaMatch: vniMetadataTlv.get(vni),
+    /** A local port's classify instructions: mark local, join the network, on to port security. */
+    classify: [MARK_LOCAL, write, TO_PORT_SECURITY],
+    tunId: setField('tun_id', BigInt(vni)),
+  });
+}, 100_000);
+const inPortMatch = internedMatch((ofport) => [inPortTlv.get(ofport)]);
+const toPort = internedInstructions((ofport: number) => [
+  apply(setField(REG_OUTPORT, ofport)),
+  TO_INGRESS_ACL,
+]);
+const outPortMatch = internedMatch((ofport) => [{ field: REG_OUTPORT, value: ofport }]);
+const outputTo = internedInstructions((ofport: number) => [apply(output(ofport))]);
+/** Into the tunnel towards one chassis: `tunnelIp|vni|port`, vni empty when the port implies it. */
+const intoTunnel = internedInstructions((key: string) => {
+  const [tunnelIp, vni, port] = key.split('|') as [string, string, string];
+  const actions = [setField('tun_dst', tunnelIp)];
+  if (vni !== '') actions.push(perVni.get(Number(vni)).tunId);
+  actions.push(output(Number(port)));
+  return [apply(...actions)];
+});
 
 /**
  * The overlay: which network a packet belongs to, and where a known MAC lives.
@@ -106,28 +115,28 @@ export function localPortFlows(
   port: LocalPort,
   flows: DesiredFlow[],
 ): void {
-  const v = vniParts(net.vni);
-  const cookie = cookieFor('overlay', `endpoint/${port.endpointId}`);
+  const v = perVni.get(net.vni);
+  const cookie = objectCookie('overlay', 'endpoint', port.endpointId);
   flows.push({
     tableId: TABLE.CLASSIFY,
     priority: 100,
     cookie,
-    match: [{ field: 'in_port', value: port.ofport }],
-    instructions: [MARK_LOCAL, v.write, TO_PORT_SECURITY],
+    match: inPortMatch.get(port.ofport),
+    instructions: v.classify,
   });
   flows.push({
     tableId: TABLE.L2_LOOKUP,
     priority: 100,
     cookie,
     match: [v.metaMatch, { field: 'eth_dst', value: port.mac }],
-    instructions: [apply(setField(REG_OUTPORT, port.ofport)), TO_INGRESS_ACL],
+    instructions: toPort.get(port.ofport),
   });
   flows.push({
     tableId: TABLE.OUTPUT,
     priority: 100,
     cookie,
-    match: [{ field: REG_OUTPORT, value: port.ofport }],
-    instructions: [apply(output(port.ofport))],
+    match: outPortMatch.get(port.ofport),
+    instructions: outputTo.get(port.ofport),
   });
 }
 
@@ -140,15 +149,13 @@ export function remoteEndpointFlows(
 ): void {
   const tunnelPort = tunnelPortFor(view, net.vni);
   if (tunnelPort === undefined) return;
-  const v = vniParts(net.vni);
-  const actions = [setField('tun_dst', ep.tunnelIp)];
-  if (view.offload !== 'asap2') actions.push(v.tunId);
-  actions.push(output(tunnelPort));
+  const v = perVni.get(net.vni);
+  const vni = view.offload === 'asap2' ? '' : net.vni;
   flows.push({
     tableId: TABLE.L2_LOOKUP,
     priority: 100,
-    cookie: cookieFor('overlay', `endpoint/${ep.endpointId}`),
+    cookie: objectCookie('overlay', 'endpoint', ep.endpointId),
     match: [v.metaMatch, { field: 'eth_dst', value: ep.mac }],
-    instructions: [apply(...actions)],
+    instructions: intoTunnel.get(`${ep.tunnelIp}|${vni}|${tunnelPort}`),
   });
 }

@@ -1,8 +1,9 @@
-import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { objectCookie } from '../../controller/pipeline/cookies.js';
 import { type Desired, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
+import { frozen, inPortTlv } from '../interned.js';
 import type { DatapathView, LocalPort } from '../view.js';
 
 const ETH_IP = 0x0800;
@@ -22,13 +23,13 @@ export function compute(view: DatapathView): Desired {
 }
 
 const TO_EGRESS_ACL = [goto(TABLE.EGRESS_ACL)];
-const IS_IP: OxmTlv = { field: 'eth_type', value: ETH_IP };
-const IS_ARP: OxmTlv = { field: 'eth_type', value: ETH_ARP };
-const IS_IPV6: OxmTlv = { field: 'eth_type', value: ETH_IPV6 };
+const IS_IP: OxmTlv = frozen({ field: 'eth_type', value: ETH_IP });
+const IS_ARP: OxmTlv = frozen({ field: 'eth_type', value: ETH_ARP });
+const IS_IPV6: OxmTlv = frozen({ field: 'eth_type', value: ETH_IPV6 });
 
 export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
-  const cookie = cookieFor('portSecurity', `endpoint/${port.endpointId}`);
-  const inPort: OxmTlv = { field: 'in_port', value: port.ofport };
+  const cookie = objectCookie('portSecurity', 'endpoint', port.endpointId);
+  const inPort = inPortTlv.get(port.ofport);
   const pass = (priority: number, match: OxmTlv[]) =>
     flows.push({
       tableId: TABLE.PORT_SECURITY,

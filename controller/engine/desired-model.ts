@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
-import { chassisUnit, localEndpointUnit, networkUnit, remoteEndpointUnit } from '../../apps/units.js';
+import {
+  chassisUnit,
+  endpointArpUnit,
+  localEndpointUnit,
+  networkUnit,
+  remoteEndpointUnit,
+} from '../../apps/units.js';
 import type {
   DatapathCtx,
   LocalPort,
@@ -20,6 +26,7 @@ import {
   ChassisState,
   EMPTY_UNIT,
   NetOnChassis,
+  NO_GROUPS,
   type RemoteEntry,
   RemoteTable,
   type Unit,
@@ -198,7 +205,9 @@ export class DesiredModel {
         } else nc.local.delete(epId);
       }
       for (const [, before, now] of updates.get(nc.table) ?? []) {
+        if (before) removed.push(before.arp);
         if (before && before.chassisId !== c) removed.push(before.unit);
+        if (now) added.push(now.arp);
         if (now && now.chassisId !== c) added.push(now.unit);
       }
       for (const u of removed) st.swap(u, undefined);
@@ -258,7 +267,11 @@ export class DesiredModel {
       chassisId: p.chassisId,
       tunnelIp,
     };
-    return { unit: this.unit(() => remoteEndpointUnit(table.ctx, { vni }, remote)), chassisId: p.chassisId };
+    return {
+      unit: this.unit(() => remoteEndpointUnit(table.ctx, { vni }, remote)),
+      arp: this.unit(() => endpointArpUnit({ vni }, remote)),
+      chassisId: p.chassisId,
+    };
   }
 
   private localUnitOf(epId: string, ofport: number): Unit {
@@ -353,11 +366,14 @@ export class DesiredModel {
   private unit(compute: () => Desired): Unit {
     try {
       const d = compute();
-      const keys = d.flows.map((f) => {
+      const keys = new Array<string>(d.flows.length);
+      for (let i = 0; i < keys.length; i++) {
+        const f = d.flows[i]!;
         checkFlow(f);
-        return flowKey(f);
-      });
-      return { flows: d.flows, keys, groups: d.groups };
+        keys[i] = flowKey(f);
+      }
+      // Most units have no group: one shared empty list instead of one retained per unit.
+      return { flows: d.flows, keys, groups: d.groups.length === 0 ? NO_GROUPS : d.groups };
     } catch (err) {
       this.log?.error({ err: (err as Error).message }, 'a unit of desired state failed to compute');
       return EMPTY_UNIT;

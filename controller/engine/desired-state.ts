@@ -8,10 +8,14 @@ export interface Unit {
   readonly groups: readonly DesiredGroup[];
 }
 
-export const EMPTY_UNIT: Unit = { flows: [], keys: [], groups: [] };
+export const NO_GROUPS: readonly DesiredGroup[] = Object.freeze([]);
+export const EMPTY_UNIT: Unit = { flows: [], keys: [], groups: NO_GROUPS };
 
 export interface RemoteEntry {
+  /** Seen by every chassis hosting the network except the endpoint's own (the tunnel unicast). */
   unit: Unit;
+  /** Seen by every chassis hosting the network, its own included (the ARP answers). */
+  arp: Unit;
   /** Where the endpoint is bound: the chassis that must not see it as remote. */
   chassisId: string;
 }
@@ -19,7 +23,7 @@ export interface RemoteEntry {
 /**
  * The remote-endpoint units of one network, shared by every chassis that reaches the tunnel the
  * same way (same tunnel port and profile): one entry per bound endpoint of the network. A
- * chassis sees every entry except those bound to itself.
+ * chassis sees every entry's ARP unit, and the remote unit of every entry not bound to itself.
  */
 export class RemoteTable {
   readonly entries = new Map<string, RemoteEntry>();
@@ -79,7 +83,10 @@ export class ChassisState implements ChassisDesired {
     for (const nc of this.nets.values()) {
       unit(nc.unit);
       for (const u of nc.local.values()) unit(u);
-      for (const e of nc.table.entries.values()) if (e.chassisId !== this.chassisId) unit(e.unit);
+      for (const e of nc.table.entries.values()) {
+        unit(e.arp);
+        if (e.chassisId !== this.chassisId) unit(e.unit);
+      }
     }
   }
 
@@ -115,15 +122,19 @@ export class ChassisState implements ChassisDesired {
   dropNetwork(nc: NetOnChassis): void {
     this.swap(nc.unit, undefined);
     for (const u of nc.local.values()) this.swap(u, undefined);
-    for (const e of nc.table.entries.values())
+    for (const e of nc.table.entries.values()) {
+      this.swap(e.arp, undefined);
       if (e.chassisId !== this.chassisId) this.swap(e.unit, undefined);
+    }
   }
 
   addNetwork(nc: NetOnChassis): void {
     this.swap(undefined, nc.unit);
     for (const u of nc.local.values()) this.swap(undefined, u);
-    for (const e of nc.table.entries.values())
+    for (const e of nc.table.entries.values()) {
+      this.swap(undefined, e.arp);
       if (e.chassisId !== this.chassisId) this.swap(undefined, e.unit);
+    }
   }
 
   /**

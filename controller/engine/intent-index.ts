@@ -100,7 +100,8 @@ export class IntentIndex {
   readonly sgReferrers = new Map<string, Set<string>>();
   readonly dirty = new Dirty();
   private bindings = new Map<string, Placement>();
-  private readonly endpointsByIface = new Map<string, Set<string>>();
+  /** iface-id -> the endpoint naming it (a Set only when several do: an operator's mistake). */
+  private readonly endpointsByIface = new Map<string, string | Set<string>>();
   private readonly portSigs = new Map<string, string>();
 
   load(intent: IntentView, facts: ChassisFacts): void {
@@ -114,7 +115,8 @@ export class IntentIndex {
       this.ports.set(id, p);
       this.portSigs.set(id, portsSignature(p));
     }
-    for (const ep of intent.endpoints) this.putEndpoint(ep);
+    // Every network is rebuilt in full, so no endpoint needs marking.
+    for (const ep of intent.endpoints) this.putEndpoint(ep, true, false);
     for (const n of this.networks.keys()) this.dirty.networks.add(n);
   }
 
@@ -174,8 +176,11 @@ export class IntentIndex {
     }
     for (const iface of this.bindings.keys()) if (!facts.bindings.has(iface)) changedIfaces.push(iface);
     this.bindings = new Map(facts.bindings);
-    for (const iface of changedIfaces)
-      for (const id of this.endpointsByIface.get(iface) ?? []) this.replace(id);
+    for (const iface of changedIfaces) {
+      const ids = this.endpointsByIface.get(iface);
+      if (typeof ids === 'string') this.replace(ids);
+      else for (const id of ids ?? []) this.replace(id);
+    }
 
     const ids = new Set([...facts.ports.keys(), ...this.ports.keys()]);
     for (const id of ids) {
@@ -251,7 +256,7 @@ export class IntentIndex {
 
   private place(ep: Endpoint, p: Placement | undefined): void {
     if (!p) return;
-    this.placement.set(ep.id, { chassisId: p.chassisId, ofport: p.ofport });
+    this.placement.set(ep.id, p); // the facts' own record: sources never mutate one they handed over
     const byChassis = entry(this.members, ep.networkId, () => new Map<string, Set<string>>());
     entry(byChassis, p.chassisId, () => new Set<string>()).add(ep.id);
   }
@@ -266,11 +271,15 @@ export class IntentIndex {
     if (byChassis?.size === 0) this.members.delete(ep.networkId);
   }
 
-  private putEndpoint(ep: Endpoint, groupsChanged = true): void {
+  private putEndpoint(ep: Endpoint, groupsChanged = true, markDirty = true): void {
     this.endpoints.set(ep.id, ep);
-    addTo(this.endpointsByIface, ep.ifaceId, ep.id);
+    const byIface = this.endpointsByIface.get(ep.ifaceId);
+    if (byIface === undefined) this.endpointsByIface.set(ep.ifaceId, ep.id);
+    else if (typeof byIface === 'string') {
+      if (byIface !== ep.id) this.endpointsByIface.set(ep.ifaceId, new Set([byIface, ep.id]));
+    } else byIface.add(ep.id);
     this.place(ep, this.placeOf(ep));
-    addTo(this.dirty.endpoints, ep.networkId, ep.id);
+    if (markDirty) addTo(this.dirty.endpoints, ep.networkId, ep.id);
     for (const sg of ep.securityGroupIds) {
       addTo(this.sgMembers, sg, ep.id);
       if (groupsChanged) this.membersChanged(sg);
@@ -280,8 +289,11 @@ export class IntentIndex {
   private removeEndpoint(ep: Endpoint, groupsChanged = true): void {
     this.endpoints.delete(ep.id);
     const byIface = this.endpointsByIface.get(ep.ifaceId);
-    byIface?.delete(ep.id);
-    if (byIface?.size === 0) this.endpointsByIface.delete(ep.ifaceId);
+    if (byIface === ep.id) this.endpointsByIface.delete(ep.ifaceId);
+    else if (typeof byIface === 'object') {
+      byIface.delete(ep.id);
+      if (byIface.size === 1) this.endpointsByIface.set(ep.ifaceId, [...byIface][0]!);
+    }
     this.unplace(ep, this.placement.get(ep.id));
     addTo(this.dirty.endpoints, ep.networkId, ep.id);
     for (const sg of ep.securityGroupIds) {

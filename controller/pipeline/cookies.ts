@@ -23,8 +23,10 @@ export const APP = {
 } as const;
 export type AppName = keyof typeof APP;
 
-export function fnv1a32(text: string): number {
-  let h = 0x811c9dc5;
+const FNV_OFFSET = 0x811c9dc5;
+
+/** FNV-1a over `text`, continuing from `h` (FNV is streaming: hash(a + b) = fnvFrom(hash(a), b)). */
+function fnvFrom(h: number, text: string): number {
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
@@ -32,8 +34,31 @@ export function fnv1a32(text: string): number {
   return h >>> 0;
 }
 
+export function fnv1a32(text: string): number {
+  return fnvFrom(FNV_OFFSET, text);
+}
+
+/** Tag and app id of each app's cookies, computed once (a bigint operation allocates). */
+const APP_BASE = new Map<string, bigint>(
+  Object.entries(APP).map(([name, id]) => [name, OWNER_VALUE | (BigInt(id) << 48n)]),
+);
+const KIND_HASH = new Map<string, number>();
+
 export function cookieFor(app: AppName, objectKey: string): bigint {
-  return OWNER_VALUE | (BigInt(APP[app]) << 48n) | BigInt(fnv1a32(objectKey));
+  return APP_BASE.get(app)! | BigInt(fnv1a32(objectKey));
+}
+
+/**
+ * cookieFor(app, `${kind}/${id}`) without building the string: apps call this once per endpoint
+ * per app, 100,000s of times in a full recompute.
+ */
+export function objectCookie(app: AppName, kind: string, id: string): bigint {
+  let h = KIND_HASH.get(kind);
+  if (h === undefined) {
+    h = fnvFrom(FNV_OFFSET, `${kind}/`);
+    KIND_HASH.set(kind, h);
+  }
+  return APP_BASE.get(app)! | BigInt(fnvFrom(h, id));
 }
 
 export const isOwned = (cookie: bigint): boolean => (cookie & OWNER_MASK) === OWNER_VALUE;

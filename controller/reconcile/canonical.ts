@@ -77,7 +77,20 @@ export function isAllOnes(field: string, mask: OxmValue): boolean {
   }
 }
 
+/** Texts of frozen (shared) match fields, printed once: most flows share a metadata or in_port field. */
+const frozenTlvTexts = new WeakMap<OxmTlv, string>();
+
 export function tlvText(t: OxmTlv): string {
+  if (!Object.isFrozen(t)) return printTlv(t);
+  let text = frozenTlvTexts.get(t);
+  if (text === undefined) {
+    text = printTlv(t);
+    frozenTlvTexts.set(t, text);
+  }
+  return text;
+}
+
+function printTlv(t: OxmTlv): string {
   const base = `${canonicalField(t.field)}=${valueText(t.value)}`;
   return t.mask === undefined || isAllOnes(t.field, t.mask) ? base : `${base}/${valueText(t.mask)}`;
 }
@@ -117,8 +130,23 @@ function prefixOf(tableId: number, priority: number): string {
  * reconnect looks up 100k of them).
  */
 export function flowKey(f: { tableId: number; priority: number; match: Match }): string {
-  const prefix = prefixOf(f.tableId, f.priority);
   const m = f.match;
+  // A frozen match list is shared by many flows (apps/interned.ts): keyed once.
+  if (Object.isFrozen(m)) {
+    const known = frozenMatchKeys.get(m);
+    if (known !== undefined && known.tableId === f.tableId && known.priority === f.priority) return known.key;
+    const key = printFlowKey(f.tableId, f.priority, m);
+    frozenMatchKeys.set(m, { tableId: f.tableId, priority: f.priority, key });
+    return key;
+  }
+  return printFlowKey(f.tableId, f.priority, m);
+}
+
+/** Keys of frozen (shared, immutable) match lists; weak, so a list no flow holds any more goes. */
+const frozenMatchKeys = new WeakMap<Match, { tableId: number; priority: number; key: string }>();
+
+function printFlowKey(tableId: number, priority: number, m: Match): string {
+  const prefix = prefixOf(tableId, priority);
   const n = m.length;
   if (n === 0) return `${prefix},`;
   if (n === 1) return [prefix, tlvText(m[0]!)].join(',');
