@@ -11,7 +11,7 @@ import { registerOpenApi } from './plugins/openapi.js';
 import { requestIdOf } from './request-id.js';
 import { healthRoutes } from './routes/health.js';
 import { v1Routes } from './routes/v1.js';
-import { emptyStatus, type Readiness, type StatusProvider } from './status.js';
+import { emptyStatus, type Readiness, readinessWithin, type StatusProvider } from './status.js';
 
 export interface AppDeps {
   intents: IntentService;
@@ -24,6 +24,8 @@ export interface AppDeps {
   statusProvider?: StatusProvider;
   /** Checks for /readyz; defaults to the intent store's health. */
   readiness?: Readiness;
+  /** How long /readyz and /v1/status wait for the readiness checks (default READINESS_TIMEOUT_MS). */
+  readinessTimeoutMs?: number;
   /** Request body limit in bytes (default 1 MiB). */
   bodyLimit?: number;
   /** Version shown in the OpenAPI document. */
@@ -50,7 +52,10 @@ export async function buildApp(deps: AppDeps): Promise<WeftApp> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const status = deps.statusProvider ?? emptyStatus;
-  const readiness = deps.readiness ?? defaultReadiness(deps.intents, deps.statusProvider);
+  const readiness = readinessWithin(
+    deps.readiness ?? defaultReadiness(deps.intents, deps.statusProvider),
+    deps.readinessTimeoutMs,
+  );
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);

@@ -71,6 +71,42 @@ export interface ReadinessCheck {
 export type Readiness = () => Promise<ReadinessCheck[]>;
 
 /**
+ * How long /readyz and /v1/status wait for the readiness checks. A store that went silent (a
+ * network partition: no RST, so a PING waits for the client's command timeout, 5 s for Redis)
+ * would otherwise leave both unanswered for that long: keepalived's check (curl, 1 s) and an
+ * operator asking a cut-off instance what it is doing would get nothing at all.
+ */
+export const READINESS_TIMEOUT_MS = 800;
+
+/**
+ * `readiness`, answering within `timeoutMs`: when the checks are late, a failed 'store' check
+ * saying so (the store's health is the only check that waits on I/O). Rejections pass through.
+ */
+export const readinessWithin =
+  (readiness: Readiness, timeoutMs = READINESS_TIMEOUT_MS): Readiness =>
+  async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<ReadinessCheck[]>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve([
+            {
+              name: 'store',
+              ok: false,
+              detail: `the readiness checks did not answer within ${timeoutMs} ms (store unreachable?)`,
+            },
+          ]),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([readiness(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+/**
  * The readiness `weft serve` should pass: the store answers (`Store.healthy()`), and when HA
  * reports a role, it is known (leader or standby).
  */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { LeaseHolder, RedisLease } from './lease.js';
+import { type LeaseHolder, parseLeaseValue, type RedisLease } from './lease.js';
 
 export type LeadershipRole = 'follower' | 'leader';
 
@@ -14,7 +14,7 @@ export interface LeadershipEvents {
 export interface LeadershipOptions {
   /** How far before the lease could expire (by the local clock) a leader that cannot renew steps down; default max(ttl/10, 100 ms). */
   safetyMarginMs?: number;
-  /** How often a follower tries to take the lease; default min(ttl/4, 50 ms). */
+  /** How often a follower tries to take the lease; default min(ttl/4, 25 ms). */
   retryMs?: number;
   /**
    * Take over without waiting for expiry when the leader's lease connection has vanished from
@@ -76,7 +76,8 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     if (this.marginMs >= ttl)
       throw new Error(`safety margin ${this.marginMs} ms must be below the lease ttl ${ttl} ms`);
     // A follower polls often: a dead leader is noticed (its connection gone) at the next poll.
-    this.retryMs = opts.retryMs ?? Math.max(25, Math.min(50, Math.floor(ttl / 4)));
+    // Each poll is one or two Redis round trips (try to acquire; CLIENT LIST while someone holds it).
+    this.retryMs = opts.retryMs ?? Math.max(10, Math.min(25, Math.floor(ttl / 4)));
     this.fastTakeover = opts.fastTakeover ?? true;
     this.renewMs = Math.max(25, Math.floor(ttl / 3));
     this.now = opts.now ?? Date.now;
@@ -180,30 +181,36 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     this.loop(this.roleNow === 'leader' ? this.renewMs : this.retryMs);
   }
 
+  /**
+   * One attempt: take the lease if free; if held, note the holder from the same answer and, when
+   * its lease connection is gone from Redis (the process died), replace its lease in one write.
+   */
   private async tryAcquire(): Promise<void> {
     if (this.now() < this.holdOffUntil) return;
     const epoch = this.epoch;
     const started = this.now();
     try {
-      const term = await this.lease.acquire();
+      let r = await this.lease.tryAcquire();
       this.noteReachable(true);
+      if (r.term === undefined && r.holderValue !== undefined && this.fastTakeover && !this.stopped) {
+        if (epoch === this.epoch && (await this.lease.isHolderGone(r.holderValue))) {
+          this.log.warn(
+            { instance: this.instanceId, deadLeader: parseLeaseValue(r.holderValue)?.instanceId },
+            "the leader's Redis connection is gone: taking its lease over",
+          );
+          r = await this.lease.tryAcquire(r.holderValue);
+        }
+      }
       if (this.stopped || epoch !== this.epoch) {
-        if (term) await this.lease.release().catch(() => false);
+        if (r.term) await this.lease.release().catch(() => false);
         return;
       }
-      if (term === undefined) {
-        if (this.fastTakeover && (await this.lease.breakIfHolderGone().catch(() => false))) {
-          this.log.warn(
-            { instance: this.instanceId, deadLeader: this.leaderSeen?.instanceId },
-            "the leader's Redis connection is gone: its lease is broken, taking over",
-          );
-          return this.tryAcquire();
-        }
-        this.leaderSeen = await this.lease.holder().catch(() => this.leaderSeen);
+      if (r.term === undefined) {
+        this.leaderSeen = parseLeaseValue(r.holderValue ?? null);
         this.highestTerm = Math.max(this.highestTerm, this.leaderSeen?.term ?? 0);
         return;
       }
-      this.promote(term, started);
+      this.promote(r.term, started);
     } catch (err) {
       this.noteReachable(false, err as Error);
     }

@@ -12,9 +12,19 @@ import { Redis, type RedisOptions } from 'ioredis';
  * again if Redis lost it, e.g. no AOF): terms stay above any generation a switch has already seen.
  */
 
-/** KEYS: lease, term counter. ARGV: holder prefix "<id> <nonce>", ttl ms. Returns the term or 0. */
+/**
+ * KEYS: lease, term counter. ARGV: holder prefix "<id> <nonce>", ttl ms, and optionally the value
+ * of a holder known to be dead, whose lease is replaced. Returns the new term, or the current
+ * holder's value (a string) when someone else holds it: a follower learns who leads in the same
+ * round trip, and a takeover from a dead holder is one write (one AOF fsync), not a release and
+ * an acquire.
+ */
 const ACQUIRE_LUA = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  if ARGV[3] == nil or cur ~= ARGV[3] then return cur end
+  redis.call('DEL', KEYS[1])
+end
 if redis.call('EXISTS', KEYS[2]) == 0 then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
@@ -142,14 +152,24 @@ export class RedisLease {
 
   /** Tries to take the lease; resolves with the new term, or undefined when someone holds it. Throws if Redis fails. */
   async acquire(): Promise<number | undefined> {
+    return (await this.tryAcquire()).term;
+  }
+
+  /**
+   * Tries to take the lease (replacing `deadHolderValue` if that is what Redis holds): the new
+   * term, or the current holder's raw value when someone else holds it. Throws if Redis fails.
+   */
+  async tryAcquire(deadHolderValue?: string): Promise<{ term?: number; holderValue?: string }> {
     const prefix = `${this.opts.instanceId} ${randomBytes(6).toString('hex')}`;
-    const term = Number(
-      await this.call('weftLeaseAcquire', this.keys.lease, this.keys.term, prefix, this.opts.ttlMs),
-    );
-    if (!term) return undefined;
+    const args: Array<string | number> = [this.keys.lease, this.keys.term, prefix, this.opts.ttlMs];
+    if (deadHolderValue !== undefined) args.push(deadHolderValue);
+    const r = await this.call('weftLeaseAcquire', ...args);
+    if (typeof r === 'string' || Buffer.isBuffer(r)) return { holderValue: String(r) };
+    const term = Number(r);
+    if (!term) return {};
     this.held = `${prefix} ${term}`;
     this.heldTerm = term;
-    return term;
+    return { term };
   }
 
   /** Extends our lease by ttl; false when it is no longer ours (expired, taken). Throws if Redis fails. */
@@ -187,6 +207,15 @@ export class RedisLease {
    */
   async breakIfHolderGone(): Promise<boolean> {
     const value = await this.redis.get(this.keys.lease);
+    if (value === null || !(await this.isHolderGone(value))) return false;
+    return Number(await this.call('weftLeaseRelease', this.keys.lease, this.keys.released, value)) === 1;
+  }
+
+  /**
+   * Whether the holder whose lease value this is has no lease connection in Redis any more (its
+   * process died). Never true for our own lease or an unparsable value; false if Redis fails.
+   */
+  async isHolderGone(value: string): Promise<boolean> {
     const holder = parseLeaseValue(value);
     if (!holder || holder.instanceId === this.opts.instanceId) return false;
     let clients: string;
@@ -196,8 +225,7 @@ export class RedisLease {
       return false;
     }
     const name = `name=${this.connectionNameOf(holder.instanceId)} `;
-    if (clients.split('\n').some((line) => `${line} `.includes(name))) return false;
-    return Number(await this.call('weftLeaseRelease', this.keys.lease, this.keys.released, value!)) === 1;
+    return !clients.split('\n').some((line) => `${line} `.includes(name));
   }
 
   /** The last term handed out (0 if none). Throws if Redis fails. */

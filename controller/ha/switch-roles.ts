@@ -66,18 +66,23 @@ export class SwitchRoles {
     const epoch = ++this.activating;
     const switches = this.registry.list();
     const started = performance.now();
-    await Promise.all(switches.map((sw) => this.request(sw, 'master', term)));
+    const granted = await Promise.all(switches.map((sw) => this.request(sw, 'master', term)));
     if (epoch !== this.activating || !this.leadership.isLeader || this.leadership.term !== term) return;
     this.writers.setActive(true);
-    this.log.info(
-      {
-        instance: this.leadership.instanceId,
-        term,
-        switches: switches.length,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-      },
-      'MASTER on every switch; engine active',
-    );
+    const fields = {
+      instance: this.leadership.instanceId,
+      term,
+      switches: switches.length,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    };
+    // Failover figures are read from this line: it claims every switch only when each one answered.
+    const unconfirmed = switches.filter((_, i) => !granted[i]).map((sw) => sw.dpid);
+    if (unconfirmed.length === 0) this.log.info(fields, 'MASTER on every switch; engine active');
+    else
+      this.log.warn(
+        { ...fields, unconfirmed },
+        `MASTER not confirmed by ${unconfirmed.length} of ${switches.length} switches; engine active anyway (its writes queue behind the ROLE_REQUEST)`,
+      );
   }
 
   private async becomeFollower(term: number, reason: string): Promise<void> {
@@ -85,12 +90,15 @@ export class SwitchRoles {
     this.writers.setActive(false); // first: nothing more leaves this instance
     const gen = Math.max(term, await this.slaveTerm());
     if (epoch !== this.activating) return; // leading again meanwhile
-    await Promise.all(
-      this.registry.list().map(async (sw) => {
-        if (!(await this.request(sw, 'slave', gen))) await this.ensureSlave(sw);
-      }),
+    const switches = this.registry.list();
+    const granted = await Promise.all(
+      switches.map(async (sw) => (await this.request(sw, 'slave', gen)) || (await this.ensureSlave(sw))),
     );
-    this.log.info({ instance: this.leadership.instanceId, term, reason }, 'SLAVE on every switch');
+    if (epoch !== this.activating) return; // leading again meanwhile: not SLAVE anywhere
+    const unconfirmed = switches.filter((_, i) => !granted[i]).map((sw) => sw.dpid);
+    const fields = { instance: this.leadership.instanceId, term, reason };
+    if (unconfirmed.length === 0) this.log.info(fields, 'SLAVE on every switch');
+    else this.log.warn({ ...fields, unconfirmed }, 'SLAVE not confirmed by every switch (disconnected)');
   }
 
   private onRole(sw: SwitchSession, change: RoleChange): void {
@@ -119,14 +127,14 @@ export class SwitchRoles {
    * SLAVE until the switch grants it, we lead, or the switch goes. A SLAVE request is refused as
    * STALE when its generation is older than one the switch saw: a standby that came up before
    * Redis answered only knows term 0. Left as it is, the switch would keep this instance EQUAL,
-   * free to write, so it retries with the term re-read, backing off up to 2 s.
+   * free to write, so it retries with the term re-read, backing off up to 2 s. True once granted.
    */
-  private async ensureSlave(sw: SwitchSession): Promise<void> {
+  private async ensureSlave(sw: SwitchSession): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
-      if (this.leadership.isLeader || sw.state !== 'up') return;
+      if (this.leadership.isLeader || sw.state !== 'up') return false;
       const gen = await this.slaveTerm();
-      if (this.leadership.isLeader) return;
-      if (await this.request(sw, 'slave', gen)) return;
+      if (this.leadership.isLeader) return false;
+      if (await this.request(sw, 'slave', gen)) return true;
       await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** attempt)).unref());
     }
   }

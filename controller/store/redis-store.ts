@@ -104,7 +104,10 @@ export class RedisStore implements Store {
     if (msg.startsWith('WEFTCONFLICT')) return new StoreError('conflict', msg.slice('WEFTCONFLICT '.length));
     if (msg.startsWith('WEFTINVALID')) return new StoreError('invalid', msg.slice('WEFTINVALID '.length));
     if (this.closed) return new StoreError('closed', `store ${this.description} is closed`);
-    return new StoreError('unavailable', `Redis at ${this.description} unavailable during ${what}: ${msg}`);
+    return new StoreError(
+      'unavailable',
+      `Redis at ${this.description} unavailable during ${what}: ${plainReason(msg)}`,
+    );
   }
 
   private usable(): void {
@@ -291,4 +294,13 @@ export class RedisStore implements Store {
 function toChange([id, fields]: [string, string[]]): Change {
   const json = fields[fields.indexOf('c') + 1] ?? '[]';
   return { revision: Number(id.slice(0, id.indexOf('-'))), ops: JSON.parse(json) as Op[] };
+}
+
+/** ioredis's wording for a connection that is down, in the words an operator expects. */
+export function plainReason(msg: string): string {
+  if (/Stream isn't writeable|Connection is closed|enableOfflineQueue/i.test(msg))
+    return 'the connection to Redis is down (weft keeps reconnecting)';
+  if (/ECONNREFUSED/.test(msg)) return 'connection refused (is redis-server running?)';
+  if (/ETIMEDOUT|Command timed out/i.test(msg)) return 'Redis did not answer in time';
+  return msg;
 }

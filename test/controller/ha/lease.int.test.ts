@@ -121,6 +121,31 @@ describe('RedisLease', () => {
     expect(await b.acquire()).toBe(ta! + 1);
   });
 
+  it('tells a contender who holds the lease, and replaces only the exact dead holder in one step', async () => {
+    const prefix = 'takeover:';
+    const a = lease('a', 60_000, prefix);
+    const b = lease('b', 60_000, prefix);
+    const c = lease('c', 60_000, prefix);
+    await Promise.all([a.ready(), b.ready(), c.ready()]);
+    const ta = (await a.tryAcquire()).term!;
+    const seen = await b.tryAcquire();
+    expect(seen.term).toBeUndefined();
+    expect(parseLeaseValue(seen.holderValue ?? null)).toEqual({ instanceId: 'a', term: ta });
+    // A stale or forged value replaces nothing; a live holder is never reported gone.
+    expect(await b.tryAcquire('a forged 1')).toEqual({ holderValue: seen.holderValue });
+    expect(await b.isHolderGone(seen.holderValue!)).toBe(false);
+    expect(await a.isHolderGone(seen.holderValue!)).toBe(false); // never our own
+    a.close();
+    await expect.poll(() => b.isHolderGone(seen.holderValue!), { timeout: 2000, interval: 20 }).toBe(true);
+    // c took over first: b's takeover of a's (no longer current) value must fail and name c.
+    const tc = (await c.tryAcquire(seen.holderValue)).term;
+    expect(tc).toBe(ta + 1);
+    const late = await b.tryAcquire(seen.holderValue);
+    expect(late.term).toBeUndefined();
+    expect(parseLeaseValue(late.holderValue ?? null)).toEqual({ instanceId: 'c', term: tc });
+    expect(await c.renew()).toBe(true);
+  });
+
   it('refuses bad settings and reports an unreachable Redis as an error, not as "not held"', async () => {
     expect(() => lease('has space')).toThrow(/must not contain spaces/);
     expect(() => lease('x', 10)).toThrow(/ttl 10 ms < 100/);
