@@ -66,6 +66,7 @@ async function benchMode(mode: HaMode): Promise<boolean> {
     const target = TARGET_MS[mode];
     const timeMet = Math.max(...fail) <= target;
     const t = pair.ha.timers;
+    const weftPart = results.map((r) => r.grantedMs - r.exitMs);
     console.log(
       [
         `HA ${mode} mode, ${results.length} of ${ROUNDS} rounds of kill -9 of the leader completed${failed ? ' (NOT met: a round failed, see above)' : ''}:`,
@@ -85,6 +86,12 @@ async function benchMode(mode: HaMode): Promise<boolean> {
               )}, max ${sec(Math.max(...results.map((r) => r.grantedMs)))}`
             : ''
         }`,
+        `  the killed process was gone (kernel teardown; until then its connections look alive) p50 ${sec(
+          pct(
+            results.map((r) => r.exitMs),
+            0.5,
+          ),
+        )}, max ${sec(Math.max(...results.map((r) => r.exitMs)))}${mode === 'roles' ? `; from there to every ROLE_REPLY (weft's own part) p50 ${sec(pct(weftPart, 0.5))}, max ${sec(Math.max(...weftPart))}` : ''}`,
         `  packets lost: ${lost} of ${sent} (target 0: ${lost === 0 ? 'met' : 'NOT met'}); max MASTERs on one bridge ${Math.max(...results.map((r) => r.maxMasters))}; writes kept ${results.filter((r) => r.writeKept).length}/${results.length}; rounds with changed tables ${results.filter((r) => r.tablesChanged.length).length}; rounds whose restarted standby stayed EQUAL on a bridge (product bug) ${results.filter((r) => r.standbyNotSlave).length}`,
         `  resolution: one /v1/status poll p50 ${pct(polls, 0.5).toFixed(0)} ms`,
         `  lease TTL ${LEASE_TTL_MS} ms (fast takeover when the holder's Redis connection is gone); keepalived advert_int ${t.advertIntS} s, check interval ${t.checkIntervalS} s, fall ${t.checkFall}, rise ${t.checkRise}, master down ${masterDownIntervalS(t, 100).toFixed(2)} s; OVS max_backoff set by weft, inactivity_probe default`,

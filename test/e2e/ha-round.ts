@@ -138,6 +138,8 @@ export interface RoundResult {
   newLeader: string;
   /** kill -9 -> the other instance's /v1/status says every switch granted it MASTER (sampled; the answer's arrival). */
   failoverMs: number;
+  /** kill -9 -> the killed process was gone (its parent saw it exit: memory freed, sockets closed). */
+  exitMs: number;
   /** kill -9 -> the new leader logged 'became leader' (won the lease). */
   electedMs: number;
   /** kill -9 -> the new leader logged that every switch granted it MASTER (ROLE_REPLY received). */
@@ -239,6 +241,9 @@ export async function failoverRound(
   let standbyNotSlave = 0;
   const proc = pair.weft.get(leader);
   silenced = leader;
+  // The kernel frees a killed process's memory before it closes its sockets: until then Redis and
+  // the switches still see it connected. Timed apart, so the figures say what is weft's part.
+  const goneAt = proc?.exited.then(() => performance.now());
   await proc?.kill9();
   try {
     await until('every bridge has a MASTER again', 30_000, async () => recoveredAt !== undefined);
@@ -274,6 +279,7 @@ export async function failoverRound(
     killed: leader,
     newLeader,
     failoverMs: (recoveredAt ?? Number.NaN) - t0,
+    exitMs: ((await goneAt) ?? Number.NaN) - t0,
     ...(await leaderLogTimes(pair.weft.get(newLeader)?.log, t0Wall)),
     maxMasters,
     twoMasters,
