@@ -26,7 +26,10 @@ export function statusProvider(
         const dpid = sw.dpid;
         if (!dpid) return [];
         const s = byDpid.get(dpid);
-        const role = sw.role === 'nochange' ? 'unknown' : sw.role;
+        let role: 'master' | 'slave' | 'equal' | 'unknown' = sw.role === 'nochange' ? 'unknown' : sw.role;
+        // A standby never holds MASTER on purpose: its SLAVE request is still unanswered (a
+        // silent link), so what the switch holds now is not known.
+        if (role === 'master' && ha && ha.status().role !== 'leader') role = 'unknown';
         return [
           {
             datapathId: dpid,
