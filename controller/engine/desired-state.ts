@@ -120,6 +120,7 @@ export class ChassisState implements ChassisDesired {
 
   /** Everything a network contributes here, as removed (it left, or is rebuilt). */
   dropNetwork(nc: NetOnChassis): void {
+    if (this.full) return; // nothing is recorded before the first handover (see swap)
     this.swap(nc.unit, undefined);
     for (const u of nc.local.values()) this.swap(u, undefined);
     for (const e of nc.table.entries.values()) {
@@ -129,6 +130,7 @@ export class ChassisState implements ChassisDesired {
   }
 
   addNetwork(nc: NetOnChassis): void {
+    if (this.full) return;
     this.swap(undefined, nc.unit);
     for (const u of nc.local.values()) this.swap(undefined, u);
     for (const e of nc.table.entries.values()) {

@@ -48,13 +48,20 @@ export function checkFlow(f: DesiredFlow): void {
       throw new PipelineViolation(`table ${decl.name} (${decl.id}) does not allow a match on ${t.field}`);
     }
   }
+  // A frozen instruction list (shared by many flows, apps/interned.ts) is checked once per table.
+  const frozen = Object.isFrozen(f.instructions);
+  if (frozen && checkedInstructions.get(f.instructions) === decl.id) return;
   for (const ins of f.instructions) {
     if (ins.type === 'goto_table') checkNext(decl.id, decl.name, decl.next, ins.tableId);
     if (ins.type === 'apply_actions' || ins.type === 'write_actions') {
       for (const a of ins.actions) checkAction(decl.id, decl.name, decl.next, a);
     }
   }
+  if (frozen) checkedInstructions.set(f.instructions, decl.id);
 }
+
+/** Frozen instruction lists already found valid, with the table they were checked for. */
+const checkedInstructions = new WeakMap<readonly Instruction[], number>();
 
 function checkAction(id: number, name: string, next: readonly number[], a: Action): void {
   if (a.type === 'resubmit') checkNext(id, name, next, a.table);

@@ -178,6 +178,20 @@ describe('computeDatapath', () => {
       checkFlow({ ...bad, match: [], instructions: [{ type: 'goto_table', tableId: 0 }] }),
     ).toThrow(/may not continue to table 0/);
   });
+
+  it('checks a shared (frozen) instruction list again in every other table it is used in', () => {
+    const toL2 = Object.freeze([Object.freeze({ type: 'goto_table' as const, tableId: TABLE.L2_LOOKUP })]);
+    const flow = (tableId: number): DesiredFlow => ({
+      tableId: tableId as DesiredFlow['tableId'],
+      priority: 1,
+      cookie: 0n,
+      match: [],
+      instructions: toL2 as unknown as DesiredFlow['instructions'],
+    });
+    expect(() => checkFlow(flow(TABLE.CLASSIFY))).not.toThrow();
+    expect(() => checkFlow(flow(TABLE.CLASSIFY))).not.toThrow(); // remembered
+    expect(() => checkFlow(flow(TABLE.OUTPUT))).toThrow(PipelineViolation);
+  });
 });
 
 describe('offload report', () => {
