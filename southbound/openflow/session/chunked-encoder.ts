@@ -14,7 +14,9 @@ export function* encodeChunks(
   firstXid: number,
   withXid: (m: OfpMessage, xid: number) => OfpMessage,
 ): Generator<Buffer> {
-  let w = new OfWriter(CHUNK_BYTES + 4096);
+  // Sized for the messages at hand (it grows if needed): a small change to many switches must not
+  // allocate a chunk-sized buffer per switch (50 switches x 260 KB per REST write, measured).
+  let w = new OfWriter(Math.min(CHUNK_BYTES + 4096, 256 + 192 * messages.length));
   for (let i = 0; i < messages.length; i++) {
     try {
       encodeMessage(withXid(messages[i]!, firstXid + i), w);
@@ -27,7 +29,7 @@ export function* encodeChunks(
     }
     if (w.offset >= CHUNK_BYTES) {
       yield w.view();
-      w = new OfWriter(CHUNK_BYTES + 4096);
+      w = new OfWriter(Math.min(CHUNK_BYTES + 4096, 256 + 192 * (messages.length - i - 1)));
     }
   }
   if (w.offset > 0) yield w.view();
