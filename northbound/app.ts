@@ -59,6 +59,13 @@ export async function buildApp(deps: AppDeps): Promise<WeftApp> {
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    // Reads come from this controller's copy of the intent (routes add x-weft-revision): say so
+    // when that copy may be behind (its store is unreachable), so a client does not take an old
+    // answer (e.g. a 404 for an object another controller just created) for the truth.
+    if (req.method === 'GET' && req.url.startsWith('/v1/')) {
+      const stale = deps.intents.staleness();
+      if (stale !== undefined) reply.header('x-weft-stale', stale);
+    }
   });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info(

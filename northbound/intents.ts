@@ -15,6 +15,7 @@ export type IntentService = Pick<
   | 'get'
   | 'list'
   | 'revision'
+  | 'staleness'
   | 'waitApplied'
   | 'createToken'
   | 'authenticate'

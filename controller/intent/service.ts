@@ -144,6 +144,16 @@ export class IntentService {
     return new IntentService(replica, { ...opts, vniRange: range });
   }
 
+  /**
+   * Why reads may be out of date (undefined when they are not): this controller's copy follows a
+   * remote store it cannot reach now, so another controller's writes may be missing from it.
+   */
+  staleness(): string | undefined {
+    const store = this.replica.store;
+    if (store.connected === undefined || store.connected()) return undefined;
+    return `the intent store (${store.description}) is unreachable: this copy is at revision ${this.revision()} and may miss writes made through another controller`;
+  }
+
   revision(): number {
     return this.replica.committed.revision;
   }

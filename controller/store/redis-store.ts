@@ -273,6 +273,10 @@ export class RedisStore implements Store {
     };
   }
 
+  connected(): boolean {
+    return !this.closed && this.redis.status === 'ready';
+  }
+
   async healthy(): Promise<boolean> {
     if (this.closed) return false;
     try {

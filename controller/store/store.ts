@@ -85,6 +85,11 @@ export interface Store {
   ): Subscription;
   /** Is the backend reachable right now (for /readyz)? */
   healthy(): Promise<boolean>;
+  /**
+   * Whether the connection to the backend is up, without a round trip (a remote backend only):
+   * while it is down, this controller's copy of the intent may miss others' writes.
+   */
+  connected?(): boolean;
   close(): Promise<void>;
 }
 

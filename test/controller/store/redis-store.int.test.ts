@@ -80,6 +80,7 @@ describe('RedisStore against a real redis-server', () => {
     expect((err as Error).message).not.toMatch(/enableOfflineQueue|Stream isn't writeable/);
     expect((err as Error).message).toMatch(/connection to Redis is down|refused|did not answer/);
     expect(await s.healthy()).toBe(false);
+    expect(s.connected()).toBe(false); // reads served meanwhile are marked stale (x-weft-stale)
     await redis.start();
     let r: unknown;
     for (let i = 0; i < 100; i++) {
@@ -89,7 +90,9 @@ describe('RedisStore against a real redis-server', () => {
     }
     expect(r).toEqual({ revisions: [2], revision: 2 });
     expect(await s.healthy()).toBe(true);
+    expect(s.connected()).toBe(true);
     await s.close();
+    expect(s.connected()).toBe(false);
   });
 
   it('tells a follower on another connection about each commit through the stream', async () => {
