@@ -15,6 +15,12 @@
  * (a text file) into a bridge in the same prior state. Both bridges are checked afterwards with
  * `ovs-ofctl dump-flows` (count and a sample) and weft's own dump (an empty diff).
  *
+ * weft runs twice per round, in alternating order, each from the same prior state: with the
+ * session port as it is (a keyed dump: codec/flow-dump.ts records keyed from their match bytes,
+ * instructions compared as bytes) and with the previous port (every flow decoded generically,
+ * copied, then keyed with flowKey), so the figures before and after the keyed dump come from the
+ * same run.
+ *
  *   npx tsx bench/reconnect.bench.ts          (BENCH_ROUNDS=3 by default)
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -23,14 +29,20 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
+import type { DatapathPort } from '../controller/engine/datapath-port.js';
 import { DatapathSync, staticDesired } from '../controller/engine/datapath-sync.js';
 import { sessionPort } from '../controller/engine/session-port.js';
 import { cookieFor } from '../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../controller/pipeline/flow.js';
+import { flowKey } from '../controller/reconcile/canonical.js';
 import { diffFlows } from '../controller/reconcile/diff.js';
+import { dumpedFlowKey } from '../controller/reconcile/wire-key.js';
+import { encodeInstructions } from '../southbound/openflow/codec/instructions.js';
+import { OfWriter } from '../southbound/openflow/codec/writer.js';
 import { startOpenFlowServer } from '../southbound/openflow/session/openflow-server.js';
-import { dumpFlows } from '../southbound/openflow/session/operations.js';
+import { dumpFlows, dumpFlowsKeyed } from '../southbound/openflow/session/operations.js';
 import { defaultSessionOptions } from '../southbound/openflow/session/options.js';
+import type { SwitchSession } from '../southbound/openflow/session/switch-session.js';
 import { run } from '../test/lab/exec.js';
 import { startOvs } from '../test/lab/ovs.js';
 import { dpidOf, linkController, setController } from '../test/southbound/openflow/session/lab-controller.js';
@@ -116,6 +128,23 @@ function scenario() {
   return { before, after };
 }
 
+/** The session port as it was before the keyed dump: generic FlowStats, copied, keyed by the sync. */
+function genericPort(session: SwitchSession): DatapathPort {
+  const port = sessionPort(session);
+  return {
+    ...port,
+    async dumpFlows() {
+      return (await dumpFlows(session)).map((f) => ({
+        tableId: f.tableId,
+        priority: f.priority,
+        cookie: f.cookie,
+        match: f.match,
+        instructions: f.instructions,
+      }));
+    },
+  };
+}
+
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 const fmt = (n: number) => n.toFixed(0).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 const load = () => loadavg()[0]!.toFixed(1);
@@ -154,24 +183,22 @@ async function main(): Promise<void> {
       if ((await count(br)) !== FLOWS) throw new Error(`${br}: prior state has ${await count(br)} flows`);
     };
 
-    let bestWeft = Number.POSITIVE_INFINITY;
     let bestOfctl = Number.POSITIVE_INFINITY;
-    let bestCpu = 0;
+    const best = {
+      keyed: { wall: Number.POSITIVE_INFINITY, cpu: 0 },
+      generic: { wall: Number.POSITIVE_INFINITY, cpu: 0 },
+    };
     let diffCounts = '';
-    for (let round = 1; round <= ROUNDS; round++) {
-      await setState(brOfctl, beforeFile);
-      let t0 = process.hrtime.bigint();
-      await ofctl('--bundle', 'replace-flows', ovs.mgmt(brOfctl), afterFile);
-      const tOfctl = ms(t0);
-      const loadOfctl = load();
-
+    /** One weft reconnect from the prior state, through the given port. */
+    const weftRound = async (kind: 'keyed' | 'generic', round: number) => {
       await setState(brWeft, beforeFile);
-      const sync = new DatapathSync(sessionPort(session), log);
+      const port = kind === 'keyed' ? sessionPort(session) : genericPort(session);
+      const sync = new DatapathSync(port, log);
       // The engine holds its desired state keyed already (controller/engine/desired-model.ts).
       const held = staticDesired(desired);
       gc();
       const cpu0 = process.cpuUsage();
-      t0 = process.hrtime.bigint();
+      const t0 = process.hrtime.bigint();
       await sync.syncChanges({ desired: held, full: true, flows: new Map(), groups: new Map() }, round, true);
       const tWeft = ms(t0);
       const cpu = process.cpuUsage(cpu0);
@@ -181,15 +208,25 @@ async function main(): Promise<void> {
       if (sync.lastError || !r) throw new Error(`weft sync failed: ${sync.lastError?.message}`);
       diffCounts = `${fmt(r.flowsAdded)} added, ${fmt(r.flowsModified)} modified, ${fmt(r.flowsRemoved)} removed`;
       console.log(
-        `round ${round}: ovs-ofctl --bundle replace-flows ${fmt(tOfctl)} ms (load ${loadOfctl}); ` +
-          `weft sync ${fmt(tWeft)} ms (weft CPU ${fmt(weftCpu)} ms; ${diffCounts}; load ${load()})`,
+        `  weft sync, ${kind} dump: ${fmt(tWeft)} ms (weft CPU ${fmt(weftCpu)} ms; ${diffCounts}; load ${load()})`,
       );
-      if (tWeft < bestWeft) bestCpu = weftCpu;
-      bestWeft = Math.min(bestWeft, tWeft);
-      bestOfctl = Math.min(bestOfctl, tOfctl);
+      if (tWeft < best[kind].wall) best[kind] = { wall: tWeft, cpu: weftCpu };
       await verify(brWeft);
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      await setState(brOfctl, beforeFile);
+      const t0 = process.hrtime.bigint();
+      await ofctl('--bundle', 'replace-flows', ovs.mgmt(brOfctl), afterFile);
+      const tOfctl = ms(t0);
+      console.log(`round ${round}: ovs-ofctl --bundle replace-flows ${fmt(tOfctl)} ms (load ${load()})`);
+      bestOfctl = Math.min(bestOfctl, tOfctl);
       await verify(brOfctl);
+      const order = round % 2 === 1 ? (['keyed', 'generic'] as const) : (['generic', 'keyed'] as const);
+      for (const kind of order) await weftRound(kind, round);
     }
+    await byteMatches();
+    const bestWeft = best.keyed.wall;
+    const bestCpu = best.keyed.cpu;
 
     /** The bridge equals desired: ovs-ofctl's count and a sample of every kind, and weft's own diff. */
     async function verify(br: string): Promise<void> {
@@ -210,7 +247,7 @@ async function main(): Promise<void> {
           throw new Error(`${br}: replaced flow for ${before[n]!.mac} is still there`);
       }
       if (br === brWeft) {
-        const d = diffFlows(desired.flows, await dumpFlows(session));
+        const d = diffFlows(desired.flows, await dumpFlowsKeyed(session, dumpedFlowKey));
         if (d.add.length + d.modify.length + d.remove.length !== 0)
           throw new Error(
             `${br}: weft's dump still differs: ${d.add.length}/${d.modify.length}/${d.remove.length}`,
@@ -218,8 +255,31 @@ async function main(): Promise<void> {
       }
     }
 
+    /** How many dumped flows carry exactly the instruction bytes weft encodes for them (no decode needed). */
+    async function byteMatches(): Promise<void> {
+      const wanted = new Map(desired.flows.map((f) => [flowKey(f), f]));
+      const w = new OfWriter(256);
+      let same = 0;
+      const dumped = await dumpFlowsKeyed(session, dumpedFlowKey);
+      for (const f of dumped) {
+        const d = wanted.get(f.key);
+        if (!d) continue;
+        w.reset();
+        encodeInstructions(w, d.instructions);
+        if (f.instructionBytesEqual(w.buf, 0, w.offset)) same++;
+      }
+      console.log(
+        `instruction bytes as weft encodes them, after a sync: ${fmt(same)} of ${fmt(dumped.length)} dumped flows`,
+      );
+    }
+
     console.log(
-      `\nreconnect, ${fmt(FLOWS)} flows, 10% differ (${diffCounts}): weft ${fmt(bestWeft)} ms ` +
+      `\nbefore (generic dump, flowKey per flow): weft ${fmt(best.generic.wall)} ms (weft CPU ${fmt(best.generic.cpu)} ms); ` +
+        `after (keyed dump): ${fmt(best.keyed.wall)} ms (weft CPU ${fmt(best.keyed.cpu)} ms): ` +
+        `${(best.generic.wall / best.keyed.wall).toFixed(2)}x wall, ${(best.generic.cpu / best.keyed.cpu).toFixed(2)}x CPU`,
+    );
+    console.log(
+      `reconnect, ${fmt(FLOWS)} flows, 10% differ (${diffCounts}): weft ${fmt(bestWeft)} ms ` +
         `(weft CPU ${fmt(bestCpu)} ms) vs ovs-ofctl --bundle replace-flows ${fmt(bestOfctl)} ms: ` +
         `${(bestOfctl / bestWeft).toFixed(2)}x; target <= ${TARGET_MS} ms: ${bestWeft <= TARGET_MS ? 'met' : 'missed'} ` +
         `(best of ${ROUNDS}; load average ${loadavg()

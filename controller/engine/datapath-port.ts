@@ -9,6 +9,10 @@ import type { ActualFlow, ActualGroup } from '../reconcile/diff.js';
 export interface DatapathPort {
   /** Datapath id as 16 hex digits (OVS's `datapath_id` column spelling). */
   readonly dpid: string;
+  /**
+   * Every flow of the switch. A port may return keyed records (ActualFlow.key set, match and
+   * instructions decoded on demand, as session-port does); the reconciler then keys nothing.
+   */
   dumpFlows(): Promise<ActualFlow[]>;
   dumpGroups(): Promise<ActualGroup[]>;
   /**

@@ -1,16 +1,19 @@
 import type { Logger } from 'pino';
+import { DumpedFlow } from '../../southbound/openflow/codec/flow-dump.js';
 import { isOwned } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
-import { bucketsKey, flowKey, sameInstructions } from '../reconcile/canonical.js';
+import { bucketsKey, flowKey } from '../reconcile/canonical.js';
 import {
   type ActualFlow,
   type ActualGroup,
+  actualKey,
   type FlowDiff,
   type GroupDiff,
   isEmptyDiff,
   planMessages,
 } from '../reconcile/diff.js';
+import { sameActualInstructions } from '../reconcile/wire-instructions.js';
 import type { DatapathPort } from './datapath-port.js';
 import type { ChassisChanges, ChassisDesired } from './desired-state.js';
 
@@ -52,8 +55,23 @@ export function staticDesired(d: Desired): ChassisDesired {
   };
 }
 
+/** Marks a fullDiff pass leaves on the dumped records it found wanted (see DumpedFlow.mark). */
+let markEpoch = 0;
+
+/** A diff plus the cache keys of what it changes, so the cache is updated without keying again. */
+interface KeyedDiff {
+  flowDiff: FlowDiff;
+  groupDiff: GroupDiff;
+  /** Keys of flowDiff.add then flowDiff.modify, in order. */
+  upsertKeys: string[];
+  /** Keys of flowDiff.remove, in order. */
+  removeKeys: string[];
+}
+
+/** On the dumped bytes when `cur` came from a keyed dump (see wire-instructions.ts). */
 const flowDiffers = (cur: ActualFlow, f: DesiredFlow): boolean =>
-  cur.cookie !== f.cookie || !sameInstructions(cur.instructions, f.instructions);
+  cur.cookie !== f.cookie || !sameActualInstructions(cur, f.instructions);
+
 const groupDiffers = (cur: ActualGroup, g: DesiredGroup): boolean =>
   cur.type !== g.type || bucketsKey(cur.buckets) !== bucketsKey(g.buckets);
 
@@ -241,10 +259,16 @@ export class DatapathSync {
     this.log.debug({ dpid: this.port.dpid, revision: job.revision, dump: dumped }, 'sync started');
     if (dumped) {
       const [flows, groups] = await Promise.all([this.port.dumpFlows(), this.port.dumpGroups()]);
-      this.flows = new Map(flows.map((f) => [flowKey(f), f]));
+      // A keyed dump (session-port) brings each flow's key, made from its match bytes.
+      const have = new Map<string, ActualFlow>();
+      for (let i = 0; i < flows.length; i++) {
+        const f = flows[i]!;
+        have.set(actualKey(f), f);
+      }
+      this.flows = have;
       this.groups = new Map(groups.map((g) => [g.groupId, g]));
     }
-    const { flowDiff, groupDiff } =
+    const { flowDiff, groupDiff, upsertKeys, removeKeys } =
       dumped || job.full ? this.fullDiff(job.desired) : this.partialDiff(job.flows, job.groups);
     const result: SyncResult = {
       revision: job.revision,
@@ -261,33 +285,46 @@ export class DatapathSync {
     }
     await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     if (!this.flows || !this.groups) return result; // suspended meanwhile: the cache is gone
-    for (const f of [...flowDiff.add, ...flowDiff.modify]) this.flows!.set(flowKey(f), f);
-    for (const f of flowDiff.remove) this.flows!.delete(flowKey(f));
-    for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups!.set(g.groupId, g);
-    for (const g of groupDiff.remove) this.groups!.delete(g.groupId);
+    const upserts = [...flowDiff.add, ...flowDiff.modify];
+    for (let i = 0; i < upserts.length; i++) this.flows.set(upsertKeys[i]!, upserts[i]!);
+    for (const key of removeKeys) this.flows.delete(key);
+    for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
+    for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     result.durationMs = performance.now() - started;
     this.log.info({ dpid: this.port.dpid, ...result }, 'datapath synced');
     return result;
   }
 
   /** Every desired flow and group against the cached tables; owned leftovers are removed. */
-  private fullDiff(desired: ChassisDesired): { flowDiff: FlowDiff; groupDiff: GroupDiff } {
+  private fullDiff(desired: ChassisDesired): KeyedDiff {
     const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
+    const addKeys: string[] = [];
+    const modifyKeys: string[] = [];
+    const removeKeys: string[] = [];
     const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
     const have = this.flows!;
     const haveGroups = this.groups!;
+    // Wanted keys: dumped records are marked in place (no Set of 100k keys on a reconnect); keys
+    // of other cached flows, and of flows to add, go in a Set.
+    const epoch = ++markEpoch;
     const wanted = new Set<string>();
     const wantedGroups = new Set<number>();
     desired.forEach(
       (key, f) => {
-        if (wanted.has(key)) {
+        const cur = have.get(key);
+        if (cur instanceof DumpedFlow ? cur.mark === epoch : wanted.has(key)) {
           this.log.error({ dpid: this.port.dpid, flow: key }, 'two desired flows share a key; first kept');
           return;
         }
-        wanted.add(key);
-        const cur = have.get(key);
-        if (!cur) flowDiff.add.push(f);
-        else if (flowDiffers(cur, f)) flowDiff.modify.push(f);
+        if (cur instanceof DumpedFlow) cur.mark = epoch;
+        else wanted.add(key);
+        if (!cur) {
+          flowDiff.add.push(f);
+          addKeys.push(key);
+        } else if (flowDiffers(cur, f)) {
+          flowDiff.modify.push(f);
+          modifyKeys.push(key);
+        }
       },
       (g) => {
         if (wantedGroups.has(g.groupId)) return;
@@ -297,24 +334,41 @@ export class DatapathSync {
         else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
       },
     );
-    for (const [key, f] of have) if (!wanted.has(key) && isOwned(f.cookie)) flowDiff.remove.push(f);
+    for (const [key, f] of have) {
+      const isWanted = f instanceof DumpedFlow ? f.mark === epoch : wanted.has(key);
+      if (!isWanted && isOwned(f.cookie)) {
+        flowDiff.remove.push(f);
+        removeKeys.push(key);
+      }
+    }
     for (const [id, g] of haveGroups) if (!wantedGroups.has(id) && isOwnedGroup(id)) groupDiff.remove.push(g);
-    return { flowDiff, groupDiff };
+    return { flowDiff, groupDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
   }
 
   /** Only the keys a change touched, against the cached tables. */
   private partialDiff(
     flows: ReadonlyMap<string, DesiredFlow | null>,
     groups: ReadonlyMap<number, DesiredGroup | null>,
-  ): { flowDiff: FlowDiff; groupDiff: GroupDiff } {
+  ): KeyedDiff {
     const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
     const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
+    const addKeys: string[] = [];
+    const modifyKeys: string[] = [];
+    const removeKeys: string[] = [];
     for (const [key, f] of flows) {
       const cur = this.flows!.get(key);
       if (f === null) {
-        if (cur && isOwned(cur.cookie)) flowDiff.remove.push(cur);
-      } else if (!cur) flowDiff.add.push(f);
-      else if (flowDiffers(cur, f)) flowDiff.modify.push(f);
+        if (cur && isOwned(cur.cookie)) {
+          flowDiff.remove.push(cur);
+          removeKeys.push(key);
+        }
+      } else if (!cur) {
+        flowDiff.add.push(f);
+        addKeys.push(key);
+      } else if (flowDiffers(cur, f)) {
+        flowDiff.modify.push(f);
+        modifyKeys.push(key);
+      }
     }
     for (const [id, g] of groups) {
       const cur = this.groups!.get(id);
@@ -323,6 +377,6 @@ export class DatapathSync {
       } else if (!cur) groupDiff.add.push(g);
       else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
     }
-    return { flowDiff, groupDiff };
+    return { flowDiff, groupDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
   }
 }

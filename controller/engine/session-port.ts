@@ -1,8 +1,9 @@
 import type { GroupTypeName } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
-import { applyAtomically, dumpFlows, dumpGroups } from '../../southbound/openflow/session/operations.js';
+import { applyAtomically, dumpFlowsKeyed, dumpGroups } from '../../southbound/openflow/session/operations.js';
 import type { SwitchSession } from '../../southbound/openflow/session/switch-session.js';
 import type { DesiredGroup } from '../pipeline/flow.js';
+import { dumpedFlowKey } from '../reconcile/wire-key.js';
 import type { DatapathPort } from './datapath-port.js';
 
 const GROUP_TYPES: Record<string, DesiredGroup['type']> = {
@@ -24,15 +25,9 @@ export function sessionPort(session: SwitchSession): DatapathPort {
   if (!dpid) throw new Error('session has no datapath id yet (handshake not finished)');
   return {
     dpid,
-    async dumpFlows() {
-      return (await dumpFlows(session)).map((f) => ({
-        tableId: f.tableId,
-        priority: f.priority,
-        cookie: f.cookie,
-        match: f.match,
-        instructions: f.instructions,
-      }));
-    },
+    // Keyed records straight from the reply bytes (no generic FlowStats per flow): each carries its
+    // flowKey, made from its match bytes, and decodes match/instructions only when asked.
+    dumpFlows: () => dumpFlowsKeyed(session, dumpedFlowKey),
     async dumpGroups() {
       return (await dumpGroups(session)).map((g) => ({
         groupId: g.groupId,

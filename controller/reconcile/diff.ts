@@ -3,17 +3,26 @@ import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages
 import { isOwned } from '../pipeline/cookies.js';
 import type { DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
-import { bucketsKey, flowKey, sameInstructions } from './canonical.js';
+import { bucketsKey, flowKey } from './canonical.js';
 import { flowHash, sameIdentity } from './flow-identity.js';
+import { sameActualInstructions } from './wire-instructions.js';
 
-/** A flow as the switch reports it in a flow-stats dump. */
+/**
+ * A flow as the switch reports it in a flow-stats dump. A keyed dump (the codec's DumpedFlow)
+ * gives `match` and `instructions` as accessors that decode on demand, and its flowKey in `key`.
+ */
 export interface ActualFlow {
-  tableId: number;
-  priority: number;
-  cookie: bigint;
-  match: DesiredFlow['match'];
-  instructions: DesiredFlow['instructions'];
+  readonly tableId: number;
+  readonly priority: number;
+  readonly cookie: bigint;
+  readonly match: DesiredFlow['match'];
+  readonly instructions: DesiredFlow['instructions'];
+  /** flowKey(this) when the source computed it already (a keyed dump); absent or '' otherwise. */
+  readonly key?: string;
 }
+
+/** The flow's key: the one it carries, else flowKey. */
+export const actualKey = (f: ActualFlow): string => f.key || flowKey(f);
 
 export interface ActualGroup {
   groupId: number;
@@ -43,6 +52,8 @@ interface HaveEntry {
 }
 
 export function diffFlows(desired: readonly DesiredFlow[], actual: readonly ActualFlow[]): FlowDiff {
+  // A keyed dump carries each flow's key: index by it instead of decoding every match to hash it.
+  if (actual.length > 0 && actual.every((f) => f.key)) return diffFlowsByKey(desired, keyFlows(actual));
   // Own index by a numeric hash of each flow's identity (see flow-identity.ts): no key strings
   // are printed and hashed for 100k dumped flows, and a match is marked in place.
   const have = new Map<number, HaveEntry>();
@@ -82,7 +93,7 @@ export function diffFlows(desired: readonly DesiredFlow[], actual: readonly Actu
     }
     e.wanted = true;
     const cur = e.flow;
-    if (cur.cookie !== f.cookie || !sameInstructions(cur.instructions, f.instructions)) out.modify.push(f);
+    if (cur.cookie !== f.cookie || !sameActualInstructions(cur, f.instructions)) out.modify.push(f);
   }
   for (const { flow, wanted } of entries) if (!wanted && isOwned(flow.cookie)) out.remove.push(flow);
   return out;
@@ -91,7 +102,7 @@ export function diffFlows(desired: readonly DesiredFlow[], actual: readonly Actu
 /** The switch's flows by flowKey (a later flow with the same key replaces an earlier one). */
 export function keyFlows(actual: Iterable<ActualFlow>): Map<string, ActualFlow> {
   const have = new Map<string, ActualFlow>();
-  for (const f of actual) have.set(flowKey(f), f);
+  for (const f of actual) have.set(actualKey(f), f);
   return have;
 }
 
@@ -111,7 +122,7 @@ export function diffFlowsByKey(
     wanted.add(key);
     const cur = have.get(key);
     if (!cur) out.add.push(f);
-    else if (cur.cookie !== f.cookie || !sameInstructions(cur.instructions, f.instructions)) {
+    else if (cur.cookie !== f.cookie || !sameActualInstructions(cur, f.instructions)) {
       out.modify.push(f);
     }
   }

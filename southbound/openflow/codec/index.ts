@@ -14,6 +14,7 @@ export * from './constants.js';
 export { decodeMessage } from './decode.js';
 export { encodeInto, encodeMessage } from './encode.js';
 export * from './errors.js';
+export { DumpedFlow, decodeFlowDump, decodeFlowDumpReply } from './flow-dump.js';
 export { OfpFramer, type OfpFramerOptions } from './framing.js';
 export { msgTypeName, type OfpHeader, readHeader } from './header.js';
 export type { Instruction } from './instructions.js';

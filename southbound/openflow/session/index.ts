@@ -13,7 +13,14 @@ export { FloodGuard } from './flood-guard.js';
 export * from './listen-address.js';
 export { openListener, type SwitchListener, type TlsFiles, tlsServerOptions } from './listener.js';
 export { type OpenFlowServer, type OpenFlowServerConfig, startOpenFlowServer } from './openflow-server.js';
-export { applyAtomically, BundleRejectedError, dumpFlows, dumpGroups, setRole } from './operations.js';
+export {
+  applyAtomically,
+  BundleRejectedError,
+  dumpFlows,
+  dumpFlowsKeyed,
+  dumpGroups,
+  setRole,
+} from './operations.js';
 export { defaultSessionOptions, type SessionOptions } from './options.js';
 export { normalizeDpid, type RegistryEvents, SwitchRegistry } from './registry.js';
 export { expectType } from './replies.js';

@@ -1,5 +1,5 @@
-import type { FlowStats, GroupDesc, OfpMessage } from '../codec/index.js';
-import { ofpbct, ofpbf, ofpet, ofpg, ofpp, ofptt } from '../codec/index.js';
+import type { DumpedFlow, FlowStats, GroupDesc, MultipartRequestBody, OfpMessage } from '../codec/index.js';
+import { decodeFlowDumpReply, ofpbct, ofpbf, ofpet, ofpg, ofpp, ofptt } from '../codec/index.js';
 import type { RoleName } from './events.js';
 import { roleName, roleNumber } from './handshake.js';
 import { expectType } from './replies.js';
@@ -11,19 +11,39 @@ import type { SwitchSession } from './switch-session.js';
  * pipelined requests, so they cost a round trip or two whatever their size.
  */
 
+const flowRequest = (tableId: number): MultipartRequestBody => ({
+  kind: 'FLOW',
+  tableId,
+  outPort: ofpp.ANY,
+  outGroup: ofpg.ANY,
+  cookie: 0n,
+  cookieMask: 0n,
+  match: [],
+});
+
 /** Every flow of the switch (or of one table), decoded; multipart replies are reassembled. */
 export async function dumpFlows(session: SwitchSession, tableId: number = ofptt.ALL): Promise<FlowStats[]> {
-  const bodies = await session.multipart({
-    kind: 'FLOW',
-    tableId,
-    outPort: ofpp.ANY,
-    outGroup: ofpg.ANY,
-    cookie: 0n,
-    cookieMask: 0n,
-    match: [],
-  });
+  const bodies = await session.multipart(flowRequest(tableId));
   const out: FlowStats[] = [];
   for (const b of bodies) if (b.kind === 'FLOW') for (const f of b.flows) out.push(f);
+  return out;
+}
+
+/**
+ * Every flow of the switch (or of one table) as compact records (codec/flow-dump.ts): table,
+ * priority, cookie and the raw match and instructions, decoded on demand. Each reply is decoded
+ * as it arrives; `keyOf` sets each record's key then (a reconciler's flow key, made from the match
+ * bytes). A malformed reply closes the session and rejects, as with dumpFlows.
+ */
+export async function dumpFlowsKeyed(
+  session: SwitchSession,
+  keyOf?: (flow: DumpedFlow) => string,
+  tableId: number = ofptt.ALL,
+): Promise<DumpedFlow[]> {
+  const out: DumpedFlow[] = [];
+  await session.multipartRaw(flowRequest(tableId), (frame) => {
+    decodeFlowDumpReply(frame, out, keyOf);
+  });
   return out;
 }
 

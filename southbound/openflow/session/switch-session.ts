@@ -21,6 +21,7 @@ import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from '
 import { negotiateHello, takeFirstMessage } from './hello.js';
 import { Inbox } from './inbox.js';
 import type { SessionOptions } from './options.js';
+import { RawReplies } from './raw-replies.js';
 import { errorReply, expectType } from './replies.js';
 import { RequestTable } from './request-table.js';
 import { type OfpErrorReply, SessionClosedError } from './session-errors.js';
@@ -28,6 +29,8 @@ import { TypedEmitter } from './typed-emitter.js';
 import { WriteQueue } from './write-queue.js';
 
 const ECHO_REQUEST_TYPE = 2;
+/** Offered to a raw multipart request's entry once its last reply frame was handled. */
+const RAW_DONE: OfpMessage = Object.freeze({ type: 'BARRIER_REPLY', xid: 0 });
 
 export type SessionState = 'hello' | 'handshake' | 'up' | 'closed';
 
@@ -55,6 +58,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
 
   readonly #requests = new RequestTable<OfpMessage>((r) => r.type);
   readonly #batches: Batch[] = [];
+  readonly #raw = new RawReplies();
   readonly #queue: WriteQueue;
   readonly #framer: OfpFramer;
   readonly #inbox: Inbox;
@@ -96,7 +100,9 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     );
     this.#inbox = new Inbox({
       handle: (frame) => {
-        if (!this.#closed()) this.#dispatch(decodeMessage(frame));
+        if (this.#closed()) return;
+        if (this.#raw.route(frame)) this.stats.messagesIn++;
+        else this.#dispatch(decodeMessage(frame));
       },
       fail: (err) => this.#failInput(err),
       pause: () => socket.pause(),
@@ -178,6 +184,34 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
       },
       timeoutMs,
     );
+  }
+
+  /**
+   * A multipart request whose replies are handed to `onReply` as whole frames, undecoded (see
+   * raw-replies.ts); resolves after the last one was handled. An exception from `onReply` (a
+   * malformed reply) closes the session like any malformed input, failing this request.
+   */
+  multipartRaw(
+    body: MultipartRequestBody,
+    onReply: (frame: Buffer, last: boolean) => void,
+    timeoutMs = this.options.requestTimeoutMs,
+  ): Promise<void> {
+    if (this.state === 'closed') return Promise.reject(this.#closedError());
+    const xid = this.#requests.allocate();
+    const sent: OfpMessage = { type: 'MULTIPART_REQUEST', xid, flags: 0, body };
+    const answer = this.#requests.track<void>(xid, sent, timeoutMs, (r) => {
+      if (r === RAW_DONE) return { done: true, value: undefined };
+      throw new Error(`expected MULTIPART_REPLY, got ${r.type}`);
+    });
+    this.#raw.add(xid, (frame, last) => {
+      onReply(frame, last);
+      if (last) this.#requests.offer(xid, RAW_DONE);
+    });
+    const forget = () => this.#raw.delete(xid);
+    answer.then(forget, forget);
+    const wait = this.#write(sent);
+    if (wait) wait.catch(() => undefined); // failure reaches `answer` through failAll
+    return answer;
   }
 
   /**

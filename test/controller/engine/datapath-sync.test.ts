@@ -5,6 +5,10 @@ import type { ChassisDesired } from '../../../controller/engine/desired-state.js
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow, DesiredGroup } from '../../../controller/pipeline/flow.js';
 import { flowKey } from '../../../controller/reconcile/canonical.js';
+import type { ActualFlow } from '../../../controller/reconcile/diff.js';
+import { dumpedFlowKey } from '../../../controller/reconcile/wire-key.js';
+import { DumpedFlow, decodeFlowDump, type FlowMod } from '../../../southbound/openflow/codec/index.js';
+import { dumpReplies, simpleFlow } from '../../southbound/openflow/codec/flow-dump-arbitraries.js';
 import { MemorySwitch } from './memory-switch.js';
 
 const log = pino({ level: 'silent' });
@@ -116,5 +120,124 @@ describe('DatapathSync', () => {
     expect(sw.dumps).toBe(2);
     expect(ownedKeys(sw)).toEqual([1, 2, 3].map((p) => flowKey(flow(p))).sort());
     sync.close();
+  });
+});
+
+/** A MemorySwitch whose dumps come back as a session port gives them: keyed records from reply bytes. */
+class KeyedDumpSwitch extends MemorySwitch {
+  override async dumpFlows(): Promise<ActualFlow[]> {
+    this.dumps++;
+    const stats = [...this.flows.values()].map((f) =>
+      simpleFlow(f.match, f.instructions, { tableId: f.tableId, priority: f.priority, cookie: f.cookie }),
+    );
+    // Split like a switch does (REPLY_MORE), two flows per reply.
+    const parts = [];
+    for (let i = 0; i < stats.length; i += 2) parts.push(stats.slice(i, i + 2));
+    return decodeFlowDump(dumpReplies(parts.length ? parts : [[]]), dumpedFlowKey);
+  }
+}
+
+describe('DatapathSync over a keyed dump', () => {
+  /** The switch's state before a reconnect: kept, modified, re-spelled, stale and foreign flows. */
+  function seed(sw: MemorySwitch) {
+    const put = (f: ActualFlow) => sw.flows.set(flowKey(f), f);
+    put(flow(1)); // as desired
+    put(flow(2, 7)); // other output: a modify
+    // flow 3 as OVS may report it: an all-ones mask on the set_field it was given plainly.
+    put({
+      ...flow(3),
+      instructions: [
+        {
+          type: 'apply_actions',
+          actions: [
+            { type: 'set_field', field: 'reg1', value: 3, mask: 0xffffffff },
+            { type: 'output', port: 3, maxLen: 0 },
+          ],
+        },
+      ],
+    });
+    put(flow(4)); // owned, no longer desired: removed
+    put({ tableId: 0, priority: 1, cookie: 0x99n, match: [], instructions: [] }); // foreign: kept
+  }
+  const want = (): DesiredFlow[] => [
+    flow(1),
+    flow(2),
+    {
+      ...flow(3),
+      instructions: [
+        {
+          type: 'apply_actions',
+          actions: [
+            { type: 'set_field', field: 'reg1', value: 3 },
+            { type: 'output', port: 3, maxLen: 0 },
+          ],
+        },
+      ],
+    },
+    flow(5),
+  ];
+
+  it('sends exactly the bundle a plain dump gives, and removes with the decoded match', async () => {
+    const plain = new MemorySwitch('0000000000000001');
+    const keyed = new KeyedDumpSwitch('0000000000000001');
+    seed(plain);
+    seed(keyed);
+    for (const sw of [plain, keyed])
+      await new DatapathSync(sw, log).sync({ flows: want(), groups: [] }, 1, true);
+    expect(keyed.bundles).toEqual(plain.bundles);
+    const msgs = keyed.bundles[0]! as FlowMod[];
+    expect(msgs.map((m) => [m.command, m.match])).toEqual([
+      [0, flow(5).match],
+      [0, flow(2).match],
+      [4, flow(4).match],
+    ]);
+    expect([...keyed.flows.keys()].sort()).toEqual([...plain.flows.keys()].sort());
+  });
+
+  it('keeps dumped records in its cache: a later change removes one by its decoded match', async () => {
+    const sw = new KeyedDumpSwitch('0000000000000001');
+    seed(sw);
+    const d = new Desired();
+    for (const f of want()) d.set(f);
+    const sync = new DatapathSync(sw, log);
+    await sync.syncChanges({ desired: d, full: true, flows: new Map(), groups: new Map() }, 1, true);
+    const dumps = sw.dumps;
+    await sync.syncChanges(d.drop(flow(1)), 2); // flow 1 was never rewritten: cached as dumped
+    expect(sw.dumps).toBe(dumps);
+    const del = sw.bundles.at(-1)! as FlowMod[];
+    expect(del).toHaveLength(1);
+    expect(del[0]!.command).toBe(4);
+    expect(del[0]!.match).toEqual(flow(1).match);
+    expect(sw.flows.has(flowKey(flow(1)))).toBe(false);
+    await sync.syncChanges(d.set(flow(1)), 3);
+    expect(sw.flows.has(flowKey(flow(1)))).toBe(true);
+    expect(sync.flowCount).toBe(5);
+    sync.close();
+  });
+
+  it('two desired flows with one key: the first is kept, with dumped and with cached flows', async () => {
+    for (const Switch of [KeyedDumpSwitch, MemorySwitch]) {
+      const sw = new Switch('0000000000000001');
+      seed(sw);
+      const sync = new DatapathSync(sw, log);
+      // flow(1) is on the switch as desired; a second desired flow with its key would change it.
+      await sync.sync({ flows: [...want(), flow(1, 9)], groups: [] }, 1, true);
+      const first = sw.bundles[0]! as FlowMod[];
+      expect(first.map((m) => m.command)).toEqual([0, 0, 4]); // add 5, modify 2, remove 4
+      // Now from the cache (no dump): the duplicate, listed first, wins, and is then current.
+      await sync.sync({ flows: [flow(1, 9), ...want()], groups: [] }, 2);
+      const second = sw.bundles[1]! as FlowMod[];
+      expect(second).toHaveLength(1);
+      expect(second[0]!.instructions).toEqual(flow(1, 9).instructions);
+      sync.close();
+    }
+  });
+
+  it('the keyed dump records carry their flowKey and decode lazily', async () => {
+    const sw = new KeyedDumpSwitch('0000000000000001');
+    seed(sw);
+    const flows = await sw.dumpFlows();
+    expect(flows.every((f) => f instanceof DumpedFlow)).toBe(true);
+    expect(flows.map((f) => f.key)).toEqual(flows.map((f) => flowKey(f)));
   });
 });

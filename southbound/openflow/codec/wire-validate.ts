@@ -1,0 +1,111 @@
+import { fieldByHeader } from './oxm-fields.js';
+
+/**
+ * Allocation-free checks that a match or an instruction list would decode without error. They
+ * know the shapes a flow dump is made of (known OXM fields; apply/write actions of output,
+ * set_field and group; goto_table) and answer "valid" only when the generic decoder
+ * (decodeMatch / decodeInstructions) is certain to succeed on the same bytes. Anything else, and
+ * every malformation, answers "not sure": the caller then runs the generic decoder, which raises
+ * the codec's usual error or accepts a shape these walks do not know.
+ */
+
+const OFPMT_OXM = 1;
+const OFPIT_GOTO_TABLE = 1;
+const OFPIT_WRITE_ACTIONS = 3;
+const OFPIT_APPLY_ACTIONS = 4;
+const OFPAT_OUTPUT = 0;
+const OFPAT_GROUP = 22;
+const OFPAT_SET_FIELD = 25;
+
+const u16 = (b: Uint8Array, o: number) => (b[o]! << 8) | b[o + 1]!;
+const u32 = (b: Uint8Array, o: number) =>
+  b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
+
+function zeros(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
+/** Whether the OXM TLV of `len` value bytes with header h is a known field of the right size. */
+function knownTlv(h: number, len: number): boolean {
+  if (h >>> 16 === 0xffff) return false; // experimenter OXM: the generic decoder decides
+  const f = fieldByHeader(h);
+  if (f === undefined) return false; // opaque: decodable, but left to the generic decoder
+  if ((h & 0x100) === 0) return len === f.width;
+  return f.maskable && len === f.width * 2;
+}
+
+/**
+ * The ofp_match at m (entry ends at end): the offset just past its padding when it is certainly
+ * valid, else -1.
+ */
+export function validMatch(b: Uint8Array, m: number, end: number): number {
+  if (end - m < 4) return -1;
+  const length = u16(b, m + 2);
+  if (u16(b, m) !== OFPMT_OXM || length < 4) return -1;
+  const tlvEnd = m + length;
+  const padded = m + ((length + 7) & ~7);
+  if (padded > end) return -1;
+  let at = m + 4;
+  while (at < tlvEnd) {
+    if (tlvEnd - at < 4) return -1;
+    const h = u32(b, at);
+    const len = h & 0xff;
+    if (!knownTlv(h, len)) return -1;
+    at += 4 + len;
+  }
+  if (at !== tlvEnd || !zeros(b, tlvEnd, padded)) return -1;
+  return padded;
+}
+
+/** Whether the action list b[at, end) holds only output, group and set_field of known fields, well formed. */
+function validActions(b: Uint8Array, at: number, end: number): boolean {
+  while (at < end) {
+    if (end - at < 8) return false;
+    const type = u16(b, at);
+    const len = u16(b, at + 2);
+    if (len < 8 || len % 8 !== 0 || len > end - at) return false;
+    switch (type) {
+      case OFPAT_OUTPUT:
+        if (len !== 16 || !zeros(b, at + 10, at + 16)) return false;
+        break;
+      case OFPAT_GROUP:
+        if (len !== 8) return false;
+        break;
+      case OFPAT_SET_FIELD: {
+        const h = u32(b, at + 4);
+        const tlvLen = h & 0xff;
+        const tlvEnd = at + 8 + tlvLen;
+        if (!knownTlv(h, tlvLen) || tlvEnd > at + len || !zeros(b, tlvEnd, at + len)) return false;
+        break;
+      }
+      default:
+        return false;
+    }
+    at += len;
+  }
+  return true;
+}
+
+/** Whether the instruction list b[at, end) is certainly valid (see the module comment). */
+export function validInstructions(b: Uint8Array, at: number, end: number): boolean {
+  while (at < end) {
+    if (end - at < 8) return false;
+    const type = u16(b, at);
+    const len = u16(b, at + 2);
+    if (len < 8 || len % 8 !== 0 || len > end - at) return false;
+    switch (type) {
+      case OFPIT_GOTO_TABLE:
+        if (len !== 8 || !zeros(b, at + 5, at + 8)) return false;
+        break;
+      case OFPIT_APPLY_ACTIONS:
+      case OFPIT_WRITE_ACTIONS:
+        if (!zeros(b, at + 4, at + 8) || !validActions(b, at + 8, at + len)) return false;
+        break;
+      default:
+        return false;
+    }
+    at += len;
+  }
+  return true;
+}
