@@ -23,6 +23,8 @@ import { baselineTables, failoverRound, provisionNetwork, type RoundResult } fro
 import { masterDownIntervalS } from '../test/lab/keepalived.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+/** Pause between split-brain samples (each spawns curl and ovs-vsctl): see failoverRound. */
+const SAMPLE_PAUSE_MS = Number(process.env.BENCH_SAMPLE_PAUSE_MS ?? 100);
 const MODES = (process.env.BENCH_MODES ?? 'roles,vip').split(',') as HaMode[];
 const TARGET_MS: Record<HaMode, number> = { roles: 250, vip: 3000 };
 
@@ -49,10 +51,12 @@ async function benchMode(mode: HaMode): Promise<boolean> {
     const results: RoundResult[] = [];
     let failed = '';
     for (let i = 1; i <= ROUNDS && !failed; i++) {
-      const r = await failoverRound(pair, i, baseline, ['slave', 'equal']).catch((err: Error) => {
-        failed = `round ${i} failed: ${err.message}`;
-        return undefined;
-      });
+      const r = await failoverRound(pair, i, baseline, ['slave', 'equal'], SAMPLE_PAUSE_MS).catch(
+        (err: Error) => {
+          failed = `round ${i} failed: ${err.message}`;
+          return undefined;
+        },
+      );
       if (!r) break;
       results.push(r);
       console.log(
@@ -60,38 +64,26 @@ async function benchMode(mode: HaMode): Promise<boolean> {
       );
     }
     if (failed) console.log(`  ${mode}: ${failed}`);
-    const fail = results.map((r) => r.failoverMs);
+    const polled = results.map((r) => r.failoverMs);
+    const granted = results.map((r) => r.grantedMs);
+    // Roles mode is judged on the exact moment: the new leader's own log line once every switch
+    // answered its MASTER request (wall clock, same machine). The polled /v1/status figure adds
+    // the poll interval and this bench's own lag; VIP mode has only that one.
+    const judged = mode === 'roles' ? granted : polled;
     const lost = results.reduce((n, r) => n + r.ping.lost, 0);
     const sent = results.reduce((n, r) => n + r.ping.sent, 0);
     const target = TARGET_MS[mode];
-    const timeMet = Math.max(...fail) <= target;
+    const timeMet = judged.every((f) => f <= target);
     const t = pair.ha.timers;
-    const weftPart = results.map((r) => r.grantedMs - r.exitMs);
+    const verdict = `target <= ${sec(target)} every time: ${timeMet ? 'met' : `NOT met, ${judged.filter((f) => !(f <= target)).length} of ${results.length} rounds over`}`;
+    const range = (xs: number[]) => `p50 ${sec(pct(xs, 0.5))}, max ${sec(Math.max(...xs))}`;
     console.log(
       [
         `HA ${mode} mode, ${results.length} of ${ROUNDS} rounds of kill -9 of the leader completed${failed ? ' (NOT met: a round failed, see above)' : ''}:`,
-        `  kill -9 -> every bridge has a MASTER: p50 ${sec(pct(fail, 0.5))}, max ${sec(Math.max(...fail))} (target <= ${sec(target)} every time: ${timeMet ? 'met' : `NOT met, ${fail.filter((f) => f > target).length} of ${results.length} rounds over`})`,
-        `  of which: new leader elected p50 ${sec(
-          pct(
-            results.map((r) => r.electedMs),
-            0.5,
-          ),
-        )}, max ${sec(Math.max(...results.map((r) => r.electedMs)))}${
-          mode === 'roles'
-            ? `; every ROLE_REPLY received p50 ${sec(
-                pct(
-                  results.map((r) => r.grantedMs),
-                  0.5,
-                ),
-              )}, max ${sec(Math.max(...results.map((r) => r.grantedMs)))}`
-            : ''
-        }`,
-        `  the killed process was gone (kernel teardown; until then its connections look alive) p50 ${sec(
-          pct(
-            results.map((r) => r.exitMs),
-            0.5,
-          ),
-        )}, max ${sec(Math.max(...results.map((r) => r.exitMs)))}${mode === 'roles' ? `; from there to every ROLE_REPLY (weft's own part) p50 ${sec(pct(weftPart, 0.5))}, max ${sec(Math.max(...weftPart))}` : ''}`,
+        mode === 'roles'
+          ? `  kill -9 -> every switch answered the new leader's MASTER request (its log; exact): ${range(granted)} (${verdict})`
+          : `  kill -9 -> every bridge reconnected with a MASTER (the new leader's /v1/status, polled): ${range(polled)} (${verdict})`,
+        `  of which: new leader elected ${range(results.map((r) => r.electedMs))}${mode === 'roles' ? `; the same end seen by polling the new leader's /v1/status (upper bound: + poll interval and this bench's lag): ${range(polled)}` : ''}`,
         `  packets lost: ${lost} of ${sent} (target 0: ${lost === 0 ? 'met' : 'NOT met'}); max MASTERs on one bridge ${Math.max(...results.map((r) => r.maxMasters))}; writes kept ${results.filter((r) => r.writeKept).length}/${results.length}; rounds with changed tables ${results.filter((r) => r.tablesChanged.length).length}; rounds whose restarted standby stayed EQUAL on a bridge (product bug) ${results.filter((r) => r.standbyNotSlave).length}`,
         `  resolution: one /v1/status poll p50 ${pct(polls, 0.5).toFixed(0)} ms`,
         `  lease TTL ${LEASE_TTL_MS} ms (fast takeover when the holder's Redis connection is gone); keepalived advert_int ${t.advertIntS} s, check interval ${t.checkIntervalS} s, fall ${t.checkFall}, rise ${t.checkRise}, master down ${masterDownIntervalS(t, 100).toFixed(2)} s; OVS max_backoff set by weft, inactivity_probe default`,
