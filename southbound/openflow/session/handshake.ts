@@ -1,6 +1,8 @@
-import type { AsyncConfigMessage, OfpMessage } from '../codec/index.js';
+import type { AsyncConfigMessage, FeaturesReply, OfpMessage, PortDesc } from '../codec/index.js';
 import { OFPCML_NO_BUFFER, ofpcr, ofpet, ofppr, ofpr, ofprr } from '../codec/index.js';
 import type { RoleName } from './events.js';
+import { expectType } from './replies.js';
+import type { SwitchSession } from './switch-session.js';
 
 /** Our HELLO: OpenFlow 1.3 header and a version bitmap offering 1.3 only. */
 export const helloMessage = (xid: number): OfpMessage => ({
@@ -53,3 +55,31 @@ const roleByNumber: RoleName[] = ['nochange', 'equal', 'master', 'slave'];
 
 export const roleNumber = (r: RoleName): number => roleByName[r];
 export const roleName = (n: number): RoleName => roleByNumber[n] ?? 'nochange';
+
+/**
+ * The handshake after HELLO: FEATURES, PORT_DESC, SET_CONFIG and SET_ASYNC pipelined, a barrier
+ * confirming the last two. Rejects if any of it fails (the session then closes).
+ */
+export async function askSwitchFacts(
+  s: Pick<SwitchSession, 'request' | 'multipart' | 'send' | 'barrier'>,
+): Promise<{ features: FeaturesReply; ports: PortDesc[] }> {
+  const features = s.request(
+    { type: 'FEATURES_REQUEST', xid: 0 },
+    expectType('FEATURES_REPLY', (m) => m),
+  );
+  const ports = s.multipart({ kind: 'PORT_DESC' });
+  for (const msg of [switchConfig(0), asyncConfig(0)]) {
+    const sent = s.send(msg);
+    if (typeof sent !== 'number') sent.catch(() => undefined);
+  }
+  const confirmed = s.barrier();
+  // If the session closes mid-handshake, the first await throws and the others would reject with
+  // no one listening: mark them handled (they are still awaited below when all goes well).
+  ports.catch(() => undefined);
+  confirmed.catch(() => undefined);
+  const reply = await features;
+  const list: PortDesc[] = [];
+  for (const body of await ports) if (body.kind === 'PORT_DESC') list.push(...body.ports);
+  await confirmed;
+  return { features: reply, ports: list };
+}

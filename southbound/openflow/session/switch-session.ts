@@ -13,11 +13,12 @@ import {
   ofppr,
   type PortDesc,
 } from '../codec/index.js';
+import { OpenBatches } from './batches.js';
 import { encodeChunks } from './chunked-encoder.js';
 import { EchoProbe } from './echo-probe.js';
 import { formatDpid, type RoleChange, type RoleName, type SessionEvents } from './events.js';
 import { FloodGuard } from './flood-guard.js';
-import { asyncConfig, helloFailed, helloMessage, roleName, switchConfig } from './handshake.js';
+import { askSwitchFacts, helloFailed, helloMessage, roleName } from './handshake.js';
 import { negotiateHello, takeFirstMessage } from './hello.js';
 import { Inbox } from './inbox.js';
 import type { SessionOptions } from './options.js';
@@ -33,13 +34,6 @@ const ECHO_REQUEST_TYPE = 2;
 const RAW_DONE: OfpMessage = Object.freeze({ type: 'BARRIER_REPLY', xid: 0 });
 
 export type SessionState = 'hello' | 'handshake' | 'up' | 'closed';
-
-/** Messages sent without their own promise, whose ERRORs are gathered until a barrier confirms them. */
-interface Batch {
-  firstXid: number;
-  messages: OfpMessage[];
-  errors: OfpErrorReply<OfpMessage>[];
-}
 
 /**
  * One OpenFlow 1.3 connection to a switch: handshake, liveness, requests and events.
@@ -57,7 +51,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
   closeReason: string | null = null;
 
   readonly #requests = new RequestTable<OfpMessage>((r) => r.type);
-  readonly #batches: Batch[] = [];
+  readonly #batches = new OpenBatches();
   readonly #raw = new RawReplies();
   readonly #queue: WriteQueue;
   readonly #framer: OfpFramer;
@@ -225,8 +219,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     const withXid = opts.withXid ?? ((m, xid) => ({ ...m, xid }) as OfpMessage);
     if (this.state === 'closed') throw this.#closedError();
     const firstXid = this.#requests.allocate(messages.length);
-    const batch: Batch = { firstXid, messages, errors: [] };
-    this.#batches.push(batch);
+    const batch = this.#batches.open(firstXid, messages);
     try {
       for (const chunk of encodeChunks(messages, firstXid, withXid)) {
         const wait = this.#queue.write(chunk);
@@ -239,7 +232,7 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
       );
       return batch.errors;
     } finally {
-      this.#batches.splice(this.#batches.indexOf(batch), 1);
+      this.#batches.close(batch);
     }
   }
 
@@ -334,25 +327,12 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     return first.rest;
   }
 
-  /** FEATURES, PORT_DESC, SET_CONFIG, SET_ASYNC pipelined; a barrier confirms the last two. */
+  /** The rest of the handshake (handshake.ts), then the session is up. */
   async #handshake(): Promise<void> {
     try {
-      const features = this.request(
-        { type: 'FEATURES_REQUEST', xid: 0 },
-        expectType('FEATURES_REPLY', (m) => m),
-      );
-      const ports = this.multipart({ kind: 'PORT_DESC' });
-      this.#write(switchConfig(this.#requests.allocate()))?.catch(() => undefined);
-      this.#write(asyncConfig(this.#requests.allocate()))?.catch(() => undefined);
-      const confirmed = this.barrier();
-      // If the session closes mid-handshake, the first await throws and the others would reject
-      // with no one listening: mark them handled (they are still awaited below when all goes well).
-      ports.catch(() => undefined);
-      confirmed.catch(() => undefined);
-      this.features = await features;
-      for (const body of await ports)
-        if (body.kind === 'PORT_DESC') for (const p of body.ports) this.ports.set(p.portNo, p);
-      await confirmed;
+      const facts = await askSwitchFacts(this);
+      this.features = facts.features;
+      for (const p of facts.ports) this.ports.set(p.portNo, p);
     } catch (err) {
       this.close(`handshake failed: ${(err as Error).message}`);
       return;
@@ -422,9 +402,9 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
   }
 
   #onError(msg: ErrorMessage): void {
-    const err = errorReply(msg, this.#requests.requestOf(msg.xid) ?? this.#batchMessage(msg.xid));
+    const err = errorReply(msg, this.#requests.requestOf(msg.xid) ?? this.#batches.messageOf(msg.xid));
     if (this.#requests.fail(msg.xid, err)) return;
-    const batch = this.#batchOf(msg.xid);
+    const batch = this.#batches.of(msg.xid);
     if (batch) {
       batch.errors.push(err);
       return;
@@ -432,16 +412,6 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     this.stats.unsolicitedErrors++;
     this.log.warn({ xid: msg.xid, error: `${err.typeName}/${err.codeName}` }, 'switch reported an error');
     this.emit('error', err);
-  }
-
-  #batchOf(xid: number): Batch | undefined {
-    return this.#batches.find((b) => xid >= b.firstXid && xid < b.firstXid + b.messages.length);
-  }
-
-  #batchMessage(xid: number): OfpMessage | undefined {
-    const b = this.#batchOf(xid);
-    const m = b?.messages[xid - b.firstXid];
-    return m ? ({ ...m, xid } as OfpMessage) : undefined;
   }
 }
 
