@@ -1,4 +1,6 @@
+import { output, setField } from '../controller/pipeline/flow.js';
 import { metadataForVni } from '../controller/pipeline/registers.js';
+import type { Action } from '../southbound/openflow/codec/actions.js';
 import type { Instruction } from '../southbound/openflow/codec/instructions.js';
 import type { Match, OxmTlv } from '../southbound/openflow/codec/match.js';
 
@@ -55,3 +57,19 @@ export const vniMetadataTlv = new Interner<number, OxmTlv>(
 
 /** `in_port=N`, shared by every flow matching that port (classify, port security). */
 export const inPortTlv = internedTlv('in_port');
+
+/**
+ * The key of the way into the tunnel towards one chassis: `tunnelIp|vni|port`, the VNI left out
+ * in the asap2 profile (there the per-VNI port implies it). See tunnelActions.
+ */
+export const tunnelKey = (offload: 'none' | 'asap2', vni: number, tunnelIp: string, port: number): string =>
+  `${tunnelIp}|${offload === 'asap2' ? '' : vni}|${port}`;
+
+/** `set_field:IP->tun_dst[,set_field:VNI->tun_id],output:PORT` for a tunnelKey. */
+export function tunnelActions(key: string): Action[] {
+  const [tunnelIp, vni, port] = key.split('|') as [string, string, string];
+  const actions = [setField('tun_dst', tunnelIp)];
+  if (vni !== '') actions.push(setField('tun_id', BigInt(vni)));
+  actions.push(output(Number(port)));
+  return actions;
+}

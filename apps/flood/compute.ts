@@ -14,7 +14,7 @@ import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { type Bucket, WATCH_ANY } from '../../southbound/openflow/codec/buckets.js';
 import { OFPP16_IN_PORT, OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
-import { frozen, Interner, vniMetadataTlv } from '../interned.js';
+import { frozen, Interner, tunnelActions, tunnelKey, vniMetadataTlv } from '../interned.js';
 import { type DatapathCtx, type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
 
 const MULTICAST_BIT = '01:00:00:00:00:00';
@@ -54,14 +54,8 @@ const toLocalPort = new Interner((ofport: number) =>
     ]),
   ),
 );
-/** `tunnelIp|vni|port`, vni empty when the port implies it. */
-const toRemoteChassis = new Interner((key: string) => {
-  const [tunnelIp, vni, port] = key.split('|') as [string, string, string];
-  const actions = [setField('tun_dst', tunnelIp)];
-  if (vni !== '') actions.push(setField('tun_id', BigInt(vni)));
-  actions.push(output(Number(port)));
-  return frozen(bucket(actions));
-});
+/** Into the tunnel towards one chassis, by tunnelKey. */
+const toRemoteChassis = new Interner((key: string) => frozen(bucket(tunnelActions(key))));
 
 function localBuckets(net: NetworkOnChassis): Bucket[] {
   const buckets = net.local.map((p) => toLocalPort.get(p.ofport));
@@ -90,8 +84,8 @@ export function computeNetwork(
   const local = localBuckets(net);
   const remote: Bucket[] = [];
   if (tunnelPort !== undefined) {
-    const vni = view.offload === 'asap2' ? '' : net.vni;
-    for (const c of net.remoteChassis) remote.push(toRemoteChassis.get(`${c.tunnelIp}|${vni}|${tunnelPort}`));
+    for (const c of net.remoteChassis)
+      remote.push(toRemoteChassis.get(tunnelKey(view.offload, net.vni, c.tunnelIp, tunnelPort)));
   }
   groups.push({ groupId: allId, type: 'all', buckets: [...local, ...remote] });
   groups.push({ groupId: localId, type: 'all', buckets: local });

@@ -22,6 +22,8 @@ import {
   inPortTlv,
   internedInstructions,
   internedMatch,
+  tunnelActions,
+  tunnelKey,
   vniMetadataTlv,
 } from '../interned.js';
 import {
@@ -44,7 +46,6 @@ const perVni = new Interner((vni: number) => {
     metaMatch: vniMetadataTlv.get(vni),
     /** A local port's classify instructions: mark local, join the network, on to port security. */
     classify: [MARK_LOCAL, write, TO_PORT_SECURITY],
-    tunId: setField('tun_id', BigInt(vni)),
   });
 }, 100_000);
 const inPortMatch = internedMatch((ofport) => [inPortTlv.get(ofport)]);
@@ -54,14 +55,8 @@ const toPort = internedInstructions((ofport: number) => [
 ]);
 const outPortMatch = internedMatch((ofport) => [{ field: REG_OUTPORT, value: ofport }]);
 const outputTo = internedInstructions((ofport: number) => [apply(output(ofport))]);
-/** Into the tunnel towards one chassis: `tunnelIp|vni|port`, vni empty when the port implies it. */
-const intoTunnel = internedInstructions((key: string) => {
-  const [tunnelIp, vni, port] = key.split('|') as [string, string, string];
-  const actions = [setField('tun_dst', tunnelIp)];
-  if (vni !== '') actions.push(perVni.get(Number(vni)).tunId);
-  actions.push(output(Number(port)));
-  return [apply(...actions)];
-});
+/** Into the tunnel towards one chassis, by tunnelKey. */
+const intoTunnel = internedInstructions((key: string) => [apply(...tunnelActions(key))]);
 
 /**
  * The overlay: which network a packet belongs to, and where a known MAC lives.
@@ -150,12 +145,11 @@ export function remoteEndpointFlows(
   const tunnelPort = tunnelPortFor(view, net.vni);
   if (tunnelPort === undefined) return;
   const v = perVni.get(net.vni);
-  const vni = view.offload === 'asap2' ? '' : net.vni;
   flows.push({
     tableId: TABLE.L2_LOOKUP,
     priority: 100,
     cookie: objectCookie('overlay', 'endpoint', ep.endpointId),
     match: [v.metaMatch, { field: 'eth_dst', value: ep.mac }],
-    instructions: intoTunnel.get(`${ep.tunnelIp}|${vni}|${tunnelPort}`),
+    instructions: intoTunnel.get(tunnelKey(view.offload, net.vni, ep.tunnelIp, tunnelPort)),
   });
 }

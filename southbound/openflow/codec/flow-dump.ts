@@ -6,6 +6,7 @@ import type { Instruction } from './instructions.js';
 import { readU64 } from './intern.js';
 import { decodeMatch, type Match } from './match.js';
 import { get32, get64 } from './msg-common.js';
+import { nextFlowEntry } from './multipart-reply.js';
 import type { FlowStats } from './multipart-types.js';
 import { OfReader } from './reader.js';
 import { decodeSharedInstructions } from './shared-instructions.js';
@@ -197,16 +198,8 @@ function readFlowEntries(
   const e = new OfReader(b, 16, 16, CONTEXT);
   e.shared = true;
   while (r.remaining > 0) {
-    const o = r.offset;
-    r.need(FLOW_STATS_FIXED, 'flow stats fixed part');
-    const len = (b[o]! << 8) | b[o + 1]!;
-    if (len < FLOW_STATS_FIXED + 8) r.fail('bad-length', `flow stats length ${len} is below 56`, o);
-    r.need(len, 'MULTIPART_REPLY/flow body');
-    const end = o + len;
-    r.offset = end;
-    e.end = end;
-    if (b[o + 3] !== 0) e.fail('bad-padding', 'flow stats pad byte is not zero', o + 3);
-    if (get32(b, o + 20) !== 0) e.fail('bad-padding', 'flow stats pad2 is not zero', o + 20);
+    const o = nextFlowEntry(r, e);
+    const end = r.offset;
     const m = o + FLOW_STATS_FIXED;
     let insAt = validMatch(b, m, end);
     if (insAt < 0) {

@@ -22,6 +22,25 @@ import type { OfWriter } from './writer.js';
 
 const FLOW_STATS_FIXED = 48;
 
+/**
+ * Frames the flow-stats entry at r.offset: checks its length and padding, moves `r` past it and
+ * bounds `e` to it (a lying inner length then fails instead of running into the next flow).
+ * Returns the entry's offset. Shared by the generic decoder and the keyed dump (flow-dump.ts).
+ */
+export function nextFlowEntry(r: OfReader, e: OfReader): number {
+  const b = r.buf;
+  const o = r.offset;
+  r.need(FLOW_STATS_FIXED, 'flow stats fixed part');
+  const len = (b[o]! << 8) | b[o + 1]!;
+  if (len < FLOW_STATS_FIXED + 8) r.fail('bad-length', `flow stats length ${len} is below 56`, o);
+  r.need(len, 'MULTIPART_REPLY/flow body');
+  r.offset = o + len;
+  e.end = o + len;
+  if (b[o + 3] !== 0) e.fail('bad-padding', 'flow stats pad byte is not zero', o + 3);
+  if (get32(b, o + 20) !== 0) e.fail('bad-padding', 'flow stats pad2 is not zero', o + 20);
+  return o;
+}
+
 function readFlowStats(r: OfReader): FlowStats[] {
   const b = r.buf;
   const flows: FlowStats[] = new Array(countEntries(b, r.offset, r.end, FLOW_STATS_FIXED + 8));
@@ -31,15 +50,7 @@ function readFlowStats(r: OfReader): FlowStats[] {
   const e = new OfReader(b, r.offset, r.offset, 'MULTIPART_REPLY/flow');
   e.shared = true;
   while (r.remaining > 0) {
-    const o = r.offset;
-    r.need(FLOW_STATS_FIXED, 'flow stats fixed part');
-    const len = (b[o]! << 8) | b[o + 1]!;
-    if (len < FLOW_STATS_FIXED + 8) r.fail('bad-length', `flow stats length ${len} is below 56`, o);
-    r.need(len, 'MULTIPART_REPLY/flow body');
-    r.offset = o + len;
-    e.end = o + len;
-    if (b[o + 3] !== 0) e.fail('bad-padding', 'flow stats pad byte is not zero', o + 3);
-    if (get32(b, o + 20) !== 0) e.fail('bad-padding', 'flow stats pad2 is not zero', o + 20);
+    const o = nextFlowEntry(r, e);
     const tableId = b[o + 2]!;
     const durationSec = get32(b, o + 4);
     const durationNsec = get32(b, o + 8);

@@ -1,3 +1,4 @@
+import { get32 } from './msg-common.js';
 import { fieldByHeader } from './oxm-fields.js';
 
 /**
@@ -18,8 +19,6 @@ const OFPAT_GROUP = 22;
 const OFPAT_SET_FIELD = 25;
 
 const u16 = (b: Uint8Array, o: number) => (b[o]! << 8) | b[o + 1]!;
-const u32 = (b: Uint8Array, o: number) =>
-  b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
 
 function zeros(b: Uint8Array, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (b[i] !== 0) return false;
@@ -39,7 +38,7 @@ function knownTlv(h: number, len: number): boolean {
  * The ofp_match at m (entry ends at end): the offset just past its padding when it is certainly
  * valid, else -1.
  */
-export function validMatch(b: Uint8Array, m: number, end: number): number {
+export function validMatch(b: Buffer, m: number, end: number): number {
   if (end - m < 4) return -1;
   const length = u16(b, m + 2);
   if (u16(b, m) !== OFPMT_OXM || length < 4) return -1;
@@ -49,7 +48,7 @@ export function validMatch(b: Uint8Array, m: number, end: number): number {
   let at = m + 4;
   while (at < tlvEnd) {
     if (tlvEnd - at < 4) return -1;
-    const h = u32(b, at);
+    const h = get32(b, at);
     const len = h & 0xff;
     if (!knownTlv(h, len)) return -1;
     at += 4 + len;
@@ -59,52 +58,57 @@ export function validMatch(b: Uint8Array, m: number, end: number): number {
 }
 
 /** Whether the action list b[at, end) holds only output, group and set_field of known fields, well formed. */
-function validActions(b: Uint8Array, at: number, end: number): boolean {
-  while (at < end) {
-    if (end - at < 8) return false;
-    const type = u16(b, at);
-    const len = u16(b, at + 2);
-    if (len < 8 || len % 8 !== 0 || len > end - at) return false;
-    switch (type) {
-      case OFPAT_OUTPUT:
-        if (len !== 16 || !zeros(b, at + 10, at + 16)) return false;
-        break;
-      case OFPAT_GROUP:
-        if (len !== 8) return false;
-        break;
-      case OFPAT_SET_FIELD: {
-        const h = u32(b, at + 4);
-        const tlvLen = h & 0xff;
-        const tlvEnd = at + 8 + tlvLen;
-        if (!knownTlv(h, tlvLen) || tlvEnd > at + len || !zeros(b, tlvEnd, at + len)) return false;
-        break;
-      }
-      default:
-        return false;
+function validActions(b: Buffer, at: number, end: number): boolean {
+  return everyElement(b, at, end, validAction);
+}
+
+function validAction(b: Buffer, at: number, type: number, len: number): boolean {
+  switch (type) {
+    case OFPAT_OUTPUT:
+      return len === 16 && zeros(b, at + 10, at + 16);
+    case OFPAT_GROUP:
+      return len === 8;
+    case OFPAT_SET_FIELD: {
+      const h = get32(b, at + 4);
+      const tlvEnd = at + 8 + (h & 0xff);
+      return knownTlv(h, h & 0xff) && tlvEnd <= at + len && zeros(b, tlvEnd, at + len);
     }
-    at += len;
+    default:
+      return false;
   }
-  return true;
 }
 
 /** Whether the instruction list b[at, end) is certainly valid (see the module comment). */
-export function validInstructions(b: Uint8Array, at: number, end: number): boolean {
+export function validInstructions(b: Buffer, at: number, end: number): boolean {
+  return everyElement(b, at, end, validInstruction);
+}
+
+function validInstruction(b: Buffer, at: number, type: number, len: number): boolean {
+  switch (type) {
+    case OFPIT_GOTO_TABLE:
+      return len === 8 && zeros(b, at + 5, at + 8);
+    case OFPIT_APPLY_ACTIONS:
+    case OFPIT_WRITE_ACTIONS:
+      return zeros(b, at + 4, at + 8) && validActions(b, at + 8, at + len);
+    default:
+      return false;
+  }
+}
+
+/**
+ * Walks the type-length elements (u16 type, u16 length, 8-byte aligned) of b[at, end) and asks
+ * `valid` about each: false as soon as one is refused or a length does not fit.
+ */
+function everyElement(
+  b: Buffer,
+  at: number,
+  end: number,
+  valid: (b: Buffer, at: number, type: number, len: number) => boolean,
+): boolean {
   while (at < end) {
     if (end - at < 8) return false;
-    const type = u16(b, at);
     const len = u16(b, at + 2);
-    if (len < 8 || len % 8 !== 0 || len > end - at) return false;
-    switch (type) {
-      case OFPIT_GOTO_TABLE:
-        if (len !== 8 || !zeros(b, at + 5, at + 8)) return false;
-        break;
-      case OFPIT_APPLY_ACTIONS:
-      case OFPIT_WRITE_ACTIONS:
-        if (!zeros(b, at + 4, at + 8) || !validActions(b, at + 8, at + len)) return false;
-        break;
-      default:
-        return false;
-    }
+    if (len < 8 || len % 8 !== 0 || len > end - at || !valid(b, at, u16(b, at), len)) return false;
     at += len;
   }
   return true;
