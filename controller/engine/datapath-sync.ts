@@ -291,7 +291,9 @@ export class DatapathSync {
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     result.durationMs = performance.now() - started;
-    this.log.info({ dpid: this.port.dpid, ...result }, 'datapath synced');
+    // Per switch at debug: the engine logs one line per revision once every switch applied it.
+    if (result.dumped) this.log.info({ dpid: this.port.dpid, ...result }, 'datapath synced');
+    else this.log.debug({ dpid: this.port.dpid, ...result }, 'datapath synced');
     return result;
   }
 

@@ -5,6 +5,7 @@ import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
 import { DatapathSync, type SyncResult } from './datapath-sync.js';
 import { type ChassisChanges, DesiredModel } from './desired-model.js';
+import { RolloutLog } from './rollout-log.js';
 
 /** The intent at one revision, as the engine reads it. */
 export interface IntentSource {
@@ -73,6 +74,9 @@ export class Engine implements ApplyTracker {
   private readonly model: DesiredModel;
   private modelReady = false;
   private factsDirty = false;
+  private readonly rollouts: RolloutLog;
+  /** The switch last found behind the oldest waiter: checked first next time (see settleWaiters). */
+  private laggard?: DatapathSync;
 
   constructor(
     private readonly intent: IntentSource,
@@ -83,6 +87,7 @@ export class Engine implements ApplyTracker {
     this.graceMs = opts.startupGraceMs ?? 10_000;
     this.onSynced = opts.onSynced ?? (() => {});
     this.model = new DesiredModel(log);
+    this.rollouts = new RolloutLog(log);
     intent.onChange((changes) => {
       if (!changes) this.modelReady = false;
       else if (this.modelReady) this.model.intentChanged(changes);
@@ -104,8 +109,9 @@ export class Engine implements ApplyTracker {
     this.syncs.get(port.dpid)?.close();
     this.syncs.set(
       port.dpid,
-      new DatapathSync(port, this.log, (_dpid, result) => {
+      new DatapathSync(port, this.log, (dpid, result) => {
         this.onSynced(result);
+        this.rollouts.applied(dpid, result);
         this.settleWaiters();
       }),
     );
@@ -122,6 +128,7 @@ export class Engine implements ApplyTracker {
     if (!sync || (port && sync.port !== port)) return;
     sync.close();
     this.syncs.delete(dpid);
+    this.rollouts.forget(dpid);
     this.settleWaiters();
   }
 
@@ -135,7 +142,10 @@ export class Engine implements ApplyTracker {
     this.active = active;
     this.log.info({ active }, active ? 'engine active: reconciling switches' : 'engine standby: not writing');
     if (active) this.schedule(true);
-    else for (const s of this.syncs.values()) s.suspend();
+    else {
+      for (const s of this.syncs.values()) s.suspend();
+      this.rollouts.clear();
+    }
   }
 
   /** The desired state last computed for a datapath (undefined until its chassis is known). */
@@ -224,6 +234,7 @@ export class Engine implements ApplyTracker {
     }
     this.computedRevision = revision;
     const byChassis = new Map(changes.map((c) => [c.desired.chassisId, c]));
+    const sent: string[] = [];
     for (const [dpid, sync] of this.syncs) {
       const chassisId = this.facts.chassisOfDatapath(dpid);
       const desired = chassisId === undefined ? undefined : this.model.chassis(chassisId);
@@ -235,14 +246,18 @@ export class Engine implements ApplyTracker {
       if (!this.active) continue;
       const changed = byChassis.get(desired.chassisId);
       if (forceDump || sync.desired !== desired) {
+        sent.push(dpid);
         void sync.syncChanges(
           { desired, full: true, flows: new Map(), groups: new Map() },
           revision,
           forceDump,
         );
-      } else if (changed) void sync.syncChanges(changed, revision);
-      else sync.markCurrent(revision);
+      } else if (changed) {
+        sent.push(dpid);
+        void sync.syncChanges(changed, revision);
+      } else sync.markCurrent(revision);
     }
+    this.rollouts.begin(revision, sent);
     this.settleWaiters();
   }
 
@@ -274,16 +289,36 @@ export class Engine implements ApplyTracker {
     return false;
   }
 
-  private reconcilable(): DatapathSync[] {
-    return [...this.syncs.values()].filter((s) => this.facts.chassisOfDatapath(s.port.dpid) !== undefined);
-  }
-
   private isApplied(revision: number): boolean {
-    if (this.computedRevision < revision) return false;
-    return this.reconcilable().every((s) => s.appliedRevision >= revision);
+    return this.computedRevision >= revision && this.behind(revision) === undefined;
   }
 
+  /** A reconcilable switch that has not applied `revision` yet, if any. */
+  private behind(revision: number): DatapathSync | undefined {
+    const l = this.laggard;
+    if (l && this.syncs.get(l.port.dpid) === l && l.appliedRevision < revision && this.reconcilableSync(l))
+      return l;
+    for (const s of this.syncs.values()) {
+      if (s.appliedRevision < revision && this.reconcilableSync(s)) {
+        this.laggard = s;
+        return s;
+      }
+    }
+    this.laggard = undefined;
+    return undefined;
+  }
+
+  private reconcilableSync(s: DatapathSync): boolean {
+    return this.facts.chassisOfDatapath(s.port.dpid) !== undefined;
+  }
+
+  /**
+   * Called after every switch's sync. With 1,000 switches, checking all of them each time would
+   * make one revision cost a million checks: the switch last found behind is checked first, and
+   * while it still is, nothing else is looked at.
+   */
   private settleWaiters(): void {
+    if (this.waiters.length === 0) return;
     const still: typeof this.waiters = [];
     for (const w of this.waiters) {
       if (this.isApplied(w.revision)) {
