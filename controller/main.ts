@@ -13,6 +13,7 @@ import type { SyncResult } from './engine/datapath-sync.js';
 import { Engine, type FactsSource } from './engine/engine.js';
 import { intentSource } from './engine/intent-source.js';
 import { OvsdbFacts } from './engine/ovsdb-facts.js';
+import type { RolloutDone } from './engine/rollout-log.js';
 import { sessionPort } from './engine/session-port.js';
 import { fencedPort } from './ha/fenced-port.js';
 import { HaNode } from './ha/ha.js';
@@ -92,9 +93,11 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   const facts: FactsSource = chassis ? new OvsdbFacts(chassis) : noFacts;
   const metricsRegistry = new Registry();
   let observe: (r: SyncResult) => void = () => {};
+  let rolledOut: (done: RolloutDone) => void = () => {};
   const engine = new Engine(intentSource(intents), facts, log.child({ part: 'engine' }), {
     resyncIntervalMs: config.resyncIntervalMs,
     onSynced: (r) => observe(r),
+    onRolledOut: (done) => rolledOut(done),
   });
 
   const openflow = await startOpenFlowServer(
@@ -134,11 +137,12 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     openflow.registry.on('switch-down', detach);
   }
 
-  const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry).observe;
+  const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry);
   observe = (r) => {
-    metrics(r);
+    metrics.observe(r);
     ha?.notePossiblyApplied();
   };
+  rolledOut = metrics.rolledOut;
   if (chassis) {
     new ChassisSync(intents, chassis, { datapathType: config.datapathType }, log.child({ part: 'chassis' }));
     await chassis.start();

@@ -2,10 +2,11 @@ import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine } from './engine/engine.js';
+import type { RolloutDone } from './engine/rollout-log.js';
 
 /**
  * The controller's own metrics, on the registry /metrics serves: switches connected, flows and
- * groups per switch, the revision each switch has applied, and how long reconciles take.
+ * groups per switch, the revision each switch has applied, how long reconciles take, and how long a revision takes to reach every switch.
  * Gauges are read when scraped, so they cost nothing in between.
  */
 export function registerControllerMetrics(registry: Registry, engine: Engine, switches: SwitchRegistry) {
@@ -42,9 +43,18 @@ export function registerControllerMetrics(registry: Registry, engine: Engine, sw
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     registers: [registry],
   });
+  const rollout = new Histogram({
+    name: 'weft_revision_rollout_seconds',
+    help: 'from sending an intent revision to the switches until the last of them confirmed it',
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [registry],
+  });
   return {
     observe(result: SyncResult): void {
       reconcile.observe({ dumped: String(result.dumped) }, result.durationMs / 1000);
+    },
+    rolledOut(done: RolloutDone): void {
+      rollout.observe(done.ms / 1000);
     },
   };
 }

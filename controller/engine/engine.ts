@@ -5,7 +5,7 @@ import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
 import { DatapathSync, type SyncResult } from './datapath-sync.js';
 import { type ChassisChanges, DesiredModel } from './desired-model.js';
-import { RolloutLog } from './rollout-log.js';
+import { type RolloutDone, RolloutLog } from './rollout-log.js';
 
 /** The intent at one revision, as the engine reads it. */
 export interface IntentSource {
@@ -40,6 +40,8 @@ export interface EngineOptions {
   startupGraceMs?: number;
   /** Called after every successful switch sync (metrics). */
   onSynced?: (result: SyncResult) => void;
+  /** Called once every switch a revision was sent to has applied it (metrics). */
+  onRolledOut?: (done: RolloutDone) => void;
 }
 
 export interface DatapathStatus {
@@ -87,7 +89,7 @@ export class Engine implements ApplyTracker {
     this.graceMs = opts.startupGraceMs ?? 10_000;
     this.onSynced = opts.onSynced ?? (() => {});
     this.model = new DesiredModel(log);
-    this.rollouts = new RolloutLog(log);
+    this.rollouts = new RolloutLog(log, opts.onRolledOut);
     intent.onChange((changes) => {
       if (!changes) this.modelReady = false;
       else if (this.modelReady) this.model.intentChanged(changes);

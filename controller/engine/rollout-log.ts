@@ -15,6 +15,15 @@ interface Rollout {
   slowest?: { dpid: string; ms: number };
 }
 
+/** A revision every switch it was sent to has applied (metrics). */
+export interface RolloutDone {
+  revision: number;
+  /** Switches that applied it (those that went away meanwhile are not counted). */
+  datapaths: number;
+  /** From sending the revision's changes until the last switch confirmed them. */
+  ms: number;
+}
+
 /** Rollouts kept open at most (a switch that never answers must not grow this forever). */
 const MAX_OPEN = 256;
 
@@ -28,7 +37,10 @@ const MAX_OPEN = 256;
 export class RolloutLog {
   private readonly open: Rollout[] = [];
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly onDone: (done: RolloutDone) => void = () => {},
+  ) {}
 
   /** The changes of `revision` were just sent to these switches. */
   begin(revision: number, dpids: readonly string[]): void {
@@ -100,6 +112,8 @@ export class RolloutLog {
       }
       this.open.splice(i, 1);
       const applied = r.datapaths - r.failedOrGone;
+      const ms = performance.now() - r.started;
+      this.onDone({ revision: r.revision, datapaths: applied, ms });
       this.log.info(
         {
           revision: r.revision,
@@ -110,7 +124,7 @@ export class RolloutLog {
           flowsRemoved: r.flowsRemoved,
           groupsChanged: r.groupsChanged,
           ...(r.dumped > 0 ? { dumped: r.dumped } : {}),
-          ms: Math.round((performance.now() - r.started) * 10) / 10,
+          ms: Math.round(ms * 10) / 10,
           ...(r.slowest
             ? { slowestDpid: r.slowest.dpid, slowestMs: Math.round(r.slowest.ms * 10) / 10 }
             : {}),

@@ -72,7 +72,7 @@ describe('tenant overlays end to end', () => {
     expect(await e.lab.tcpProbe('b1', '10.0.0.2', 8080)).toBe('b2');
   }, 90_000);
 
-  it('exposes the controller metrics: switches, flows per switch, applied revision, reconcile time', async () => {
+  it('exposes the controller metrics: switches, flows per switch, applied revision, reconcile and rollout time', async () => {
     const res = await fetch(`${e.controller.apiUrl}/metrics`, {
       headers: { authorization: 'Bearer e2e-admin-token-0123456789' },
     });
@@ -81,6 +81,8 @@ describe('tenant overlays end to end', () => {
     expect(text).toMatch(/^weft_switch_flows\{dpid="[0-9a-f]{16}",chassis="hv1"\} [1-9]\d*$/m);
     expect(text).toMatch(/^weft_switch_applied_revision\{dpid="[0-9a-f]{16}",chassis="hv2"\} [1-9]\d*$/m);
     expect(text).toMatch(/^weft_reconcile_seconds_count\{dumped="true"\} [1-9]\d*$/m);
+    // Every revision written above reached both switches: its rollout was timed.
+    expect(text).toMatch(/^weft_revision_rollout_seconds_count [1-9]\d*$/m);
   });
 
   it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {

@@ -54,6 +54,20 @@ describe('RolloutLog', () => {
     expect(lines[0]).not.toHaveProperty('detached');
   });
 
+  it('tells its listener (metrics) how long each revision took to reach every switch', async () => {
+    const { log } = capture();
+    const done: Array<{ revision: number; datapaths: number; ms: number }> = [];
+    const r = new RolloutLog(log, (d) => done.push(d));
+    r.begin(2, ['a', 'b']);
+    await new Promise((res) => setTimeout(res, 15));
+    r.applied('a', result(2));
+    expect(done).toEqual([]);
+    r.forget('b');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ revision: 2, datapaths: 1 });
+    expect(done[0]!.ms).toBeGreaterThanOrEqual(10);
+  });
+
   it('completes merged revisions together, counting the changes once, in the newest', async () => {
     const { log, lines } = capture();
     const r = new RolloutLog(log);
