@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IntentView } from '../../../apps/build-view.js';
@@ -7,15 +6,10 @@ import type { FlowMod, GroupMod } from '../../../southbound/openflow/codec/messa
 import { fakeSources } from './fake-sources.js';
 import { MemorySwitch } from './memory-switch.js';
 
+/** Log lines as objects, written synchronously (pino calls write() per line). */
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { log: pino({ level: 'info' }, stream), lines };
+  return { log: pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) }), lines };
 }
 
 /** A switch whose bundles wait until the test lets them through. */

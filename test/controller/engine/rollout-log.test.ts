@@ -1,18 +1,12 @@
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { SyncResult } from '../../../controller/engine/datapath-sync.js';
 import { RolloutLog } from '../../../controller/engine/rollout-log.js';
 
+/** Log lines as objects, written synchronously (pino calls write() per line). */
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      for (const l of String(chunk).split('\n')) if (l) lines.push(JSON.parse(l));
-      done();
-    },
-  });
-  return { log: pino({ level: 'info' }, stream), lines };
+  return { log: pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) }), lines };
 }
 
 const result = (revision: number, over: Partial<SyncResult> = {}): SyncResult => ({
