@@ -208,7 +208,8 @@ async function main(): Promise<void> {
       if (sync.lastError || !r) throw new Error(`weft sync failed: ${sync.lastError?.message}`);
       diffCounts = `${fmt(r.flowsAdded)} added, ${fmt(r.flowsModified)} modified, ${fmt(r.flowsRemoved)} removed`;
       console.log(
-        `  weft sync, ${kind} dump: ${fmt(tWeft)} ms (weft CPU ${fmt(weftCpu)} ms; ${diffCounts}; load ${load()})`,
+        `  weft sync, ${kind} dump: ${fmt(tWeft)} ms (weft CPU ${fmt(weftCpu)} ms; ${diffCounts}; ` +
+          `dump ${fmt(r.dumpMs)} ms, diff ${fmt(r.diffMs)} ms, bundle to the switch ${fmt(r.applyMs)} ms; load ${load()})`,
       );
       if (tWeft < best[kind].wall) best[kind] = { wall: tWeft, cpu: weftCpu };
       await verify(brWeft);

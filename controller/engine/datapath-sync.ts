@@ -27,6 +27,10 @@ export interface SyncResult {
   dumped: boolean;
   /** Wall time of the whole sync (dump, diff, bundle, barrier). */
   durationMs: number;
+  /** Its parts: reading the tables back (0 without a dump), diffing, the switch applying the bundle. */
+  dumpMs: number;
+  diffMs: number;
+  applyMs: number;
 }
 
 const RETRY_MIN_MS = 200;
@@ -54,6 +58,8 @@ export function staticDesired(d: Desired): ChassisDesired {
     toDesired: () => d,
   };
 }
+
+const round1 = (ms: number) => Math.round(ms * 10) / 10;
 
 /** Marks a fullDiff pass leaves on the dumped records it found wanted (see DumpedFlow.mark). */
 let markEpoch = 0;
@@ -268,8 +274,10 @@ export class DatapathSync {
       this.flows = have;
       this.groups = new Map(groups.map((g) => [g.groupId, g]));
     }
+    const dumpedAt = performance.now();
     const { flowDiff, groupDiff, upsertKeys, removeKeys } =
       dumped || job.full ? this.fullDiff(job.desired) : this.partialDiff(job.flows, job.groups);
+    const diffedAt = performance.now();
     const result: SyncResult = {
       revision: job.revision,
       flowsAdded: flowDiff.add.length,
@@ -278,12 +286,16 @@ export class DatapathSync {
       groupsChanged: groupDiff.add.length + groupDiff.modify.length + groupDiff.remove.length,
       dumped,
       durationMs: 0,
+      dumpMs: round1(dumpedAt - started),
+      diffMs: round1(diffedAt - dumpedAt),
+      applyMs: 0,
     };
     if (isEmptyDiff(flowDiff, groupDiff)) {
       result.durationMs = performance.now() - started;
       return result;
     }
     await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
+    result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups) return result; // suspended meanwhile: the cache is gone
     const upserts = [...flowDiff.add, ...flowDiff.modify];
     for (let i = 0; i < upserts.length; i++) this.flows.set(upsertKeys[i]!, upserts[i]!);

@@ -86,6 +86,35 @@ describe('DatapathSync', () => {
     expect(sw.bundles).toHaveLength(3);
   });
 
+  it('reports where a sync spent its time: reading the tables back, diffing, the switch applying', async () => {
+    const sw = new MemorySwitch('0000000000000001');
+    const dump = sw.dumpFlows.bind(sw);
+    const apply = sw.applyAtomically.bind(sw);
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    sw.dumpFlows = async () => {
+      await pause(30);
+      return dump();
+    };
+    sw.applyAtomically = async (m) => {
+      await pause(60);
+      return apply(m);
+    };
+    const d = new Desired();
+    const sync = new DatapathSync(sw, log);
+    d.set(flow(1));
+    await sync.syncChanges({ desired: d, full: true, flows: new Map(), groups: new Map() }, 1);
+    const first = sync.lastResult!;
+    expect(first.dumped).toBe(true);
+    expect(first.dumpMs).toBeGreaterThanOrEqual(25);
+    expect(first.applyMs).toBeGreaterThanOrEqual(55);
+    expect(first.applyMs).toBeLessThan(first.durationMs);
+    expect(first.dumpMs + first.diffMs + first.applyMs).toBeLessThanOrEqual(first.durationMs + 0.2);
+    // A change after that: no dump.
+    await sync.syncChanges(d.set(flow(2)), 2);
+    expect(sync.lastResult).toMatchObject({ dumped: false, dumpMs: 0 });
+    expect(sync.lastResult!.applyMs).toBeGreaterThanOrEqual(55);
+  });
+
   it('after a refused bundle, dumps and diffs the whole desired state on retry', async () => {
     const sw = new MemorySwitch('0000000000000001');
     const d = new Desired();

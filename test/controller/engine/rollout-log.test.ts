@@ -17,6 +17,9 @@ const result = (revision: number, over: Partial<SyncResult> = {}): SyncResult =>
   groupsChanged: 0,
   dumped: false,
   durationMs: 3,
+  dumpMs: 0,
+  diffMs: 0.1,
+  applyMs: 2.9,
   ...over,
 });
 
