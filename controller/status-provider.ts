@@ -1,5 +1,6 @@
 import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
+import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
 import type { IntentService } from './intent/service.js';
@@ -10,6 +11,17 @@ import type { IntentService } from './intent/service.js';
  */
 export type ControllerFacts = ReturnType<StatusProvider['controller']> &
   Partial<Pick<HaStatus, 'instanceId' | 'term' | 'leaderTerm' | 'mode'>>;
+
+const lastSyncOf = (r: SyncResult) => ({
+  revision: r.revision,
+  dumped: r.dumped,
+  flowsAdded: r.flowsAdded,
+  flowsModified: r.flowsModified,
+  flowsRemoved: r.flowsRemoved,
+  groupsChanged: r.groupsChanged,
+  durationMs: Math.round(r.durationMs * 10) / 10,
+  applyMs: r.applyMs,
+});
 
 /** /v1/status from the live parts: sessions (connected, role), engine (applied revision, counts), facts. */
 export function statusProvider(
@@ -39,6 +51,8 @@ export function statusProvider(
             appliedRevision: s?.appliedRevision ?? 0,
             flowCount: s?.flows ?? 0,
             groupCount: s?.groups ?? 0,
+            ...(s?.lastResult ? { lastSync: lastSyncOf(s.lastResult) } : {}),
+            ...(s?.lastError ? { lastError: s.lastError } : {}),
           },
         ];
       });

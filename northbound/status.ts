@@ -19,6 +19,26 @@ export const SwitchStatus = Type.Object(
     appliedRevision: Type.Integer({ minimum: 0, description: 'last store revision confirmed by barrier' }),
     flowCount: Type.Integer({ minimum: 0 }),
     groupCount: Type.Integer({ minimum: 0 }),
+    lastSync: Type.Optional(
+      Type.Object(
+        {
+          revision: Type.Integer({ minimum: 0 }),
+          dumped: Type.Boolean({
+            description: 'the tables were read back first (connect, resync, after an error)',
+          }),
+          flowsAdded: Type.Integer({ minimum: 0 }),
+          flowsModified: Type.Integer({ minimum: 0 }),
+          flowsRemoved: Type.Integer({ minimum: 0 }),
+          groupsChanged: Type.Integer({ minimum: 0 }),
+          durationMs: Type.Number({ minimum: 0 }),
+          applyMs: Type.Number({ minimum: 0, description: 'of which the switch applying the bundle' }),
+        },
+        { additionalProperties: false, description: 'the last successful sync' },
+      ),
+    ),
+    lastError: Type.Optional(
+      Type.String({ description: 'why the last sync failed; weft dumps and retries with backoff' }),
+    ),
   },
   { title: 'SwitchStatus', additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { applyCommand } from '../../northbound/cli/apply-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
+import { statusCommand } from '../../northbound/cli/status-command.js';
 import { ofpCommand } from '../../southbound/openflow/cli/ofp-command.js';
 import { ovsdbCommand } from '../../southbound/ovsdb/cli/ovsdb-command.js';
 import type { CliCommand } from './command.js';
@@ -12,6 +13,7 @@ export const commands: CliCommand[] = [
   serveCommand,
   ...resourceCommands,
   applyCommand,
+  statusCommand,
   ofpCommand,
   labCommand,
   demoCommand,

@@ -24,12 +24,16 @@ export interface ResourceCli {
   /** URL segment under /v1, e.g. `security-groups`. */
   path: string;
   noun: string;
+  /** When not noun + 's' (chassis). */
+  plural?: string;
   fields: FieldFlag[];
   filters: Array<'tenant' | 'network'>;
   columns: Column[];
   /** Verbs this resource supports (tokens cannot be updated). */
   verbs?: Verb[];
 }
+
+const pluralOf = (r: ResourceCli) => r.plural ?? `${r.noun}s`;
 
 type Verb = 'create' | 'list' | 'show' | 'update' | 'delete';
 const allVerbs: Verb[] = ['create', 'list', 'show', 'update', 'delete'];
@@ -203,7 +207,7 @@ async function runVerb(
         cursor = limit === undefined ? page.body.nextCursor : undefined;
       } while (cursor);
       if (values.json) return io.stdout.write(`${JSON.stringify(items, null, 2)}\n`);
-      return io.stdout.write(items.length === 0 ? `no ${r.noun}s\n` : table(items, r.columns));
+      return io.stdout.write(items.length === 0 ? `no ${pluralOf(r)}\n` : table(items, r.columns));
     }
   }
 }
@@ -211,7 +215,7 @@ async function runVerb(
 /** `weft <resource> <verb> ...` over the REST API: table output by default, `--json` on request. */
 export const resourceCommand = (r: ResourceCli): CliCommand => ({
   name: r.word,
-  summary: `${(r.verbs ?? allVerbs).join('/')} ${r.noun}s over the REST API`,
+  summary: `${(r.verbs ?? allVerbs).join('/')} ${pluralOf(r)} over the REST API`,
   async run(argv, io) {
     const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {};
     for (const [k, v] of Object.entries(common)) {

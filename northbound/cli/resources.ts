@@ -223,6 +223,7 @@ export const resourceClis: ResourceCli[] = [
     word: 'chassis',
     path: 'chassis',
     noun: 'chassis',
+    plural: 'chassis',
     fields: [
       { flag: 'name', field: 'name', type: 'string', help: 'display name' },
       { flag: 'tunnel-ip', field: 'tunnelIp', type: 'string', help: 'VXLAN tunnel endpoint address' },

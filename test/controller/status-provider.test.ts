@@ -38,3 +38,44 @@ describe('statusProvider switch roles', () => {
     }
   });
 });
+
+describe('statusProvider sync details', () => {
+  it("shows each switch's last sync and, while it fails, why", () => {
+    const withSync = {
+      status: () => [
+        {
+          dpid: '0000000000000001',
+          chassisId: 'hv1',
+          appliedRevision: 7,
+          flows: 12,
+          groups: 1,
+          lastResult: {
+            revision: 7,
+            flowsAdded: 2,
+            flowsModified: 0,
+            flowsRemoved: 1,
+            groupsChanged: 0,
+            dumped: false,
+            durationMs: 3.1234,
+            dumpMs: 0,
+            diffMs: 0.1,
+            applyMs: 2.9,
+          },
+          lastError: 'switch refused the bundle: OFPBAC_BAD_OUT_PORT',
+        },
+      ],
+    } as unknown as Engine;
+    const [sw] = statusProvider(withSync, registry('master'), facts, intents).switches();
+    expect(sw).toMatchObject({
+      chassis: 'hv1',
+      appliedRevision: 7,
+      flowCount: 12,
+      lastSync: { revision: 7, dumped: false, flowsAdded: 2, flowsRemoved: 1, durationMs: 3.1, applyMs: 2.9 },
+      lastError: 'switch refused the bundle: OFPBAC_BAD_OUT_PORT',
+    });
+    expect(sw?.lastSync).not.toHaveProperty('dumpMs');
+    const [fresh] = statusProvider(engine, registry('master'), facts, intents).switches();
+    expect(fresh).not.toHaveProperty('lastSync');
+    expect(fresh).not.toHaveProperty('lastError');
+  });
+});

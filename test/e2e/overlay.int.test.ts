@@ -83,6 +83,20 @@ describe('tenant overlays end to end', () => {
     expect(text).toMatch(/^weft_reconcile_seconds_count\{dumped="true"\} [1-9]\d*$/m);
     // Every revision written above reached both switches: its rollout was timed.
     expect(text).toMatch(/^weft_revision_rollout_seconds_count [1-9]\d*$/m);
+    // /v1/status says how each switch's last sync went.
+    const status = (await (
+      await fetch(`${e.controller.apiUrl}/v1/status`, {
+        headers: { authorization: 'Bearer e2e-admin-token-0123456789' },
+      })
+    ).json()) as {
+      switches: Array<{ lastSync?: { revision: number; durationMs: number }; lastError?: string }>;
+    };
+    expect(status.switches).toHaveLength(2);
+    for (const sw of status.switches) {
+      expect(sw.lastSync?.revision).toBeGreaterThan(0);
+      expect(sw.lastSync?.durationMs).toBeGreaterThan(0);
+      expect(sw.lastError).toBeUndefined();
+    }
   });
 
   it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {

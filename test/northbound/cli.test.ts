@@ -1,10 +1,8 @@
 import { type AddressInfo, createServer } from 'node:net';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../controller/cli/command.js';
-import { main } from '../../controller/cli/weft.js';
 import { parseRule } from '../../northbound/cli/resources.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
+import { runWeft } from './run-weft.js';
 
 let h: Harness;
 let api: string;
@@ -17,34 +15,8 @@ afterAll(async () => {
   await h.close();
 });
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-/** Runs `weft ...` in-process against the listening API, WEFT_API/WEFT_TOKEN from `env`. */
-const weft = async (args: string, env: Record<string, string> = {}): Promise<Run> => {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c) => {
-    out += c;
-  });
-  stderr.on('data', (c) => {
-    err += c;
-  });
-  const io: CliIo = {
-    stdout,
-    stderr,
-    stdin: new PassThrough(),
-    env: { WEFT_API: api, WEFT_TOKEN: ADMIN, ...env },
-  };
-  const argv = args.match(/'[^']*'|\S+/g)!.map((a) => a.replace(/^'|'$/g, ''));
-  const code = await main(argv, io);
-  return { code, out, err };
-};
+const weft = (args: string, env: Record<string, string> = {}) =>
+  runWeft(args, { WEFT_API: api, WEFT_TOKEN: ADMIN, ...env });
 
 describe('weft resource commands over the API', () => {
   it('lists every resource command in weft --help', async () => {
@@ -58,9 +30,11 @@ describe('weft resource commands over the API', () => {
       'chassis',
       'vlan-binding',
       'token',
+      'status',
     ]) {
       expect(r.out).toMatch(new RegExp(`\\n  ${word}\\s`));
     }
+    expect(r.out).toContain('create/list/show/update/delete chassis over the REST API');
   });
 
   it('creates, lists (table), shows, updates and deletes a network', async () => {
