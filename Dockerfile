@@ -22,5 +22,5 @@ COPY --from=build /src/dist dist
 COPY --from=build /src/bin bin
 # Ports above 1024 only (6653, 6640, 8080): no root needed.
 USER node
-ENTRYPOINT ["node", "bin/weft.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=64", "bin/weft.js"]
 CMD ["serve"]

@@ -1,4 +1,5 @@
 import type { NetworkAcl, SgRule } from '../controller/intent/model.js';
+import type { Match } from '../southbound/openflow/codec/match.js';
 
 /**
  * What an app sees of one datapath: the intent that concerns this chassis joined with the facts
@@ -12,6 +13,11 @@ export interface LocalPort {
   ips: string[];
   portSecurity: boolean;
   securityGroupIds: string[];
+  /**
+   * The l2-lookup match of this MAC in this network when one is already built (the endpoint's
+   * flow into the tunnel, for the chassis hosting it remotely): reused rather than built again.
+   */
+  l2Match?: Match;
 }
 
 export interface RemoteEndpoint {

@@ -1,4 +1,5 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
+// node's flag sizes the young generation, which V8 fixes at startup (controller/heap-tuning.ts).
 // Thin launcher: the CLI is TypeScript compiled to dist/ by `npm run build` (also run by `npm ci`).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -8,10 +9,5 @@ if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('weft: not built yet; run `npm ci` (or `npm run build`) in the weft checkout first\n');
   process.exit(2);
 }
-// Before anything big is allocated: see controller/heap-tuning.ts.
-const { tuneYoungGeneration } = await import(
-  new URL('../dist/controller/heap-tuning.js', import.meta.url).href
-);
-tuneYoungGeneration();
 const { main } = await import(entry.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -18,6 +18,7 @@ import { sessionPort } from './engine/session-port.js';
 import { fencedPort } from './ha/fenced-port.js';
 import { HaNode } from './ha/ha.js';
 import { registerHaMetrics } from './ha/metrics.js';
+import { YOUNG_GENERATION_FLAG, youngGenerationMb, youngGenerationTuned } from './heap-tuning.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
@@ -163,6 +164,12 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   ha?.start();
   if (config.adminTokens.length === 0) {
     log.warn('no --admin-token given: the REST API accepts no requests but health checks');
+  }
+  if (!youngGenerationTuned()) {
+    log.warn(
+      { youngGenerationMb: youngGenerationMb(), flag: YOUNG_GENERATION_FLAG },
+      'node was started without the young-generation flag bin/weft.js passes: large recomputes run slower',
+    );
   }
   log.info(
     {

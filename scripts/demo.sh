@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
 npm ci --no-audit --no-fund
-exec node bin/weft.js demo
+exec node --max-semi-space-size=64 bin/weft.js demo

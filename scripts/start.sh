@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-system-deps.sh
 npm ci --no-audit --no-fund
-exec node bin/weft.js serve "$@"
+exec node --max-semi-space-size=64 bin/weft.js serve "$@"

@@ -16,6 +16,7 @@ import {
   REG_PORT_CLASS,
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Match, OxmTlv } from '../../southbound/openflow/codec/match.js';
 import {
   frozen,
   Interner,
@@ -123,7 +124,9 @@ export function localPortFlows(
     tableId: TABLE.L2_LOOKUP,
     priority: 100,
     cookie,
-    match: [v.metaMatch, { field: 'eth_dst', value: port.mac }],
+    match: isL2Match(port.l2Match, v.metaMatch, port.mac)
+      ? port.l2Match
+      : [v.metaMatch, { field: 'eth_dst', value: port.mac }],
     instructions: toPort.get(port.ofport),
   });
   flows.push({
@@ -133,6 +136,13 @@ export function localPortFlows(
     match: outPortMatch.get(port.ofport),
     instructions: outputTo.get(port.ofport),
   });
+}
+
+/** Whether `m` is the l2-lookup match of `mac` in the network of `metaMatch` (and may be shared). */
+function isL2Match(m: Match | undefined, metaMatch: OxmTlv, mac: string): m is Match {
+  if (m?.length !== 2 || m[0] !== metaMatch) return false;
+  const t = m[1]!;
+  return t.field === 'eth_dst' && t.value === mac && t.mask === undefined;
 }
 
 /** A remote endpoint: its MAC leads into the tunnel towards its chassis. */

@@ -27,42 +27,48 @@ const IS_IP: OxmTlv = frozen({ field: 'eth_type', value: ETH_IP });
 const IS_ARP: OxmTlv = frozen({ field: 'eth_type', value: ETH_ARP });
 const IS_IPV6: OxmTlv = frozen({ field: 'eth_type', value: ETH_IPV6 });
 
+/** The flow letting what `match` selects on to the egress ACLs. */
+const pass = (cookie: bigint, priority: number, match: OxmTlv[]): DesiredFlow => ({
+  tableId: TABLE.PORT_SECURITY,
+  priority,
+  cookie,
+  match,
+  instructions: TO_EGRESS_ACL,
+});
+
 export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   const cookie = objectCookie('portSecurity', 'endpoint', port.endpointId);
   const inPort = inPortTlv.get(port.ofport);
-  const pass = (priority: number, match: OxmTlv[]) =>
-    flows.push({
-      tableId: TABLE.PORT_SECURITY,
-      priority,
-      cookie,
-      match,
-      instructions: TO_EGRESS_ACL,
-    });
-
   if (!port.portSecurity) {
-    pass(100, [inPort]);
+    flows.push(pass(cookie, 100, [inPort]));
     return;
   }
   const src: OxmTlv = { field: 'eth_src', value: port.mac };
   if (port.ips.length === 0) {
-    pass(90, [inPort, src]);
+    flows.push(pass(cookie, 90, [inPort, src]));
     return;
   }
+  let anyV6 = false;
   for (const ip of port.ips) {
     if (isIpv4(ip)) {
-      pass(100, [inPort, src, IS_IP, { field: 'ipv4_src', value: ip }]);
-      pass(100, [
-        inPort,
-        src,
-        IS_ARP,
-        { field: 'arp_spa', value: ip },
-        { field: 'arp_sha', value: port.mac },
-      ]);
+      flows.push(pass(cookie, 100, [inPort, src, IS_IP, { field: 'ipv4_src', value: ip }]));
+      flows.push(
+        pass(cookie, 100, [
+          inPort,
+          src,
+          IS_ARP,
+          { field: 'arp_spa', value: ip },
+          { field: 'arp_sha', value: port.mac },
+        ]),
+      );
     } else {
-      pass(100, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: ip }]);
+      anyV6 = true;
+      flows.push(pass(cookie, 100, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: ip }]));
     }
   }
-  if (port.ips.some((ip) => !isIpv4(ip))) {
-    pass(90, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' }]);
+  if (anyV6) {
+    flows.push(
+      pass(cookie, 90, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' }]),
+    );
   }
 }

@@ -18,20 +18,21 @@ import type {
 import { tunnelPortFor } from '../../apps/view.js';
 import type { NetworkAcl } from '../intent/model.js';
 import type { ObjectChange } from '../intent/service.js';
-import { checkFlow, type Desired } from '../pipeline/flow.js';
+import { checkFlow, type Desired, type DesiredFlow } from '../pipeline/flow.js';
 import { flowKey } from '../reconcile/canonical.js';
 import {
   type ChassisChanges,
   type ChassisDesired,
   ChassisState,
-  EMPTY_UNIT,
+  type Keyed,
   NetOnChassis,
-  NO_GROUPS,
-  type RemoteEntry,
+  RemoteEntry,
   RemoteTable,
   type Unit,
+  unitOf,
 } from './desired-state.js';
-import { entry, IntentIndex } from './intent-index.js';
+import { entry, type IndexedEndpoint, type Placement } from './index-records.js';
+import { IntentIndex } from './intent-index.js';
 
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -102,12 +103,15 @@ export class DesiredModel {
     for (const sg of ix.staleRules) this.rulesMemo.delete(sg);
     ix.staleRules.clear();
 
-    // A deleted chassis's networks were marked for a full rebuild by the index.
-    for (const id of this.states.keys()) if (!ix.chassis.has(id)) this.states.delete(id);
+    // A deleted chassis's networks were marked for a full rebuild by the index. Only when the set
+    // of chassis changed: a flush of one endpoint's change must not walk every chassis.
     this.pipeline ??= this.unit(chassisUnit);
-    for (const c of ix.chassis.values()) {
-      if (!this.states.has(c.id))
-        this.states.set(c.id, new ChassisState(c.id, this.ctxOf(c.id), this.pipeline, this.touch));
+    if (dirty.chassisSetChanged) {
+      for (const id of this.states.keys()) if (!ix.chassis.has(id)) this.states.delete(id);
+      for (const c of ix.chassis.values()) {
+        if (!this.states.has(c.id))
+          this.states.set(c.id, new ChassisState(c.id, this.ctxOf(c.id), this.pipeline, this.touch));
+      }
     }
     // Chassis whose own facts changed: every network on them is rebuilt there.
     const rebuildOn = new Map<string, Set<string>>();
@@ -123,10 +127,10 @@ export class DesiredModel {
 
     for (const epId of dirty.localUnits) {
       const ep = ix.endpoints.get(epId);
-      const p = ix.placement.get(epId);
+      const p = ep?.placement;
       const nc = ep && p && this.states.get(p.chassisId)?.nets.get(ep.networkId);
       if (!nc || !ep || !p) continue;
-      const now = this.localUnitOf(ep.id, p.ofport);
+      const now = this.localUnitOf(ep, p.ofport, nc.table);
       this.states.get(p.chassisId)!.swap(nc.local.get(epId), now);
       nc.local.set(epId, now);
     }
@@ -196,22 +200,17 @@ export class DesiredModel {
       }
       for (const epId of endpoints) {
         removed.push(nc.local.get(epId));
-        const p = ix.placement.get(epId);
         const ep = ix.endpoints.get(epId);
+        const p = ep?.placement;
         if (ep && p && ep.networkId === networkId && p.chassisId === c) {
-          const unit = this.localUnitOf(epId, p.ofport);
+          const unit = this.localUnitOf(ep, p.ofport, nc.table);
           nc.local.set(epId, unit);
           added.push(unit);
         } else nc.local.delete(epId);
       }
-      for (const [, before, now] of updates.get(nc.table) ?? []) {
-        if (before) removed.push(before.arp);
-        if (before && before.chassisId !== c) removed.push(before.unit);
-        if (now) added.push(now.arp);
-        if (now && now.chassisId !== c) added.push(now.unit);
-      }
       for (const u of removed) st.swap(u, undefined);
       for (const u of added) st.swap(undefined, u);
+      for (const [, before, now] of updates.get(nc.table) ?? []) st.swapEntry(before, now);
     }
   }
 
@@ -222,8 +221,8 @@ export class DesiredModel {
     if (old) st.dropNetwork(old);
     const nc = new NetOnChassis(this.tableFor(networkId, st.ctx));
     nc.unit = this.networkUnitOf(st, networkId, hosts);
-    for (const epId of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
-      nc.local.set(epId, this.localUnitOf(epId, ix.placement.get(epId)!.ofport));
+    for (const ep of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
+      nc.local.set(ep.id, this.localUnitOf(ep, ep.placement!.ofport, nc.table));
     }
     st.nets.set(networkId, nc);
     st.addNetwork(nc);
@@ -244,10 +243,7 @@ export class DesiredModel {
       vniTunnelPorts: port === undefined ? new Map() : new Map([[vni, port]]),
     });
     for (const eps of this.index.members.get(networkId)?.values() ?? []) {
-      for (const epId of eps) {
-        const e = this.remoteEntryOf(table, networkId, epId);
-        if (e) table.entries.set(epId, e);
-      }
+      for (const ep of eps) table.entries.set(ep.id, this.remoteEntry(table, vni, ep, ep.placement!));
     }
     byNet.set(sig, table);
     return table;
@@ -256,50 +252,58 @@ export class DesiredModel {
   private remoteEntryOf(table: RemoteTable, networkId: string, epId: string): RemoteEntry | undefined {
     const ix = this.index;
     const ep = ix.endpoints.get(epId);
-    const p = ix.placement.get(epId);
+    const p = ep?.placement;
     if (!ep || !p || ep.networkId !== networkId) return undefined;
-    const vni = ix.networks.get(networkId)!.vni;
-    const tunnelIp = ix.chassis.get(p.chassisId)!.tunnelIp;
+    return this.remoteEntry(table, ix.networks.get(networkId)!.vni, ep, p);
+  }
+
+  /** A placed endpoint's entry in a remote table of its network. */
+  private remoteEntry(table: RemoteTable, vni: number, ep: IndexedEndpoint, p: Placement): RemoteEntry {
+    const tunnelIp = this.index.chassis.get(p.chassisId)!.tunnelIp;
     const remote = {
       endpointId: ep.id,
-      mac: ep.mac.toLowerCase(),
+      mac: ep.mac,
       ips: ep.ips,
       chassisId: p.chassisId,
       tunnelIp,
     };
-    return {
-      unit: this.unit(() => remoteEndpointUnit(table.ctx, { vni }, remote)),
-      arp: this.unit(() => endpointArpUnit({ vni }, remote)),
-      chassisId: p.chassisId,
-    };
+    // Neither unit has groups, so the ARP part of the entry is exactly its flows.
+    const arp = this.keyed(() => endpointArpUnit({ vni }, remote));
+    const tunnel = this.keyed(() => remoteEndpointUnit(table.ctx, { vni }, remote));
+    return new RemoteEntry(p.chassisId, unitOf(arp, tunnel), 2 * (arp?.flows.length ?? 0));
   }
 
-  private localUnitOf(epId: string, ofport: number): Unit {
+  /**
+   * An endpoint's local unit. Its MAC's l2-lookup match is the one of its flow into the tunnel
+   * (in `table`, which chassis that host it remotely see), so that match and its key are shared.
+   */
+  private localUnitOf(ep: IndexedEndpoint, ofport: number, table: RemoteTable): Unit {
     const ix = this.index;
-    const ep = ix.endpoints.get(epId)!;
     const vni = ix.networks.get(ep.networkId)!.vni;
+    const tunnel = table.entries.get(ep.id)?.tunnelFlow();
     const port: LocalPort = {
       endpointId: ep.id,
       ofport,
-      mac: ep.mac.toLowerCase(),
+      mac: ep.mac,
       ips: ep.ips,
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
+      l2Match: tunnel?.flow.match,
     };
-    const rules = ep.securityGroupIds.flatMap((id) => this.rulesOf(id) ?? []);
-    return this.unit(() => localEndpointUnit({ vni }, port, rules));
+    const rules =
+      ep.securityGroupIds.length === 0 ? [] : ep.securityGroupIds.flatMap((id) => this.rulesOf(id) ?? []);
+    return unitOf(this.keyed(() => localEndpointUnit({ vni }, port, rules), tunnel));
   }
 
   private networkUnitOf(st: ChassisState, networkId: string, hosts: string[]): Unit {
     const ix = this.index;
     const net = ix.networks.get(networkId)!;
     const local: LocalPort[] = [];
-    for (const epId of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
-      const ep = ix.endpoints.get(epId)!;
+    for (const ep of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
       local.push({
         endpointId: ep.id,
-        ofport: ix.placement.get(epId)!.ofport,
-        mac: ep.mac.toLowerCase(),
+        ofport: ep.placement!.ofport,
+        mac: ep.mac,
         ips: ep.ips,
         portSecurity: ep.portSecurity,
         securityGroupIds: ep.securityGroupIds,
@@ -362,21 +366,31 @@ export class DesiredModel {
     };
   }
 
-  /** Runs a unit function; a flow the pipeline refuses is a bug: logged, and the unit left empty. */
   private unit(compute: () => Desired): Unit {
+    return unitOf(this.keyed(compute));
+  }
+
+  /**
+   * Runs a unit function and keys its flows (a flow whose match list is `known`'s has its key);
+   * a flow the pipeline refuses is a bug: logged, and the unit left empty (undefined).
+   */
+  private keyed(compute: () => Desired, known?: { key: string; flow: DesiredFlow }): Keyed | undefined {
     try {
       const d = compute();
       const keys = new Array<string>(d.flows.length);
       for (let i = 0; i < keys.length; i++) {
         const f = d.flows[i]!;
         checkFlow(f);
-        keys[i] = flowKey(f);
+        const k = known?.flow;
+        keys[i] =
+          k && f.match === k.match && f.tableId === k.tableId && f.priority === k.priority
+            ? known!.key
+            : flowKey(f);
       }
-      // Most units have no group: one shared empty list instead of one retained per unit.
-      return { flows: d.flows, keys, groups: d.groups.length === 0 ? NO_GROUPS : d.groups };
+      return { flows: d.flows, groups: d.groups, keys };
     } catch (err) {
       this.log?.error({ err: (err as Error).message }, 'a unit of desired state failed to compute');
-      return EMPTY_UNIT;
+      return undefined;
     }
   }
 }

@@ -1,23 +1,94 @@
 import type { DatapathCtx } from '../../apps/view.js';
 import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 
-/** A unit's output (apps/units.ts) with each flow's reconciler key computed once. */
-export interface Unit {
-  readonly flows: readonly DesiredFlow[];
-  readonly keys: readonly string[];
-  readonly groups: readonly DesiredGroup[];
+/**
+ * A unit's output (apps/units.ts) with each flow's reconciler key computed once, in one flat
+ * array of pairs: `key, flow` for each flow (the key a string), then `groupId, group` for each
+ * group (the id a number). One array per unit instead of a wrapper and two lists: a full
+ * recompute keeps ~300,000 units, and each object fewer is one the garbage collector need not
+ * copy or mark.
+ */
+export type Unit = readonly (string | number | DesiredFlow | DesiredGroup)[];
+
+export const EMPTY_UNIT: Unit = Object.freeze([]);
+
+/** A unit function's output with the key of each of its flows. */
+export interface Keyed extends Desired {
+  keys: string[];
 }
 
-export const NO_GROUPS: readonly DesiredGroup[] = Object.freeze([]);
-export const EMPTY_UNIT: Unit = { flows: [], keys: [], groups: NO_GROUPS };
+/** One unit of the flows of `a` then `b` (either may be absent: nothing), then their groups. */
+export function unitOf(a: Keyed | undefined, b?: Keyed): Unit {
+  const na = a ? a.flows.length : 0;
+  const nb = b ? b.flows.length : 0;
+  const ga = a ? a.groups.length : 0;
+  const gb = b ? b.groups.length : 0;
+  if (na + nb + ga + gb === 0) return EMPTY_UNIT;
+  const u = new Array<string | number | DesiredFlow | DesiredGroup>(2 * (na + nb + ga + gb));
+  let at = 0;
+  if (a) at = putFlows(u, at, a);
+  if (b) at = putFlows(u, at, b);
+  if (a) at = putGroups(u, at, a);
+  if (b) putGroups(u, at, b);
+  return u;
+}
 
-export interface RemoteEntry {
-  /** Seen by every chassis hosting the network except the endpoint's own (the tunnel unicast). */
-  unit: Unit;
-  /** Seen by every chassis hosting the network, its own included (the ARP answers). */
-  arp: Unit;
-  /** Where the endpoint is bound: the chassis that must not see it as remote. */
-  chassisId: string;
+type Slots = Array<string | number | DesiredFlow | DesiredGroup>;
+
+function putFlows(u: Slots, at: number, k: Keyed): number {
+  for (let i = 0; i < k.flows.length; i++) {
+    u[at++] = k.keys[i]!;
+    u[at++] = k.flows[i]!;
+  }
+  return at;
+}
+
+function putGroups(u: Slots, at: number, k: Keyed): number {
+  for (let i = 0; i < k.groups.length; i++) {
+    u[at++] = k.groups[i]!.groupId;
+    u[at++] = k.groups[i]!;
+  }
+  return at;
+}
+
+/** Calls `flow` for each flow of a unit (up to slot `end`) with its key, and `group` for each group. */
+export function eachOf(
+  u: Unit,
+  flow: (key: string, f: DesiredFlow) => void,
+  group: (g: DesiredGroup) => void,
+  end = u.length,
+): void {
+  for (let i = 0; i < end; i += 2) {
+    const k = u[i];
+    if (typeof k === 'string') flow(k, u[i + 1] as DesiredFlow);
+    else group(u[i + 1] as DesiredGroup);
+  }
+}
+
+/**
+ * An endpoint's part of a remote table, one unit: first its ARP answers, seen by every chassis
+ * hosting the network, its own included; then (from slot `arpEnd`) the tunnel unicast towards
+ * it, seen by every chassis but its own.
+ */
+export class RemoteEntry {
+  constructor(
+    /** Where the endpoint is bound: the chassis that must not see it as remote. */
+    readonly chassisId: string,
+    readonly unit: Unit,
+    readonly arpEnd: number,
+  ) {}
+
+  /** How much of the unit a chassis sees (its slots before this index). */
+  endFor(chassisId: string): number {
+    return chassisId === this.chassisId ? this.arpEnd : this.unit.length;
+  }
+
+  /** The first flow towards the endpoint through the tunnel (its MAC's l2-lookup), with its key. */
+  tunnelFlow(): { key: string; flow: DesiredFlow } | undefined {
+    const key = this.unit[this.arpEnd];
+    if (typeof key !== 'string') return undefined;
+    return { key, flow: this.unit[this.arpEnd + 1] as DesiredFlow };
+  }
 }
 
 /**
@@ -75,18 +146,12 @@ export class ChassisState implements ChassisDesired {
   }
 
   forEach(flow: (key: string, f: DesiredFlow) => void, group: (g: DesiredGroup) => void): void {
-    const unit = (u: Unit) => {
-      for (let i = 0; i < u.flows.length; i++) flow(u.keys[i]!, u.flows[i]!);
-      for (const g of u.groups) group(g);
-    };
+    const unit = (u: Unit) => eachOf(u, flow, group);
     unit(this.pipeline);
     for (const nc of this.nets.values()) {
       unit(nc.unit);
       for (const u of nc.local.values()) unit(u);
-      for (const e of nc.table.entries.values()) {
-        unit(e.arp);
-        if (e.chassisId !== this.chassisId) unit(e.unit);
-      }
+      for (const e of nc.table.entries.values()) eachOf(e.unit, flow, group, e.endFor(this.chassisId));
     }
   }
 
@@ -108,13 +173,31 @@ export class ChassisState implements ChassisDesired {
   swap(old: Unit | undefined, now: Unit | undefined): void {
     if (this.full || old === now) return;
     this.onTouch(this);
-    if (old) {
-      for (const k of old.keys) this.removedFlows.add(k);
-      for (const g of old.groups) this.removedGroups.add(g.groupId);
+    if (old) this.removed(old, old.length);
+    if (now) this.added(now, now.length);
+  }
+
+  /** swap() for an endpoint's remote-table entry: the part of it this chassis sees. */
+  swapEntry(old: RemoteEntry | undefined, now: RemoteEntry | undefined): void {
+    if (this.full || old === now) return;
+    this.onTouch(this);
+    if (old) this.removed(old.unit, old.endFor(this.chassisId));
+    if (now) this.added(now.unit, now.endFor(this.chassisId));
+  }
+
+  private removed(u: Unit, end: number): void {
+    for (let i = 0; i < end; i += 2) {
+      const k = u[i];
+      if (typeof k === 'string') this.removedFlows.add(k);
+      else this.removedGroups.add(k as number);
     }
-    if (now) {
-      for (let i = 0; i < now.flows.length; i++) this.addedFlows.set(now.keys[i]!, now.flows[i]!);
-      for (const g of now.groups) this.addedGroups.set(g.groupId, g);
+  }
+
+  private added(u: Unit, end: number): void {
+    for (let i = 0; i < end; i += 2) {
+      const k = u[i];
+      if (typeof k === 'string') this.addedFlows.set(k, u[i + 1] as DesiredFlow);
+      else this.addedGroups.set(k as number, u[i + 1] as DesiredGroup);
     }
   }
 
@@ -123,20 +206,14 @@ export class ChassisState implements ChassisDesired {
     if (this.full) return; // nothing is recorded before the first handover (see swap)
     this.swap(nc.unit, undefined);
     for (const u of nc.local.values()) this.swap(u, undefined);
-    for (const e of nc.table.entries.values()) {
-      this.swap(e.arp, undefined);
-      if (e.chassisId !== this.chassisId) this.swap(e.unit, undefined);
-    }
+    for (const e of nc.table.entries.values()) this.swapEntry(e, undefined);
   }
 
   addNetwork(nc: NetOnChassis): void {
     if (this.full) return;
     this.swap(undefined, nc.unit);
     for (const u of nc.local.values()) this.swap(undefined, u);
-    for (const e of nc.table.entries.values()) {
-      this.swap(undefined, e.arp);
-      if (e.chassisId !== this.chassisId) this.swap(undefined, e.unit);
-    }
+    for (const e of nc.table.entries.values()) this.swapEntry(undefined, e);
   }
 
   /**
@@ -145,10 +222,21 @@ export class ChassisState implements ChassisDesired {
    * the units. Across flushes, later ones override earlier ones.
    */
   endFlush(): void {
-    for (const k of this.removedFlows) this.flowChanges.set(k, null);
-    for (const [k, f] of this.addedFlows) this.flowChanges.set(k, f);
-    for (const g of this.removedGroups) this.groupChanges.set(g, null);
-    for (const [id, g] of this.addedGroups) this.groupChanges.set(id, g);
+    // forEach, not for-of: no iterator result allocated per key on this per-change path.
+    const flows = this.flowChanges;
+    const groups = this.groupChanges;
+    this.removedFlows.forEach((k) => {
+      flows.set(k, null);
+    });
+    this.addedFlows.forEach((f, k) => {
+      flows.set(k, f);
+    });
+    this.removedGroups.forEach((g) => {
+      groups.set(g, null);
+    });
+    this.addedGroups.forEach((g, id) => {
+      groups.set(id, g);
+    });
     this.removedFlows.clear();
     this.addedFlows.clear();
     this.removedGroups.clear();

@@ -9,57 +9,14 @@ import type {
   VlanBinding,
 } from '../intent/model.js';
 import type { ObjectChange } from '../intent/service.js';
-
-export interface Placement {
-  chassisId: string;
-  ofport: number;
-}
-
-/**
- * What a change invalidates, in the units of apps/units.ts. Filled by IntentIndex as changes
- * arrive, drained by DesiredModel.flush().
- */
-export class Dirty {
-  /** Rebuild every unit of the network on every chassis (rare changes: network, VLAN binding, tunnel IP). */
-  readonly networks = new Set<string>();
-  /** Recompute the network unit on every chassis hosting it (its ACLs changed). */
-  readonly networkUnits = new Set<string>();
-  /** network -> chassis whose network unit must be recomputed (its local ports changed). */
-  readonly networkUnitOn = new Map<string, Set<string>>();
-  /** network -> endpoints whose units must be recomputed on every chassis hosting the network. */
-  readonly endpoints = new Map<string, Set<string>>();
-  /** Endpoints whose local unit must be recomputed (their security groups' rules changed). */
-  readonly localUnits = new Set<string>();
-  /** Chassis whose own facts (profile, tunnel ports, port names) changed: rebuild everything on them. */
-  readonly chassis = new Set<string>();
-
-  touchedNetworks(): Set<string> {
-    return new Set([
-      ...this.networks,
-      ...this.networkUnits,
-      ...this.networkUnitOn.keys(),
-      ...this.endpoints.keys(),
-    ]);
-  }
-
-  clear(): void {
-    this.networks.clear();
-    this.networkUnits.clear();
-    this.networkUnitOn.clear();
-    this.endpoints.clear();
-    this.localUnits.clear();
-    this.chassis.clear();
-  }
-}
-
-/** The map's value at key, created by `make` when absent. */
-export function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  const have = map.get(key);
-  if (have !== undefined) return have;
-  const made = make();
-  map.set(key, made);
-  return made;
-}
+import {
+  Dirty,
+  entry,
+  type Iface,
+  IndexedChassis,
+  IndexedEndpoint,
+  type Placement,
+} from './index-records.js';
 
 function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
   entry(map, key, () => new Set<string>()).add(value);
@@ -83,15 +40,14 @@ const portsSignature = (p: ChassisPorts | undefined): string =>
  */
 export class IntentIndex {
   readonly networks = new Map<string, Network>();
-  readonly endpoints = new Map<string, Endpoint>();
-  readonly chassis = new Map<string, Chassis>();
+  readonly endpoints = new Map<string, IndexedEndpoint>();
+  readonly chassis = new Map<string, IndexedChassis>();
   readonly vlanBindings = new Map<string, VlanBinding>();
   readonly acls = new Map<string, NetworkAcl>();
   readonly securityGroups = new Map<string, SecurityGroup>();
   readonly ports = new Map<string, ChassisPorts>();
-  readonly placement = new Map<string, Placement>();
-  /** network -> chassis -> placed endpoint ids. */
-  readonly members = new Map<string, Map<string, Set<string>>>();
+  /** network -> chassis -> placed endpoints. */
+  readonly members = new Map<string, Map<string, Set<IndexedEndpoint>>>();
   readonly vlansByNetwork = new Map<string, Set<string>>();
   readonly aclsByNetwork = new Map<string, Set<string>>();
   /** security group -> endpoints naming it (placed or not: remote-group rules use every member). */
@@ -99,18 +55,20 @@ export class IntentIndex {
   /** security group -> groups with a rule naming it as remote group. */
   readonly sgReferrers = new Map<string, Set<string>>();
   readonly dirty = new Dirty();
-  private bindings = new Map<string, Placement>();
-  /** iface-id -> the endpoint naming it (a Set only when several do: an operator's mistake). */
-  private readonly endpointsByIface = new Map<string, string | Set<string>>();
+  /** iface-id -> its binding in the last facts and the endpoints naming it. */
+  private readonly ifaces = new Map<string, Iface>();
   private readonly portSigs = new Map<string, string>();
 
   load(intent: IntentView, facts: ChassisFacts): void {
-    for (const c of intent.chassis) this.chassis.set(c.id, c);
+    for (const c of intent.chassis) this.chassis.set(c.id, new IndexedChassis(c));
     for (const n of intent.networks) this.networks.set(n.id, n);
     for (const v of intent.vlanBindings) this.putVlan(v);
     for (const a of intent.networkAcls) this.putAcl(a);
     for (const sg of intent.securityGroups) this.putSecurityGroup(sg);
-    this.bindings = new Map(facts.bindings);
+    // forEach, not for-of over entries: no [key, value] pair allocated per binding.
+    facts.bindings.forEach((b, iface) => {
+      this.ifaces.set(iface, { binding: b, endpoints: undefined });
+    });
     for (const [id, p] of facts.ports) {
       this.ports.set(id, p);
       this.portSigs.set(id, portsSignature(p));
@@ -118,6 +76,7 @@ export class IntentIndex {
     // Every network is rebuilt in full, so no endpoint needs marking.
     for (const ep of intent.endpoints) this.putEndpoint(ep, true, false);
     for (const n of this.networks.keys()) this.dirty.networks.add(n);
+    this.dirty.chassisSetChanged = true;
   }
 
   applyChange(c: ObjectChange): void {
@@ -135,10 +94,10 @@ export class IntentIndex {
         // Remote-group rules list members' addresses: only a change of those or of membership counts.
         const sameForGroups =
           b && a && sameItems(b.ips, a.ips) && sameItems(b.securityGroupIds, a.securityGroupIds);
-        const was = b && this.placement.get(b.id);
+        const was = b && this.placementOf(b.id);
         if (b) this.removeEndpoint(b, !sameForGroups);
         if (a) this.putEndpoint(a, !sameForGroups);
-        const now = a && this.placement.get(a.id);
+        const now = a && this.placementOf(a.id);
         if (b?.networkId === a?.networkId) this.moved((a ?? b)!.networkId, was, now);
         else {
           if (b) this.moved(b.networkId, was, undefined);
@@ -169,17 +128,25 @@ export class IntentIndex {
 
   /** New chassis facts: only what differs from the last facts seen marks anything dirty. */
   applyFacts(facts: ChassisFacts): void {
-    const changedIfaces: string[] = [];
-    for (const [iface, b] of facts.bindings) {
-      const old = this.bindings.get(iface);
-      if (!old || old.chassisId !== b.chassisId || old.ofport !== b.ofport) changedIfaces.push(iface);
+    const changed: Iface[] = [];
+    facts.bindings.forEach((b, iface) => {
+      const f = this.ifaces.get(iface);
+      if (!f) this.ifaces.set(iface, { binding: b, endpoints: undefined });
+      else {
+        const old = f.binding;
+        f.binding = b;
+        if (!old || old.chassisId !== b.chassisId || old.ofport !== b.ofport) changed.push(f);
+      }
+    });
+    for (const [iface, f] of this.ifaces) {
+      if (f.binding === undefined || facts.bindings.has(iface)) continue;
+      f.binding = undefined;
+      if (f.endpoints === undefined) this.ifaces.delete(iface);
+      else changed.push(f);
     }
-    for (const iface of this.bindings.keys()) if (!facts.bindings.has(iface)) changedIfaces.push(iface);
-    this.bindings = new Map(facts.bindings);
-    for (const iface of changedIfaces) {
-      const ids = this.endpointsByIface.get(iface);
-      if (typeof ids === 'string') this.replace(ids);
-      else for (const id of ids ?? []) this.replace(id);
+    for (const f of changed) {
+      if (typeof f.endpoints === 'string') this.replace(f.endpoints);
+      else for (const id of f.endpoints ?? []) this.replace(id);
     }
 
     const ids = new Set([...facts.ports.keys(), ...this.ports.keys()]);
@@ -192,6 +159,11 @@ export class IntentIndex {
       this.portSigs.set(id, sig);
       this.dirty.chassis.add(id);
     }
+  }
+
+  /** Where an endpoint is placed (bound on an existing chassis), if it is. */
+  placementOf(epId: string): Placement | undefined {
+    return this.endpoints.get(epId)?.placement;
   }
 
   /** Chassis currently hosting a network: where its endpoints are bound or its VLAN bindings live. */
@@ -215,22 +187,24 @@ export class IntentIndex {
 
   private changeChassis(id: string, before: Chassis | undefined, after: Chassis | undefined): void {
     if (before && after) {
+      if (!this.chassis.has(id)) this.dirty.chassisSetChanged = true;
       if (before.tunnelIp !== after.tunnelIp) for (const n of this.networksOn(id)) this.dirty.networks.add(n);
-      this.chassis.set(id, after);
+      this.chassis.set(id, new IndexedChassis(after));
       if (before.offload !== after.offload || before.tunnelIp !== after.tunnelIp) this.dirty.chassis.add(id);
       return;
     }
     // Created or deleted: which endpoints are placed (and which VLAN bindings count) changes.
+    this.dirty.chassisSetChanged = true;
     for (const n of this.networksOn(id)) this.dirty.networks.add(n);
-    if (after) this.chassis.set(id, after);
+    if (after) this.chassis.set(id, new IndexedChassis(after));
     else this.chassis.delete(id);
     for (const v of this.vlanBindings.values()) if (v.chassisId === id) this.dirty.networks.add(v.networkId);
     for (const ep of this.endpoints.values())
-      if (this.bindings.get(ep.ifaceId)?.chassisId === id) this.replace(ep.id);
+      if (this.ifaces.get(ep.ifaceId)?.binding?.chassisId === id) this.replace(ep.id);
   }
 
-  private placeOf(ep: Endpoint): Placement | undefined {
-    const b = this.bindings.get(ep.ifaceId);
+  private placeOf(ep: IndexedEndpoint): Placement | undefined {
+    const b = this.ifaces.get(ep.ifaceId)?.binding;
     return b && this.chassis.has(b.chassisId) ? b : undefined;
   }
 
@@ -238,7 +212,7 @@ export class IntentIndex {
   private replace(epId: string): void {
     const ep = this.endpoints.get(epId);
     if (!ep) return;
-    const old = this.placement.get(epId);
+    const old = ep.placement;
     const now = this.placeOf(ep);
     if (old?.chassisId === now?.chassisId && old?.ofport === now?.ofport) return;
     this.unplace(ep, old);
@@ -254,30 +228,31 @@ export class IntentIndex {
     if (now) addTo(this.dirty.networkUnitOn, networkId, now.chassisId);
   }
 
-  private place(ep: Endpoint, p: Placement | undefined): void {
+  private place(ep: IndexedEndpoint, p: Placement | undefined): void {
     if (!p) return;
-    this.placement.set(ep.id, p); // the facts' own record: sources never mutate one they handed over
-    const byChassis = entry(this.members, ep.networkId, () => new Map<string, Set<string>>());
-    entry(byChassis, p.chassisId, () => new Set<string>()).add(ep.id);
+    ep.placement = p; // the facts' own record: sources never mutate one they handed over
+    const byChassis = entry(this.members, ep.networkId, () => new Map<string, Set<IndexedEndpoint>>());
+    entry(byChassis, p.chassisId, () => new Set<IndexedEndpoint>()).add(ep);
   }
 
-  private unplace(ep: Endpoint, p: Placement | undefined): void {
+  private unplace(ep: IndexedEndpoint, p: Placement | undefined): void {
     if (!p) return;
-    this.placement.delete(ep.id);
+    ep.placement = undefined;
     const byChassis = this.members.get(ep.networkId);
     const set = byChassis?.get(p.chassisId);
-    set?.delete(ep.id);
+    set?.delete(ep);
     if (set?.size === 0) byChassis!.delete(p.chassisId);
     if (byChassis?.size === 0) this.members.delete(ep.networkId);
   }
 
-  private putEndpoint(ep: Endpoint, groupsChanged = true, markDirty = true): void {
+  private putEndpoint(raw: Endpoint, groupsChanged = true, markDirty = true): void {
+    const ep = new IndexedEndpoint(raw);
     this.endpoints.set(ep.id, ep);
-    const byIface = this.endpointsByIface.get(ep.ifaceId);
-    if (byIface === undefined) this.endpointsByIface.set(ep.ifaceId, ep.id);
-    else if (typeof byIface === 'string') {
-      if (byIface !== ep.id) this.endpointsByIface.set(ep.ifaceId, new Set([byIface, ep.id]));
-    } else byIface.add(ep.id);
+    const f = entry(this.ifaces, ep.ifaceId, (): Iface => ({ binding: undefined, endpoints: undefined }));
+    if (f.endpoints === undefined) f.endpoints = ep.id;
+    else if (typeof f.endpoints === 'string') {
+      if (f.endpoints !== ep.id) f.endpoints = new Set([f.endpoints, ep.id]);
+    } else f.endpoints.add(ep.id);
     this.place(ep, this.placeOf(ep));
     if (markDirty) addTo(this.dirty.endpoints, ep.networkId, ep.id);
     for (const sg of ep.securityGroupIds) {
@@ -287,14 +262,16 @@ export class IntentIndex {
   }
 
   private removeEndpoint(ep: Endpoint, groupsChanged = true): void {
+    const indexed = this.endpoints.get(ep.id);
     this.endpoints.delete(ep.id);
-    const byIface = this.endpointsByIface.get(ep.ifaceId);
-    if (byIface === ep.id) this.endpointsByIface.delete(ep.ifaceId);
-    else if (typeof byIface === 'object') {
-      byIface.delete(ep.id);
-      if (byIface.size === 1) this.endpointsByIface.set(ep.ifaceId, [...byIface][0]!);
+    const f = this.ifaces.get(ep.ifaceId);
+    if (f?.endpoints === ep.id) f.endpoints = undefined;
+    else if (typeof f?.endpoints === 'object') {
+      f.endpoints.delete(ep.id);
+      if (f.endpoints.size === 1) f.endpoints = [...f.endpoints][0]!;
     }
-    this.unplace(ep, this.placement.get(ep.id));
+    if (f && f.endpoints === undefined && f.binding === undefined) this.ifaces.delete(ep.ifaceId);
+    if (indexed) this.unplace(indexed, indexed.placement);
     addTo(this.dirty.endpoints, ep.networkId, ep.id);
     for (const sg of ep.securityGroupIds) {
       const set = this.sgMembers.get(sg);

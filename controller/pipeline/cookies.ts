@@ -53,13 +53,23 @@ export function cookieFor(app: AppName, objectKey: string): bigint {
  * per app, 100,000s of times in a full recompute.
  */
 export function objectCookie(app: AppName, kind: string, id: string): bigint {
-  let h = KIND_HASH.get(kind);
-  if (h === undefined) {
-    h = fnvFrom(FNV_OFFSET, `${kind}/`);
-    KIND_HASH.set(kind, h);
+  // Several apps key their flows by the same object one after the other (an endpoint's overlay
+  // and port-security flows): its hash is computed once.
+  if (id !== last.id || kind !== last.kind) {
+    let h = KIND_HASH.get(kind);
+    if (h === undefined) {
+      h = fnvFrom(FNV_OFFSET, `${kind}/`);
+      KIND_HASH.set(kind, h);
+    }
+    last.kind = kind;
+    last.id = id;
+    last.hash = BigInt(fnvFrom(h, id));
   }
-  return APP_BASE.get(app)! | BigInt(fnvFrom(h, id));
+  return APP_BASE.get(app)! | last.hash;
 }
+
+/** The object key hashed last, and its hash. */
+const last: { kind: string | undefined; id: string; hash: bigint } = { kind: undefined, id: '', hash: 0n };
 
 export const isOwned = (cookie: bigint): boolean => (cookie & OWNER_MASK) === OWNER_VALUE;
 

@@ -6,6 +6,17 @@ import { canonicalFieldName as canonicalField } from '../../southbound/openflow/
 import { type TableId, tableDecl } from './tables.js';
 
 const allowedCache = new Map<number, Set<string>>();
+/** table -> match field name (any spelling) -> whether the table allows it. */
+const fieldVerdicts = new Map<number, Map<string, boolean>>();
+
+function entryOf(map: Map<number, Map<string, boolean>>, id: number): Map<string, boolean> {
+  let m = map.get(id);
+  if (m === undefined) {
+    m = new Map();
+    map.set(id, m);
+  }
+  return m;
+}
 
 /** A flow an app wants on a datapath. Field names match the codec's FlowMod and text form. */
 export interface DesiredFlow {
@@ -43,18 +54,29 @@ export function checkFlow(f: DesiredFlow): void {
     allowed = new Set([...decl.matches, 'eth_type', 'ip_proto'].map(canonicalField));
     allowedCache.set(decl.id, allowed);
   }
-  for (const t of f.match) {
-    if (!allowed.has(canonicalField(t.field))) {
+  const verdicts = entryOf(fieldVerdicts, decl.id);
+  const match = f.match;
+  for (let i = 0; i < match.length; i++) {
+    const t = match[i]!;
+    // The answer per table and field name as spelled, so a flow costs one lookup per field.
+    let ok = verdicts.get(t.field);
+    if (ok === undefined) {
+      ok = allowed.has(canonicalField(t.field));
+      if (verdicts.size < 256) verdicts.set(t.field, ok);
+    }
+    if (!ok) {
       throw new PipelineViolation(`table ${decl.name} (${decl.id}) does not allow a match on ${t.field}`);
     }
   }
   // A frozen instruction list (shared by many flows, apps/interned.ts) is checked once per table.
   const frozen = Object.isFrozen(f.instructions);
   if (frozen && checkedInstructions.get(f.instructions) === decl.id) return;
-  for (const ins of f.instructions) {
+  for (let i = 0; i < f.instructions.length; i++) {
+    const ins = f.instructions[i]!;
     if (ins.type === 'goto_table') checkNext(decl.id, decl.name, decl.next, ins.tableId);
     if (ins.type === 'apply_actions' || ins.type === 'write_actions') {
-      for (const a of ins.actions) checkAction(decl.id, decl.name, decl.next, a);
+      for (let j = 0; j < ins.actions.length; j++)
+        checkAction(decl.id, decl.name, decl.next, ins.actions[j]!);
     }
   }
   if (frozen) checkedInstructions.set(f.instructions, decl.id);

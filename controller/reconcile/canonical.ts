@@ -90,8 +90,20 @@ export function tlvText(t: OxmTlv): string {
   return text;
 }
 
+/** `name=` per field name as spelled (aliases resolved once, not once per flow). */
+const heads = new Map<string, string>();
+
+function headOf(field: string): string {
+  let head = heads.get(field);
+  if (head === undefined) {
+    head = `${canonicalField(field)}=`;
+    if (heads.size < 1024) heads.set(field, head);
+  }
+  return head;
+}
+
 function printTlv(t: OxmTlv): string {
-  const base = `${canonicalField(t.field)}=${valueText(t.value)}`;
+  const base = headOf(t.field) + valueText(t.value);
   return t.mask === undefined || isAllOnes(t.field, t.mask) ? base : `${base}/${valueText(t.mask)}`;
 }
 
@@ -155,12 +167,19 @@ function printFlowKey(tableId: number, priority: number, m: Match): string {
     const b = tlvText(m[1]!);
     return (a < b ? [prefix, a, b] : [prefix, b, a]).join(',');
   }
-  const texts = new Array<string>(n);
-  for (let i = 0; i < n; i++) texts[i] = tlvText(m[i]!);
-  texts.sort();
+  // Sorted by insertion into the joined list: Array.prototype.sort allocates work arrays on
+  // every call (a full recompute keys ~300,000 flows of 3+ fields), and the order is the same.
   const all = new Array<string>(n + 1);
   all[0] = prefix;
-  for (let i = 0; i < n; i++) all[i + 1] = texts[i]!;
+  for (let i = 0; i < n; i++) {
+    const text = tlvText(m[i]!);
+    let j = i;
+    while (j > 0 && all[j]! > text) {
+      all[j + 1] = all[j]!;
+      j--;
+    }
+    all[j + 1] = text;
+  }
   return all.join(',');
 }
 

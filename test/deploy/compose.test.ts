@@ -137,7 +137,8 @@ describe('what the HA pair relies on', () => {
       for (const src of sources)
         expect(existsSync(join(root, context, src)), `${dockerfile}: ${src}`).toBe(true);
     }
-    expect(read('Dockerfile')).toMatch(/ENTRYPOINT \["node", "bin\/weft\.js"\]/);
+    // The young-generation flag is node's, on its command line (controller/heap-tuning.ts).
+    expect(read('Dockerfile')).toMatch(/ENTRYPOINT \["node", "--max-semi-space-size=64", "bin\/weft\.js"\]/);
     expect(service('weft-a').build).toBe('.');
   });
 

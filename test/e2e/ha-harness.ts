@@ -16,6 +16,9 @@ export type HaMode = 'roles' | 'vip';
 export const HA_TOKEN = 'ha-e2e-admin-token-0123456789';
 export const API_PORT = 8080;
 export const LEASE_TTL_MS = Number(process.env.WEFT_HA_LEASE_TTL ?? 2000);
+
+import { YOUNG_GENERATION_FLAG } from '../../controller/heap-tuning.js';
+
 const WEFT_BIN = resolve(import.meta.dirname, '../../bin/weft.js');
 
 export const HA_VMS: PlacedVm[] = [
@@ -85,6 +88,7 @@ class HaPairImpl implements HaPair {
     const ip = ctlIp(ctl);
     const argv = [
       process.execPath,
+      YOUNG_GENERATION_FLAG, // as bin/weft.js's shebang passes it
       WEFT_BIN,
       'serve',
       ...['--store', this.ha.redis.url, '--ha', 'redis', '--ha-mode', this.mode, '--instance-id', ctl],

@@ -33,12 +33,12 @@ describe('IntentIndex iface-id tracking', () => {
   it('places an endpoint when its iface-id is bound, moves it, unplaces it', () => {
     const ix = indexWith(endpoint('e1', 'n1', 't1', '02:00:00:00:00:01', '10.0.0.1'));
     ix.applyFacts(facts([['iface-e1', 'hv1', 5]]));
-    expect(ix.placement.get('e1')).toEqual({ chassisId: 'hv1', ofport: 5 });
+    expect(ix.placementOf('e1')).toEqual({ chassisId: 'hv1', ofport: 5 });
     expect([...(ix.dirty.endpoints.get('n1') ?? [])]).toEqual(['e1']);
     ix.applyFacts(facts([['iface-e1', 'hv2', 7]]));
-    expect(ix.placement.get('e1')).toEqual({ chassisId: 'hv2', ofport: 7 });
+    expect(ix.placementOf('e1')).toEqual({ chassisId: 'hv2', ofport: 7 });
     ix.applyFacts(facts([]));
-    expect(ix.placement.has('e1')).toBe(false);
+    expect(ix.placementOf('e1')).toBeUndefined();
   });
 
   it('follows every endpoint sharing one iface-id, and the one left after a delete', () => {
@@ -46,19 +46,20 @@ describe('IntentIndex iface-id tracking', () => {
     const b = { ...endpoint('b', 'n1', 't1', '02:00:00:00:00:0b', '10.0.0.11'), ifaceId: 'shared' };
     const ix = indexWith(a, b);
     ix.applyFacts(facts([['shared', 'hv1', 3]]));
-    expect(ix.placement.get('a')?.chassisId).toBe('hv1');
-    expect(ix.placement.get('b')?.chassisId).toBe('hv1');
+    expect(ix.placementOf('a')?.chassisId).toBe('hv1');
+    expect(ix.placementOf('b')?.chassisId).toBe('hv1');
 
     ix.applyChange({ kind: 'endpoint', id: 'a', before: a, after: undefined });
     ix.applyFacts(facts([['shared', 'hv2', 4]]));
-    expect(ix.placement.has('a')).toBe(false);
-    expect(ix.placement.get('b')).toEqual({ chassisId: 'hv2', ofport: 4 });
+    expect(ix.placementOf('a')).toBeUndefined();
+    expect(ix.placementOf('b')).toEqual({ chassisId: 'hv2', ofport: 4 });
 
     ix.applyChange({ kind: 'endpoint', id: 'b', before: b, after: undefined });
     ix.applyChange({ kind: 'endpoint', id: 'a', before: undefined, after: a });
-    expect(ix.placement.get('a')).toEqual({ chassisId: 'hv2', ofport: 4 });
+    expect(ix.placementOf('a')).toEqual({ chassisId: 'hv2', ofport: 4 });
     ix.applyFacts(facts([]));
-    expect(ix.placement.size).toBe(0);
+    expect([...ix.endpoints.values()].filter((e) => e.placement)).toHaveLength(0);
+    expect(ix.members.size).toBe(0);
   });
 
   it('load marks every network for a full rebuild instead of every endpoint', () => {
@@ -76,6 +77,22 @@ describe('IntentIndex iface-id tracking', () => {
     );
     expect([...ix.dirty.networks]).toEqual(['n1']);
     expect(ix.dirty.endpoints.size).toBe(0);
-    expect(ix.placement.get('e1')).toEqual({ chassisId: 'hv1', ofport: 5 });
+    expect(ix.placementOf('e1')).toEqual({ chassisId: 'hv1', ofport: 5 });
+  });
+
+  it('keeps a binding reported before its endpoint exists, and drops it when the facts do', () => {
+    const ix = indexWith();
+    ix.applyFacts(facts([['iface-e1', 'hv1', 5]]));
+    expect(ix.dirty.endpoints.size).toBe(0);
+    const e1 = endpoint('e1', 'n1', 't1', '02:00:00:00:00:0A', '10.0.0.1');
+    ix.applyChange({ kind: 'endpoint', id: 'e1', before: undefined, after: e1 });
+    expect(ix.placementOf('e1')).toEqual({ chassisId: 'hv1', ofport: 5 });
+    expect(ix.endpoints.get('e1')?.mac).toBe('02:00:00:00:00:0a');
+    ix.applyChange({ kind: 'endpoint', id: 'e1', before: e1, after: undefined });
+    ix.applyFacts(facts([]));
+    ix.applyChange({ kind: 'endpoint', id: 'e1', before: undefined, after: e1 });
+    expect(ix.placementOf('e1')).toBeUndefined();
+    ix.applyFacts(facts([['iface-e1', 'hv2', 6]]));
+    expect(ix.placementOf('e1')).toEqual({ chassisId: 'hv2', ofport: 6 });
   });
 });

@@ -26,6 +26,21 @@ describe('flow cookies', () => {
     );
   });
 
+  it('objectCookie stays right when the same id comes under another kind or app, and for empty keys', () => {
+    const calls: Array<[AppName, string, string]> = [
+      ['overlay', 'endpoint', 'x'],
+      ['portSecurity', 'endpoint', 'x'],
+      ['acl', 'sg-port', 'x'],
+      ['acl', 'endpoint', 'x'],
+      ['overlay', 'endpoint', 'y'],
+      ['overlay', '', ''],
+      ['overlay', 'endpoint', ''],
+      ['overlay', '', 'endpoint'],
+    ];
+    for (const [app, kind, id] of calls)
+      expect(objectCookie(app, kind, id)).toBe(cookieFor(app, `${kind}/${id}`));
+  });
+
   it('keeps the layout: tag 0x57, app id, 32-bit FNV-1a of the object key', () => {
     const c = cookieFor('overlay', 'endpoint/ep1');
     expect(c >> 56n).toBe(0x57n);
