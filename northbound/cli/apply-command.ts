@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import { ApiCallError, ApiClient, defaultApi } from './client.js';
+import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
 import { table } from './format.js';
 
 /**
@@ -234,13 +234,10 @@ export const applyCommand: CliCommand = {
       return 0;
     } catch (err) {
       if (!(err instanceof ApiCallError)) throw err;
-      const where = err.field ? ` [${err.field}]` : '';
-      const http =
-        err.status === undefined ? '' : ` (HTTP ${[err.status, err.code].filter(Boolean).join(' ')})`;
       // A 4xx means the batch was refused whole; a 504 means it committed but was not confirmed.
       const outcome =
         err.status !== undefined && err.status < 500 ? `; nothing from ${name} was applied` : '';
-      io.stderr.write(`weft apply: ${err.message}${where}${http}${outcome}\n`);
+      io.stderr.write(`weft apply: ${describeApiError(err)}${outcome}\n`);
       return 1;
     }
   },

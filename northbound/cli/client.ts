@@ -15,6 +15,13 @@ export class ApiCallError extends Error {
   }
 }
 
+/** `message [field] (HTTP status code)`: how every command prints a failed call. */
+export function describeApiError(err: ApiCallError): string {
+  const where = err.field ? ` [${err.field}]` : '';
+  const http = err.status === undefined ? '' : ` (HTTP ${[err.status, err.code].filter(Boolean).join(' ')})`;
+  return `${err.message}${where}${http}`;
+}
+
 export interface ApiResponse<T = unknown> {
   status: number;
   body: T;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import { ApiCallError, ApiClient, defaultApi } from './client.js';
+import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
 import { type Column, details, table } from './format.js';
 
 /** One command-line flag that sets one body field on create/update. */
@@ -244,10 +244,7 @@ export const resourceCommand = (r: ResourceCli): CliCommand => ({
       return 0;
     } catch (err) {
       if (!(err instanceof ApiCallError)) throw err;
-      const where = err.field ? ` [${err.field}]` : '';
-      const http =
-        err.status === undefined ? '' : ` (HTTP ${[err.status, err.code].filter(Boolean).join(' ')})`;
-      io.stderr.write(`weft ${r.word}: ${err.message}${where}${http}\n`);
+      io.stderr.write(`weft ${r.word}: ${describeApiError(err)}\n`);
       return 1;
     }
   },

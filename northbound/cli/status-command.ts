@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import { ApiCallError, ApiClient, defaultApi } from './client.js';
+import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
 import { type Column, cell, table } from './format.js';
 
 interface SwitchRow {
@@ -133,9 +133,7 @@ export const statusCommand: CliCommand = {
       answer = (await client.request<StatusAnswer>('GET', '/v1/status')).body;
     } catch (err) {
       if (!(err instanceof ApiCallError)) throw err;
-      const http =
-        err.status === undefined ? '' : ` (HTTP ${[err.status, err.code].filter(Boolean).join(' ')})`;
-      io.stderr.write(`weft status: ${err.message}${http}\n`);
+      io.stderr.write(`weft status: ${describeApiError(err)}\n`);
       return 1;
     }
     io.stdout.write(values.json ? `${JSON.stringify(answer, null, 2)}\n` : render(answer));

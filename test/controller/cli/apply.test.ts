@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../../controller/cli/command.js';
 import { main } from '../../../controller/cli/weft.js';
 import { parseApplyFile, toOp } from '../../../northbound/cli/apply-command.js';
+import { memoryIo } from '../../cli/memory-io.js';
 import { ADMIN, type Harness, startHarness } from '../../northbound/harness.js';
 
 let h: Harness;
@@ -23,21 +23,11 @@ afterAll(async () => {
 
 /** Runs `weft ...` in-process against the listening API; `stdin` is fed to the command. */
 const weft = async (argv: string[], stdin = '') => {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c) => {
-    out += c;
-  });
-  stderr.on('data', (c) => {
-    err += c;
-  });
+  const io = memoryIo({ WEFT_API: api, WEFT_TOKEN: ADMIN });
   const input = new PassThrough();
   input.end(stdin);
-  const io: CliIo = { stdout, stderr, stdin: input, env: { WEFT_API: api, WEFT_TOKEN: ADMIN } };
-  const code = await main(argv, io);
-  return { code, out, err };
+  const code = await main(argv, { ...io, stdin: input });
+  return { code, out: io.out(), err: io.err() };
 };
 const file = async (name: string, text: string) => {
   const path = join(dir, name);
