@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
-import type { ApplyTracker, ObjectChange } from '../intent/service.js';
+import type { ApplyTracker, ObjectChange, PendingSwitch } from '../intent/service.js';
 import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
 import { DatapathSync, type SyncResult } from './datapath-sync.js';
@@ -183,6 +183,22 @@ export class Engine implements ApplyTracker {
       }, timeoutMs);
       this.waiters.push({ revision, resolve, timer });
     });
+  }
+
+  /** ApplyTracker: the reconcilable switches that have not applied `revision` yet. */
+  pending(revision: number): PendingSwitch[] {
+    const out: PendingSwitch[] = [];
+    for (const s of this.syncs.values()) {
+      if (s.appliedRevision >= revision || !this.reconcilableSync(s)) continue;
+      const chassis = this.facts.chassisOfDatapath(s.port.dpid);
+      out.push({
+        datapathId: s.port.dpid,
+        ...(chassis ? { chassis } : {}),
+        appliedRevision: s.appliedRevision,
+        ...(s.lastError ? { lastError: s.lastError.message } : {}),
+      });
+    }
+    return out;
   }
 
   close(): void {

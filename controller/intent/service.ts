@@ -78,9 +78,22 @@ export interface IntentChangeEvent {
  * The engine plugs this in once it exists: resolves true when every switch affected by the
  * revision has confirmed it (barrier), false on timeout.
  */
+/** A switch that has not confirmed a revision yet, and why its syncs fail if they do. */
+export interface PendingSwitch {
+  datapathId: string;
+  chassis?: string;
+  appliedRevision: number;
+  lastError?: string;
+}
+
 export interface ApplyTracker {
   waitApplied(revision: number, timeoutMs: number): Promise<boolean>;
+  /** The switches still to confirm `revision` (what a `?wait=applied` that timed out waited on). */
+  pending?(revision: number): PendingSwitch[];
 }
+
+/** At most this many pending switches are named in an answer (a count says how many in all). */
+const MAX_PENDING_NAMED = 20;
 
 export interface IntentServiceOptions {
   /** Inclusive range VNIs are allocated from when a network has none. Default [4096, 16777214]. */
@@ -163,11 +176,23 @@ export class IntentService {
     this.tracker = tracker;
   }
 
-  async waitApplied(revision: number, timeoutMs: number): Promise<{ applied: boolean; revision: number }> {
+  async waitApplied(
+    revision: number,
+    timeoutMs: number,
+  ): Promise<{ applied: boolean; revision: number; pending?: PendingSwitch[]; pendingCount?: number }> {
     const started = Date.now();
     let applied = await this.replica.waitRevision(revision, timeoutMs);
     if (applied && this.tracker) {
       applied = await this.tracker.waitApplied(revision, Math.max(0, timeoutMs - (Date.now() - started)));
+      if (!applied && this.tracker.pending) {
+        const pending = this.tracker.pending(revision);
+        return {
+          applied,
+          revision: this.revision(),
+          pending: pending.slice(0, MAX_PENDING_NAMED),
+          pendingCount: pending.length,
+        };
+      }
     }
     return { applied, revision: this.revision() };
   }

@@ -81,11 +81,21 @@ export const finishWrite = async (
   const timeoutMs = parseTimeout(q.timeout);
   const result = await intents.waitApplied(revision, timeoutMs);
   if (!result.applied) {
+    // Name who holds the answer up (and why, when its syncs fail): the first thing an operator asks.
+    const first = result.pending?.[0];
+    const waitingOn = first
+      ? `; waiting on ${result.pendingCount} switch(es), e.g. ${first.datapathId}${first.chassis ? ` (${first.chassis})` : ''} at revision ${first.appliedRevision}${first.lastError ? `: ${first.lastError}` : ''}`
+      : '';
     throw new ApiError(
       'timeout',
-      `revision ${revision} is committed but not confirmed by every affected switch within ${timeoutMs} ms`,
+      `revision ${revision} is committed but not confirmed by every affected switch within ${timeoutMs} ms${waitingOn}`,
       undefined,
-      { revision, appliedRevision: result.revision, timeoutMs },
+      {
+        revision,
+        appliedRevision: result.revision,
+        timeoutMs,
+        ...(result.pending ? { pending: result.pending, pendingCount: result.pendingCount } : {}),
+      },
     );
   }
 };

@@ -289,6 +289,35 @@ describe('?wait=applied', () => {
     expect(ok(await call('GET', '/v1/endpoints/late'), 200).revision).toBe(e.details.revision);
   });
 
+  it('names the switches a timed-out wait was waiting on, and why their syncs fail', async () => {
+    await seed();
+    const pending = Array.from({ length: 25 }, (_, i) => ({
+      datapathId: (i + 1).toString(16).padStart(16, '0'),
+      chassis: `hv${i + 1}`,
+      appliedRevision: 3,
+      ...(i === 0 ? { lastError: 'switch refused the bundle: OFPBAC_BAD_OUT_PORT' } : {}),
+    }));
+    h.intents.setApplyTracker({ waitApplied: async () => false, pending: () => pending });
+    try {
+      const e = ok(
+        await call('POST', '/v1/endpoints?wait=applied&timeout=50ms', { networkId: 'n1' }),
+        504,
+      ).error;
+      expect(e.message).toMatch(
+        /waiting on 25 switch\(es\), e\.g\. 0000000000000001 \(hv1\) at revision 3: switch refused the bundle: OFPBAC_BAD_OUT_PORT$/,
+      );
+      expect(e.details.pendingCount).toBe(25);
+      expect(e.details.pending).toHaveLength(20); // the first 20 named, the count says the rest
+      expect(e.details.pending[1]).toEqual({
+        datapathId: '0000000000000002',
+        chassis: 'hv2',
+        appliedRevision: 3,
+      });
+    } finally {
+      h.intents.setApplyTracker(undefined);
+    }
+  });
+
   it('answers 400 naming timeout for a malformed or too long timeout', async () => {
     await seed();
     expect(

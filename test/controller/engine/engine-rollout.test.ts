@@ -80,11 +80,30 @@ describe('Engine: one revision over many switches', () => {
       done = ok;
     });
     await expect.poll(() => slow.held.length + other.held.length).toBe(2);
+    // What a timed-out ?wait=applied names: the two switches still holding their bundles.
+    expect(engine.pending(1).map((p) => [p.datapathId, p.chassis])).toEqual([
+      ['0000000000000002', 'hv2'],
+      ['0000000000000003', 'hv3'],
+    ]);
     other.release();
     await new Promise((r) => setTimeout(r, 20));
     expect(done).toBe(false); // the fast and the other switch are done; the slow one is not
+    expect(engine.pending(1).map((p) => p.chassis)).toEqual(['hv2']);
     slow.release();
     await waiting;
     expect(done).toBe(true);
+    expect(engine.pending(1)).toEqual([]);
+  });
+
+  it('names why a switch is pending while its syncs fail, until a retry gets through', async () => {
+    const { src, factSrc } = fakeSources();
+    engine = new Engine(src, factSrc, pino({ level: 'silent' }));
+    const sw = new MemorySwitch('0000000000000001');
+    sw.failNext = true;
+    factSrc.bind(sw.dpid, 'hv1');
+    engine.attach(sw);
+    await expect.poll(() => engine!.pending(1)[0]?.lastError).toMatch(/refused by test/);
+    expect(await engine.waitApplied(1, 3000)).toBe(true); // the retry (after 200 ms) applies it
+    expect(engine.pending(1)).toEqual([]);
   });
 });
