@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Logger, pino } from 'pino';
 import { type Store, StoreError } from '../store/store.js';
 import { checkIfMatch, randomMac, stamp, visible, writable } from './access.js';
+import { type ApplyTracker, type PendingSwitch, pendingOf } from './apply-tracker.js';
 import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './batch.js';
 import { planDelete } from './deletion.js';
 import { conflict, invalid, notFound, toIntentError } from './errors.js';
@@ -16,6 +17,7 @@ import { hashSecret, newSecret, sameHash } from './tokens.js';
 import { checkKind, checkShape } from './validate.js';
 import { checkCreate, deletable, type PlannedWrite, planCreate, planReplace, replaceWith } from './writes.js';
 
+export type { ApplyTracker, PendingSwitch } from './apply-tracker.js';
 export type { BatchContext, BatchOp, BatchOpResult, BatchResult } from './batch.js';
 export type { IntentErrorCode } from './errors.js';
 export { IntentError } from './errors.js';
@@ -78,23 +80,6 @@ export interface IntentChangeEvent {
  * The engine plugs this in once it exists: resolves true when every switch affected by the
  * revision has confirmed it (barrier), false on timeout.
  */
-/** A switch that has not confirmed a revision yet, and why its syncs fail if they do. */
-export interface PendingSwitch {
-  datapathId: string;
-  chassis?: string;
-  appliedRevision: number;
-  lastError?: string;
-}
-
-export interface ApplyTracker {
-  waitApplied(revision: number, timeoutMs: number): Promise<boolean>;
-  /** The switches still to confirm `revision` (what a `?wait=applied` that timed out waited on). */
-  pending?(revision: number): PendingSwitch[];
-}
-
-/** At most this many pending switches are named in an answer (a count says how many in all). */
-const MAX_PENDING_NAMED = 20;
-
 export interface IntentServiceOptions {
   /** Inclusive range VNIs are allocated from when a network has none. Default [4096, 16777214]. */
   vniRange?: [number, number];
@@ -184,15 +169,8 @@ export class IntentService {
     let applied = await this.replica.waitRevision(revision, timeoutMs);
     if (applied && this.tracker) {
       applied = await this.tracker.waitApplied(revision, Math.max(0, timeoutMs - (Date.now() - started)));
-      if (!applied && this.tracker.pending) {
-        const pending = this.tracker.pending(revision);
-        return {
-          applied,
-          revision: this.revision(),
-          pending: pending.slice(0, MAX_PENDING_NAMED),
-          pendingCount: pending.length,
-        };
-      }
+      if (!applied && this.tracker.pending)
+        return { applied, revision: this.revision(), ...pendingOf(this.tracker, revision) };
     }
     return { applied, revision: this.revision() };
   }
