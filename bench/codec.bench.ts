@@ -257,14 +257,29 @@ function benchDecode(
     }
     return { flows, messages, keys };
   };
-  for (let i = 0; i < 3; i++) run(); // warm-up
+  const m = measureDecode(run);
+  return {
+    wall: m.wall,
+    cpu: m.cpu,
+    mb: m.mb,
+    flows: m.last.flows.reduce((n, b) => n + b.length, 0),
+    messages: m.last.messages,
+  };
+}
+
+/**
+ * Runs a decode 3 times to warm up, then 7 measured times, each with the decoder's sharing caches
+ * empty (as after a start): the best wall and CPU time, and the largest heap growth while the
+ * result is alive (GC may run mid-way: a lower bound on allocation, an upper bound on what the
+ * result keeps; keyed records also keep the reply buffers alive, outside the JS heap).
+ */
+function measureDecode<T>(run: () => T): { wall: number; cpu: number; mb: number; last: T } {
+  for (let i = 0; i < 3; i++) run();
   let wall = Number.POSITIVE_INFINITY;
   let cpu = Number.POSITIVE_INFINITY;
   let mb = 0;
-  let count = 0;
-  let messages = 0;
+  let last!: T;
   for (let round = 0; round < 7; round++) {
-    // Each measured dump starts with the decoder's sharing caches empty, as after a start.
     clearSharedInstructions();
     clearSharedActions();
     globalThis.gc?.();
@@ -273,13 +288,10 @@ function benchDecode(
     const heap1 = process.memoryUsage().heapUsed;
     wall = Math.min(wall, t.wallMs);
     cpu = Math.min(cpu, t.cpuMs);
-    // Heap growth while the decoded dump is alive (GC may run mid-way, so this is a lower bound
-    // on allocation and an upper bound on what the result keeps).
     mb = Math.max(mb, (heap1 - heap0) / 1e6);
-    count = t.value.flows.reduce((n, b) => n + b.length, 0);
-    messages = t.value.messages;
+    last = t.value;
   }
-  return { wall, cpu, mb, flows: count, messages };
+  return { wall, cpu, mb, last };
 }
 
 /** The dump decoded into keyed records (with their flow keys), all kept alive; as benchDecode. */
@@ -293,25 +305,8 @@ function benchKeyed(dump: Buffer): { wall: number; cpu: number; mb: number; flow
     }
     return flows;
   };
-  for (let i = 0; i < 3; i++) run(); // warm-up
-  let wall = Number.POSITIVE_INFINITY;
-  let cpu = Number.POSITIVE_INFINITY;
-  let mb = 0;
-  let count = 0;
-  for (let round = 0; round < 7; round++) {
-    clearSharedInstructions();
-    clearSharedActions();
-    globalThis.gc?.();
-    const heap0 = process.memoryUsage().heapUsed;
-    const t = timed(run);
-    const heap1 = process.memoryUsage().heapUsed;
-    wall = Math.min(wall, t.wallMs);
-    cpu = Math.min(cpu, t.cpuMs);
-    // The records keep the reply buffers (the dump's 13.6 MB, outside the JS heap) alive too.
-    mb = Math.max(mb, (heap1 - heap0) / 1e6);
-    count = t.value.length;
-  }
-  return { wall, cpu, mb, flows: count };
+  const m = measureDecode(run);
+  return { wall: m.wall, cpu: m.cpu, mb: m.mb, flows: m.last.length };
 }
 
 function baselineOvs(dump: Buffer): number | undefined {

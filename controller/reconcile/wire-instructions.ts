@@ -1,6 +1,7 @@
-import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { type Action, OFPAT } from '../../southbound/openflow/codec/actions.js';
 import { DumpedFlow } from '../../southbound/openflow/codec/flow-dump.js';
-import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
+import { type Instruction, OFPIT } from '../../southbound/openflow/codec/instructions.js';
+import { get32 } from '../../southbound/openflow/codec/msg-common.js';
 import { type OxmValue, readValue } from '../../southbound/openflow/codec/oxm.js';
 import { canonicalFieldName, fieldByHeader } from '../../southbound/openflow/codec/oxm-fields.js';
 import { isAllOnes, lower, sameInstructions } from './canonical.js';
@@ -17,14 +18,7 @@ import { isAllOnes, lower, sameInstructions } from './canonical.js';
  * decodes the dumped instructions and asks sameInstructions.
  */
 
-const OFPIT_GOTO_TABLE = 1;
-const OFPIT_WRITE_ACTIONS = 3;
-const OFPIT_APPLY_ACTIONS = 4;
-const OFPAT_OUTPUT = 0;
-const OFPAT_SET_FIELD = 25;
-
 const u16 = (b: Buffer, o: number) => (b[o]! << 8) | b[o + 1]!;
-const u32 = (b: Buffer, o: number) => b[o]! * 0x1000000 + ((b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!);
 
 /** canonical.ts's sameScalar for what a decoded value can be; undefined when only printing can tell. */
 function sameScalar(a: unknown, b: unknown): boolean | undefined {
@@ -53,20 +47,20 @@ function countTlvs(b: Buffer, at: number, end: number): number {
 /** sameAction(decoded action at b[at], want) of canonical.ts, on the bytes. */
 function sameActionAt(b: Buffer, at: number, want: Action): boolean | undefined {
   const type = u16(b, at);
-  if (type === OFPAT_OUTPUT) {
+  if (type === OFPAT.OUTPUT) {
     if (want.type !== 'output') return undefined;
-    const port = sameScalar(u32(b, at + 4), want.port);
+    const port = sameScalar(get32(b, at + 4), want.port);
     if (port !== true) return port;
     return sameScalar(u16(b, at + 8), want.maxLen);
   }
-  if (type !== OFPAT_SET_FIELD) return undefined;
+  if (type !== OFPAT.SET_FIELD) return undefined;
   // A set_field we want, or a reg_load2 that prints as one.
   let wantMask: OxmValue | undefined;
   if (want.type === 'set_field') wantMask = want.mask;
   else if (want.type === 'reg_load2' && (want.mask === undefined || isAllOnes(want.field, want.mask)))
     wantMask = undefined;
   else return undefined;
-  const h = u32(b, at + 4);
+  const h = get32(b, at + 4);
   if (h >>> 16 === 0xffff) return undefined;
   const f = fieldByHeader(h);
   if (f === undefined) return undefined;
@@ -91,10 +85,10 @@ function sameActionAt(b: Buffer, at: number, want: Action): boolean | undefined 
 function sameInstructionAt(b: Buffer, at: number, want: Instruction): boolean | undefined {
   const type = u16(b, at);
   const len = u16(b, at + 2);
-  if (type === OFPIT_GOTO_TABLE)
+  if (type === OFPIT.GOTO_TABLE)
     return want.type === 'goto_table' ? sameScalar(b[at + 4]!, want.tableId) : undefined;
   const name =
-    type === OFPIT_APPLY_ACTIONS ? 'apply_actions' : type === OFPIT_WRITE_ACTIONS ? 'write_actions' : '';
+    type === OFPIT.APPLY_ACTIONS ? 'apply_actions' : type === OFPIT.WRITE_ACTIONS ? 'write_actions' : '';
   if (want.type !== name || (want.type !== 'apply_actions' && want.type !== 'write_actions'))
     return undefined;
   const actions = want.actions;

@@ -1,4 +1,4 @@
-import { type Action, decodeAction } from './actions.js';
+import { type Action, decodeAction, OFPAT } from './actions.js';
 import { decodeOxm, type OxmTlv } from './oxm.js';
 import type { OfReader } from './reader.js';
 
@@ -13,8 +13,6 @@ import type { OfReader } from './reader.js';
  */
 
 const SLOTS = 4096;
-const OUTPUT = 0;
-const SET_FIELD = 25;
 const keys = new Int32Array(SLOTS * 4);
 const seen = new Uint8Array(SLOTS);
 const values: Array<Action | undefined> = new Array(SLOTS).fill(undefined);
@@ -28,7 +26,7 @@ export function decodeSharedAction(r: OfReader): Action {
   if (r.end - at < 16) return decodeAction(r);
   const w0 = word(b, at);
   const type = w0 >>> 16;
-  if ((w0 & 0xffff) !== 16 || (type !== OUTPUT && type !== SET_FIELD)) return decodeAction(r);
+  if ((w0 & 0xffff) !== 16 || (type !== OFPAT.OUTPUT && type !== OFPAT.SET_FIELD)) return decodeAction(r);
   const w1 = word(b, at + 4);
   const w2 = word(b, at + 8);
   const w3 = word(b, at + 12);

@@ -1,3 +1,6 @@
+import { OFPAT } from './actions.js';
+import { OFPIT } from './instructions.js';
+import { OFPMT_OXM } from './match.js';
 import { get32 } from './msg-common.js';
 import { fieldByHeader } from './oxm-fields.js';
 
@@ -9,14 +12,6 @@ import { fieldByHeader } from './oxm-fields.js';
  * every malformation, answers "not sure": the caller then runs the generic decoder, which raises
  * the codec's usual error or accepts a shape these walks do not know.
  */
-
-const OFPMT_OXM = 1;
-const OFPIT_GOTO_TABLE = 1;
-const OFPIT_WRITE_ACTIONS = 3;
-const OFPIT_APPLY_ACTIONS = 4;
-const OFPAT_OUTPUT = 0;
-const OFPAT_GROUP = 22;
-const OFPAT_SET_FIELD = 25;
 
 const u16 = (b: Uint8Array, o: number) => (b[o]! << 8) | b[o + 1]!;
 
@@ -64,11 +59,11 @@ function validActions(b: Buffer, at: number, end: number): boolean {
 
 function validAction(b: Buffer, at: number, type: number, len: number): boolean {
   switch (type) {
-    case OFPAT_OUTPUT:
+    case OFPAT.OUTPUT:
       return len === 16 && zeros(b, at + 10, at + 16);
-    case OFPAT_GROUP:
+    case OFPAT.GROUP:
       return len === 8;
-    case OFPAT_SET_FIELD: {
+    case OFPAT.SET_FIELD: {
       const h = get32(b, at + 4);
       const tlvEnd = at + 8 + (h & 0xff);
       return knownTlv(h, h & 0xff) && tlvEnd <= at + len && zeros(b, tlvEnd, at + len);
@@ -85,10 +80,10 @@ export function validInstructions(b: Buffer, at: number, end: number): boolean {
 
 function validInstruction(b: Buffer, at: number, type: number, len: number): boolean {
   switch (type) {
-    case OFPIT_GOTO_TABLE:
+    case OFPIT.GOTO_TABLE:
       return len === 8 && zeros(b, at + 5, at + 8);
-    case OFPIT_APPLY_ACTIONS:
-    case OFPIT_WRITE_ACTIONS:
+    case OFPIT.APPLY_ACTIONS:
+    case OFPIT.WRITE_ACTIONS:
       return zeros(b, at + 4, at + 8) && validActions(b, at + 8, at + len);
     default:
       return false;

@@ -6,8 +6,8 @@ import { flowKey } from '../../../controller/reconcile/canonical.js';
 import { type ActualFlow, diffFlows, type FlowDiff } from '../../../controller/reconcile/diff.js';
 import { flowHash, sameIdentity } from '../../../controller/reconcile/flow-identity.js';
 import type { OxmTlv } from '../../../southbound/openflow/codec/match.js';
-import { instructionsArb, matchArb } from '../../southbound/openflow/codec/oxm-arbitraries.js';
 import * as reference from './canonical-reference.js';
+import { diffFlowArb, ownedCookie } from './flow-arbitrary.js';
 
 /** diffFlows as it was: a Map by the reference flowKey, instructions compared by their keys. */
 function referenceDiff(desired: readonly DesiredFlow[], actual: readonly ActualFlow[]): FlowDiff {
@@ -34,21 +34,12 @@ function referenceDiff(desired: readonly DesiredFlow[], actual: readonly ActualF
 const respell = (m: OxmTlv[]): OxmTlv[] =>
   [...m].reverse().map((t) => (typeof t.value === 'string' ? { ...t, value: t.value.toUpperCase() } : t));
 
-const owned = cookieFor('overlay', 'x');
-const flowArb = fc.record({
-  tableId: fc.constantFrom(0, 40),
-  priority: fc.constantFrom(100, 200),
-  cookie: fc.constantFrom(owned, 0n),
-  match: matchArb,
-  instructions: instructionsArb,
-});
-
 describe('diffFlows indexes flows by a numeric identity', () => {
   it('gives what the key-string diff gave, for respelled, changed, new and stale flows', () => {
     fc.assert(
       fc.property(
-        fc.array(flowArb, { maxLength: 12 }),
-        fc.array(flowArb, { maxLength: 6 }),
+        fc.array(diffFlowArb, { maxLength: 12 }),
+        fc.array(diffFlowArb, { maxLength: 6 }),
         (actual, fresh) => {
           const desired: DesiredFlow[] = [
             ...actual.slice(0, Math.ceil(actual.length / 2)).map((f, i) => ({
@@ -71,7 +62,7 @@ describe('diffFlows indexes flows by a numeric identity', () => {
 
   it('flowHash and sameIdentity agree with flowKey', () => {
     fc.assert(
-      fc.property(flowArb, flowArb, (a, b) => {
+      fc.property(diffFlowArb, diffFlowArb, (a, b) => {
         const a2 = { ...a, match: respell(a.match) };
         expect(flowHash(a2)).toBe(flowHash(a));
         expect(sameIdentity(a, a2)).toBe(true);
@@ -88,7 +79,7 @@ describe('diffFlows indexes flows by a numeric identity', () => {
       const f: DesiredFlow = {
         tableId: 40,
         priority: 100,
-        cookie: owned,
+        cookie: ownedCookie,
         match: [{ field: 'reg0', value: i }],
         instructions: [],
       };

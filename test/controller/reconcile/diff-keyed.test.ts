@@ -1,21 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { type ActualFlow, diffFlows, planMessages } from '../../../controller/reconcile/diff.js';
 import { dumpedFlowKey } from '../../../controller/reconcile/wire-key.js';
 import { decodeFlowDump } from '../../../southbound/openflow/codec/index.js';
 import { dumpReplies, simpleFlow } from '../../southbound/openflow/codec/flow-dump-arbitraries.js';
-import { instructionsArb, matchArb } from '../../southbound/openflow/codec/oxm-arbitraries.js';
-
-const owned = cookieFor('overlay', 'x');
-const flowArb = fc.record({
-  tableId: fc.constantFrom(0, 40),
-  priority: fc.constantFrom(100, 200),
-  cookie: fc.constantFrom(owned, 0n),
-  match: matchArb,
-  instructions: instructionsArb,
-});
+import { diffFlowArb } from './flow-arbitrary.js';
 
 const plain = (f: ActualFlow) => ({
   tableId: f.tableId,
@@ -29,8 +19,8 @@ describe('diffFlows over a keyed dump', () => {
   it('gives the diff and messages the generic flows give', () => {
     fc.assert(
       fc.property(
-        fc.array(flowArb, { maxLength: 10 }),
-        fc.array(flowArb, { maxLength: 5 }),
+        fc.array(diffFlowArb, { maxLength: 10 }),
+        fc.array(diffFlowArb, { maxLength: 5 }),
         (actual, fresh) => {
           const desired: DesiredFlow[] = [
             ...actual.slice(0, Math.ceil(actual.length / 2)).map((f, i) => ({

@@ -19,17 +19,19 @@ function dumped(instructions: Instruction[]): DumpedFlow {
   return rec!;
 }
 
-const overlay: Instruction[] = [
+/** An overlay flow's instructions, the tunnel destination set under the field name given. */
+const overlayWith = (tunDstField: string): Instruction[] => [
   {
     type: 'apply_actions',
     actions: [
-      { type: 'set_field', field: 'tun_dst', value: '10.0.0.2' },
+      { type: 'set_field', field: tunDstField, value: '10.0.0.2' },
       { type: 'set_field', field: 'tun_id', value: 100n },
       { type: 'output', port: 100, maxLen: 0 },
     ],
   },
   { type: 'goto_table', tableId: 50 },
 ];
+const overlay = overlayWith('tun_dst');
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -48,17 +50,7 @@ describe('instructions compared on the dumped bytes', () => {
     const wanted = structuredClone(overlay);
     expect(decodes(() => sameActualInstructions(cur, wanted))).toEqual({ same: true, decoded: 0 });
     // Spelled otherwise but encoding alike and printing alike: upper-case address, alias name.
-    const respelled: Instruction[] = [
-      {
-        type: 'apply_actions',
-        actions: [
-          { type: 'set_field', field: 'tun_ipv4_dst', value: '10.0.0.2' },
-          { type: 'set_field', field: 'tun_id', value: 100n },
-          { type: 'output', port: 100, maxLen: 0 },
-        ],
-      },
-      { type: 'goto_table', tableId: 50 },
-    ];
+    const respelled = overlayWith('tun_ipv4_dst');
     expect(decodes(() => sameActualInstructions(cur, respelled))).toEqual({ same: true, decoded: 0 });
   });
 
