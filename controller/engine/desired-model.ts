@@ -31,6 +31,7 @@ import {
   type Unit,
   unitOf,
 } from './desired-state.js';
+import type { FactsDelta } from './facts-delta.js';
 import { entry, type IndexedEndpoint, type Placement } from './index-records.js';
 import { IntentIndex } from './intent-index.js';
 
@@ -80,8 +81,9 @@ export class DesiredModel {
     for (const c of changes) this.index.applyChange(c);
   }
 
-  factsChanged(facts: ChassisFacts): void {
-    this.index.applyFacts(facts);
+  /** New chassis facts; `delta` names what changed (without it, everything is compared). */
+  factsChanged(facts: ChassisFacts, delta?: FactsDelta): void {
+    this.index.applyFacts(facts, delta);
   }
 
   chassis(chassisId: string): ChassisDesired | undefined {

@@ -5,6 +5,7 @@ import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
 import { DatapathSync, type SyncResult } from './datapath-sync.js';
 import { type ChassisChanges, DesiredModel } from './desired-model.js';
+import { type FactsDelta, PendingFacts } from './facts-delta.js';
 import { type RolloutDone, RolloutLog } from './rollout-log.js';
 
 /** The intent at one revision, as the engine reads it. */
@@ -23,7 +24,11 @@ export interface FactsSource {
   current(): ChassisFacts;
   /** The chassis whose integration bridge has this datapath id, once OVSDB has told us. */
   chassisOfDatapath(dpid: string): string | undefined;
-  onChange(cb: () => void): void;
+  /**
+   * Called after every change; with a delta (the iface-ids and chassis that changed), the engine
+   * looks at just those, without one it compares every binding and chassis.
+   */
+  onChange(cb: (delta?: FactsDelta) => void): void;
   /** Chassis whose facts are known (OVSDB synced); absent: facts are always complete. */
   knownChassis?(): ReadonlySet<string>;
 }
@@ -75,7 +80,7 @@ export class Engine implements ApplyTracker {
   private active = true;
   private readonly model: DesiredModel;
   private modelReady = false;
-  private factsDirty = false;
+  private readonly pendingFacts = new PendingFacts();
   private readonly rollouts: RolloutLog;
   /** The switch last found behind the oldest waiter: checked first next time (see settleWaiters). */
   private laggard?: DatapathSync;
@@ -95,8 +100,8 @@ export class Engine implements ApplyTracker {
       else if (this.modelReady) this.model.intentChanged(changes);
       this.schedule();
     });
-    facts.onChange(() => {
-      this.factsDirty = true;
+    facts.onChange((delta) => {
+      this.pendingFacts.add(delta);
       this.schedule();
     });
     if (opts.resyncIntervalMs) {
@@ -239,10 +244,10 @@ export class Engine implements ApplyTracker {
       if (!this.modelReady) {
         this.model.reset(this.intent.view(), this.facts.current());
         this.modelReady = true;
-        this.factsDirty = false;
-      } else if (this.factsDirty) {
-        this.factsDirty = false;
-        this.model.factsChanged(this.facts.current());
+        this.pendingFacts.take();
+      } else {
+        const delta = this.pendingFacts.take();
+        if (delta) this.model.factsChanged(this.facts.current(), delta === 'all' ? undefined : delta);
       }
       changes = this.model.flush();
     } catch (err) {

@@ -9,6 +9,7 @@ import type {
   VlanBinding,
 } from '../intent/model.js';
 import type { ObjectChange } from '../intent/service.js';
+import type { FactsDelta } from './facts-delta.js';
 import {
   Dirty,
   entry,
@@ -126,30 +127,29 @@ export class IntentIndex {
     }
   }
 
-  /** New chassis facts: only what differs from the last facts seen marks anything dirty. */
-  applyFacts(facts: ChassisFacts): void {
+  /**
+   * New chassis facts: only what differs from the last facts seen marks anything dirty. With a
+   * delta, only the iface-ids and chassis it names are looked at; without, every binding and
+   * chassis is compared.
+   */
+  applyFacts(facts: ChassisFacts, delta?: FactsDelta): void {
     const changed: Iface[] = [];
-    facts.bindings.forEach((b, iface) => {
-      const f = this.ifaces.get(iface);
-      if (!f) this.ifaces.set(iface, { binding: b, endpoints: undefined });
-      else {
-        const old = f.binding;
-        f.binding = b;
-        if (!old || old.chassisId !== b.chassisId || old.ofport !== b.ofport) changed.push(f);
-      }
-    });
-    for (const [iface, f] of this.ifaces) {
-      if (f.binding === undefined || facts.bindings.has(iface)) continue;
-      f.binding = undefined;
-      if (f.endpoints === undefined) this.ifaces.delete(iface);
-      else changed.push(f);
+    if (delta) {
+      for (const iface of delta.ifaces) this.bindingFact(iface, facts.bindings.get(iface), changed);
+    } else {
+      facts.bindings.forEach((b, iface) => {
+        this.bindingFact(iface, b, changed);
+      });
+      for (const [iface, f] of this.ifaces)
+        if (f.binding !== undefined && !facts.bindings.has(iface))
+          this.bindingFact(iface, undefined, changed);
     }
     for (const f of changed) {
       if (typeof f.endpoints === 'string') this.replace(f.endpoints);
       else for (const id of f.endpoints ?? []) this.replace(id);
     }
 
-    const ids = new Set([...facts.ports.keys(), ...this.ports.keys()]);
+    const ids = delta ? delta.chassis : new Set([...facts.ports.keys(), ...this.ports.keys()]);
     for (const id of ids) {
       const p = facts.ports.get(id);
       const sig = portsSignature(p);
@@ -159,6 +159,25 @@ export class IntentIndex {
       this.portSigs.set(id, sig);
       this.dirty.chassis.add(id);
     }
+  }
+
+  /** One iface-id's binding in the new facts (undefined: none); collects those that changed. */
+  private bindingFact(iface: string, b: Placement | undefined, changed: Iface[]): void {
+    const f = this.ifaces.get(iface);
+    if (b) {
+      // A binding nobody names yet is only remembered: no unit depends on it.
+      if (!f) this.ifaces.set(iface, { binding: b, endpoints: undefined });
+      else {
+        const old = f.binding;
+        f.binding = b;
+        if (!old || old.chassisId !== b.chassisId || old.ofport !== b.ofport) changed.push(f);
+      }
+      return;
+    }
+    if (!f || f.binding === undefined) return;
+    f.binding = undefined;
+    if (f.endpoints === undefined) this.ifaces.delete(iface);
+    else changed.push(f);
   }
 
   /** Where an endpoint is placed (bound on an existing chassis), if it is. */

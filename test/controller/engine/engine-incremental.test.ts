@@ -4,6 +4,7 @@ import { buildDatapathViews, type ChassisFacts } from '../../../apps/build-view.
 import { computeDatapath } from '../../../apps/compute-all.js';
 import type { FactsSource } from '../../../controller/engine/engine.js';
 import { Engine } from '../../../controller/engine/engine.js';
+import type { FactsDelta } from '../../../controller/engine/facts-delta.js';
 import { intentSource } from '../../../controller/engine/intent-source.js';
 import { isOwned } from '../../../controller/pipeline/cookies.js';
 import { flowKey, instructionsKey } from '../../../controller/reconcile/canonical.js';
@@ -12,25 +13,29 @@ import { MemorySwitch } from './memory-switch.js';
 
 const log = pino({ level: 'silent' });
 
-/** Facts a test can change: bindings and the VXLAN port of each chassis. */
+/**
+ * Facts a test can change: bindings and the VXLAN port of each chassis. Like OvsdbFacts, one
+ * snapshot updated in place, each change reported with the iface-id it touched.
+ */
 function facts(): FactsSource & { bind(iface: string, chassisId: string, ofport: number): void } {
   const bindings = new Map<string, { chassisId: string; ofport: number }>();
   const ports = new Map([
     ['hv1', { tunnelPort: 100, byName: new Map<string, number>() }],
     ['hv2', { tunnelPort: 100, byName: new Map<string, number>() }],
   ]);
-  const cbs: Array<() => void> = [];
+  const cbs: Array<(delta?: FactsDelta) => void> = [];
+  const snapshot: ChassisFacts = { bindings, ports };
   const dp = new Map([
     ['0000000000000001', 'hv1'],
     ['0000000000000002', 'hv2'],
   ]);
   return {
-    current: (): ChassisFacts => ({ bindings: new Map(bindings), ports }),
+    current: () => snapshot,
     chassisOfDatapath: (dpid) => dp.get(dpid),
     onChange: (cb) => cbs.push(cb),
     bind(iface, chassisId, ofport) {
       bindings.set(iface, { chassisId, ofport });
-      for (const cb of cbs) cb();
+      for (const cb of cbs) cb({ ifaces: new Set([iface]), chassis: new Set() });
     },
   };
 }
