@@ -101,7 +101,7 @@ export function formatMessage(m: OfpMessage): string {
     case 'BUNDLE_CONTROL':
       return `${head} bundle_id=${hex(m.bundleId)} type=${bundleCtrlTypeNames[m.ctrlType] ?? m.ctrlType} flags=${m.flags}`;
     case 'BUNDLE_ADD':
-      return `${head} bundle_id=${hex(m.bundleId)} flags=${m.flags} message: ${formatMessage(m.message)}`;
+      return `${head} bundle_id=${hex(m.bundleId)} flags=${m.flags} message: ${formatMessage(m.message.type === 'ENCODED' ? m.message.of : m.message)}`;
     case 'MULTIPART_REQUEST':
       return `${head} ${m.body.kind}${m.flags ? ' flags=more' : ''} ${fields(m.body, ['kind'])}`.trimEnd();
     case 'MULTIPART_REPLY':

@@ -96,7 +96,10 @@ export function encodeOnf(w: OfWriter, m: BundleControl | BundleAdd | RoleStatus
   } else {
     w.u32(onfEt.BUNDLE_ADD_MESSAGE).u32(m.bundleId).u16(0).u16(m.flags);
     const start = w.offset;
-    inner(w, m.message);
+    if (m.message.type === 'ENCODED') {
+      w.bytes(m.message.bytes);
+      w.buf.writeUInt32BE(m.message.xid >>> 0, start + 4);
+    } else inner(w, m.message);
     if (m.properties.length > 0) w.zeros(pad8(w.offset - start));
   }
   writeProperties(w, m.properties);

@@ -279,8 +279,22 @@ export interface BundleAdd {
   bundleId: number;
   flags: number;
   /** Its xid should equal the outer xid (OVS checks). */
-  message: OfpMessage;
+  message: OfpMessage | EncodedMessage;
   properties: OpaqueProperty[];
+}
+
+/**
+ * A message already encoded, carried inside a bundle add: its bytes are copied as they are, with
+ * `xid` written into their header. One flow sent to 50 switches is encoded once, not 50 times
+ * (session/encoded-once.ts). Only ever built by a sender; the decoder never produces it.
+ */
+export interface EncodedMessage {
+  type: 'ENCODED';
+  xid: number;
+  /** The whole message, header included, as encodeMessage gave it (its own xid is ignored). */
+  bytes: Uint8Array;
+  /** The message the bytes encode: what errors and printouts name. */
+  of: OfpMessage;
 }
 
 /** ONFT_ROLE_STATUS: the switch tells a controller its role changed. */

@@ -1,5 +1,6 @@
 import type { DumpedFlow, FlowStats, GroupDesc, MultipartRequestBody, OfpMessage } from '../codec/index.js';
 import { decodeFlowDumpReply, ofpbct, ofpbf, ofpet, ofpg, ofpp, ofptt } from '../codec/index.js';
+import { encodedOnce } from './encoded-once.js';
 import type { RoleName } from './events.js';
 import { roleName, roleNumber } from './handshake.js';
 import { expectType } from './replies.js';
@@ -95,7 +96,8 @@ let nextBundleId = 1;
 /**
  * Applies flow/group changes all-or-nothing with an ONF bundle: OPEN, ADD each message, a barrier
  * (so every per-message ERROR is in before we decide), then COMMIT, or DISCARD if anything was
- * refused. Rejects with BundleRejectedError; the switch's tables are then unchanged.
+ * refused. Rejects with BundleRejectedError; the switch's tables are then unchanged. A frozen
+ * message is taken to be shared and immutable, and is encoded once for every switch it goes to.
  */
 export async function applyAtomically(session: SwitchSession, messages: OfpMessage[]): Promise<void> {
   const bundleId = nextBundleId++ >>> 0;
@@ -110,13 +112,14 @@ export async function applyAtomically(session: SwitchSession, messages: OfpMessa
     );
   const opened = control(ofpbct.OPEN_REQUEST, ofpbct.OPEN_REPLY);
   opened.catch(() => undefined);
-  // The inner message's xid must equal the outer one (OVS checks).
+  // The inner message's xid must equal the outer one (OVS checks). A frozen message (one flow for
+  // many switches) goes as the bytes it was encoded to once.
   const adds: OfpMessage[] = messages.map((message) => ({
     type: 'BUNDLE_ADD',
     xid: 0,
     bundleId,
     flags,
-    message,
+    message: encodedOnce(message),
     properties: [],
   }));
   let errors: OfpErrorReply<OfpMessage>[];
@@ -155,7 +158,7 @@ function unwrapBundleAdd(err: OfpErrorReply<OfpMessage>): OfpErrorReply<OfpMessa
     err.code,
     err.typeName,
     err.codeName,
-    req.message,
+    req.message.type === 'ENCODED' ? req.message.of : req.message,
     err.data,
     err.xid,
   );

@@ -100,3 +100,19 @@ describe('planMessages', () => {
     expect(del.type === 'FLOW_MOD' && del.cookie).toBe(owned);
   });
 });
+
+describe('planMessages: one message per desired flow', () => {
+  it('gives every switch the same frozen ADD for the same flow, so it is encoded once', () => {
+    const f = flow(100, '02:00:00:00:00:01', 1);
+    const first = planMessages({ add: [f], modify: [], remove: [] }, { add: [], modify: [], remove: [] });
+    const second = planMessages({ add: [], modify: [f], remove: [] }, { add: [], modify: [], remove: [] });
+    expect(second[0]).toBe(first[0]);
+    expect(Object.isFrozen(first[0])).toBe(true);
+    expect(first[0]).toMatchObject({ type: 'FLOW_MOD', command: 0, cookie: f.cookie, match: f.match });
+    // Another flow object with equal contents is its own message (identity is the contract).
+    const g = flow(100, '02:00:00:00:00:01', 1);
+    const third = planMessages({ add: [g], modify: [], remove: [] }, { add: [], modify: [], remove: [] });
+    expect(third[0]).not.toBe(first[0]);
+    expect(third[0]).toEqual(first[0]);
+  });
+});

@@ -364,3 +364,33 @@ describe('random valid messages round-trip', () => {
     );
   });
 });
+
+describe('a bundle add carrying an already encoded message', () => {
+  it('encodes to the same bytes as one carrying the message, with the outer xid inside', () => {
+    fc.assert(
+      fc.property(xid, xid, u32, u16, flowMod, (outer, encodedWith, bundleId, flags, fm) => {
+        const plain = encodeMessage({
+          type: 'BUNDLE_ADD',
+          xid: outer,
+          bundleId,
+          flags,
+          message: { ...fm, xid: outer },
+          properties: [],
+        });
+        const bytes = Buffer.from(encodeMessage({ ...fm, xid: encodedWith }));
+        const pre = encodeMessage({
+          type: 'BUNDLE_ADD',
+          xid: outer,
+          bundleId,
+          flags,
+          message: { type: 'ENCODED', xid: outer, bytes, of: fm },
+          properties: [],
+        });
+        expect(Buffer.from(pre).equals(Buffer.from(plain))).toBe(true);
+        // The encoded bytes themselves are left as they were (they serve the next switch too).
+        expect(bytes.readUInt32BE(4)).toBe(encodedWith >>> 0);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

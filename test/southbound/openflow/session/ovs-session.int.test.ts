@@ -175,6 +175,27 @@ describe('OpenFlow sessions with real OVS', () => {
     expect(await ofctlFlows('br-bundle')).toEqual(before);
   });
 
+  it('sends frozen messages to several bridges as bytes encoded once, and names a refused one', async () => {
+    const a = await connect('br-once-a');
+    const b = await connect('br-once-b');
+    const shared = Array.from({ length: 200 }, (_, i) => Object.freeze(overlayFlowMod(i)));
+    await Promise.all([applyAtomically(a, shared), applyAtomically(b, shared)]);
+    const onA = await ofctlFlows('br-once-a');
+    expect(onA).toHaveLength(200);
+    expect(await ofctlFlows('br-once-b')).toEqual(onA);
+    // The same table as the same flows sent one encoding per message.
+    const c = await connect('br-once-c');
+    await applyAtomically(
+      c,
+      Array.from({ length: 200 }, (_, i) => overlayFlowMod(i)),
+    );
+    expect(await ofctlFlows('br-once-c')).toEqual(onA);
+    const err = await applyAtomically(a, [...shared.slice(0, 5), Object.freeze(badFlow())]).catch((e) => e);
+    expect(err).toBeInstanceOf(BundleRejectedError);
+    expect(err.errors[0].request).toMatchObject({ type: 'FLOW_MOD', tableId: 5 });
+    expect(await ofctlFlows('br-once-a')).toEqual(onA);
+  });
+
   it('changes roles with generation ids; demotion and STALE surface as events', async () => {
     await connect('br-role');
     const dir2 = await mkdtemp(join(tmpdir(), 'weft-of2-'));
