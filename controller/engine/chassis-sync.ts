@@ -2,9 +2,8 @@ import type { Logger } from 'pino';
 import type { ChassisInfo } from '../../southbound/ovsdb/chassis/agent.js';
 import type { ChassisDesired } from '../../southbound/ovsdb/chassis/desired.js';
 import type { ChassisManager } from '../../southbound/ovsdb/chassis/manager.js';
-import type { Chassis } from '../intent/model.js';
+import type { Chassis, Endpoint } from '../intent/model.js';
 import type { IntentService } from '../intent/service.js';
-import { allOf } from './intent-source.js';
 
 /**
  * Joins what a hypervisor says about itself (OVSDB) with what the intent says about it:
@@ -26,11 +25,24 @@ export class ChassisSync {
       void this.register(info);
     });
     intents.onChange((ev) => {
-      // Chassis settings change only with a chassis; endpoints and networks matter only to the
-      // per-VNI tunnel ports of asap2 chassis, so an ordinary endpoint write touches no OVSDB.
-      if (ev.changes.some((c) => c.kind === 'chassis')) this.provisionAll();
-      else if (ev.changes.some((c) => c.kind === 'network' || c.kind === 'endpoint'))
-        this.provisionAll('asap2');
+      // Chassis settings change only with a chassis. Endpoints and networks matter only to the
+      // per-VNI tunnel ports of asap2 chassis: a network change to every asap2 chassis, an
+      // endpoint change to the asap2 chassis its port is bound on (not to 1,000 of them).
+      if (ev.changes.some((c) => c.kind === 'chassis')) return this.provisionAll();
+      if (ev.changes.some((c) => c.kind === 'network')) return this.provisionAll('asap2');
+      const on = new Set<string>();
+      for (const c of ev.changes) {
+        if (c.kind !== 'endpoint') continue;
+        for (const ep of [c.before, c.after] as Array<Endpoint | undefined>) {
+          const sys = ep && this.manager.chassisOfIface(ep.ifaceId);
+          if (sys) on.add(sys);
+        }
+      }
+      for (const sys of on) if (this.known(sys)?.offload === 'asap2') void this.provision(sys);
+    });
+    // A port bound or unbound on an asap2 chassis can add or drop a network there.
+    manager.on('binding', (e: { systemId: string }) => {
+      if (this.known(e.systemId)?.offload === 'asap2') void this.provision(e.systemId);
     });
   }
 
@@ -95,10 +107,10 @@ export class ChassisSync {
   /** VNIs of networks with an endpoint bound on the chassis (asap2: one fixed-key port each). */
   private vnisOn(systemId: string): number[] {
     const agent = this.manager.agentOf(systemId);
-    const bound = new Set(agent ? [...agent.currentBindings.keys()] : []);
     const vnis = new Set<number>();
-    for (const ep of allOf(this.intents, 'endpoint')) {
-      if (!bound.has(ep.ifaceId)) continue;
+    for (const ifaceId of agent?.currentBindings.keys() ?? []) {
+      const ep = this.intents.endpointOfIface(ifaceId);
+      if (!ep) continue;
       try {
         vnis.add(this.intents.get('network', ep.networkId).vni);
       } catch {

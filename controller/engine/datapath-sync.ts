@@ -46,6 +46,11 @@ interface Pending {
   groups: Map<number, DesiredGroup | null>;
 }
 
+/** The revision the engine last computed for every switch (shared by all its DatapathSyncs). */
+export interface RevisionClock {
+  revision: number;
+}
+
 /** A fixed desired state given as lists, keyed once (tools, benchmarks, tests). */
 export function staticDesired(d: Desired): ChassisDesired {
   const keyed = d.flows.map((f) => [flowKey(f), f] as const);
@@ -98,7 +103,14 @@ export class DatapathSync {
   private retryTimer?: NodeJS.Timeout;
   private retryDelayMs = RETRY_MIN_MS;
   private closed = false;
-  appliedRevision = 0;
+  /** The last revision a sync of this switch completed. */
+  private applied = 0;
+  private applying = false;
+  /**
+   * Whether the engine counts this switch as following its revisions. False while it leaves the
+   * switch out (its chassis is not known): the switch then applies nothing new.
+   */
+  following = true;
   lastResult?: SyncResult;
   /** The last sync that read the switch's tables back (connect, resync, after an error). */
   lastDumpResult?: SyncResult;
@@ -108,7 +120,19 @@ export class DatapathSync {
     readonly port: DatapathPort,
     private readonly log: Logger,
     private readonly onApplied: (dpid: string, result: SyncResult) => void = () => {},
+    private readonly clock: RevisionClock = { revision: 0 },
   ) {}
+
+  /**
+   * The newest revision this switch reflects. One that is idle and in step with its tables has
+   * applied every revision the engine computed (a revision that changed it would have made it
+   * busy), so the engine touches only the switches a change concerns, not all 1,000 of them.
+   */
+  get appliedRevision(): number {
+    // Not `running`: onApplied (which settles the engine's waiters) is called from inside drain.
+    const inStep = !this.applying && !this.next && this.flows && !this.lastError && !this.retryTimer;
+    return inStep && this.following ? Math.max(this.applied, this.clock.revision) : this.applied;
+  }
 
   /** Asks for the switch to match `desired` (of store revision `revision`); resolves when it does. */
   sync(desired: Desired, revision: number, forceDump = false): Promise<void> {
@@ -139,31 +163,12 @@ export class DatapathSync {
     return this.next?.desired ?? this.current;
   }
 
-  /**
-   * Nothing changed for this switch at `revision`: when it is idle and in step, it has applied
-   * that revision already; otherwise the revision rides on the next sync.
-   */
-  markCurrent(revision: number): void {
-    if (!this.running && !this.next && this.flows && !this.lastError && !this.retryTimer) {
-      this.appliedRevision = Math.max(this.appliedRevision, revision);
-      return;
-    }
-    const desired = this.desired;
-    if (desired)
-      void this.request({
-        desired,
-        revision,
-        forceDump: false,
-        full: false,
-        flows: new Map(),
-        groups: new Map(),
-      });
-  }
-
   private current?: ChassisDesired;
   private suspended = false;
 
   private request(job: Pending): Promise<void> {
+    // What it has applied so far, fixed before it turns busy (revisions that did not touch it).
+    this.applied = this.appliedRevision;
     this.suspended = false;
     const prev = this.next;
     if (prev) {
@@ -195,15 +200,18 @@ export class DatapathSync {
     while (this.next) {
       const job = this.next;
       this.next = undefined;
+      this.applying = true;
       try {
         const result = await this.apply(job);
+        this.applying = false;
         this.lastError = undefined;
-        this.appliedRevision = Math.max(this.appliedRevision, job.revision);
+        this.applied = Math.max(this.applied, job.revision);
         this.lastResult = result;
         if (result.dumped) this.lastDumpResult = result;
         this.retryDelayMs = RETRY_MIN_MS;
         this.onApplied(this.port.dpid, result);
       } catch (err) {
+        this.applying = false;
         this.flows = undefined;
         this.groups = undefined;
         this.lastError = err as Error;

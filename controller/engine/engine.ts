@@ -3,9 +3,10 @@ import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
 import type { ApplyTracker, ObjectChange, PendingSwitch } from '../intent/service.js';
 import type { Desired } from '../pipeline/flow.js';
 import type { DatapathPort } from './datapath-port.js';
-import { DatapathSync, type SyncResult } from './datapath-sync.js';
+import { DatapathSync, type RevisionClock, type SyncResult } from './datapath-sync.js';
 import { type ChassisChanges, DesiredModel } from './desired-model.js';
 import { type FactsDelta, PendingFacts } from './facts-delta.js';
+import { entry } from './index-records.js';
 import { type RolloutDone, RolloutLog } from './rollout-log.js';
 
 /** The intent at one revision, as the engine reads it. */
@@ -81,6 +82,12 @@ export class Engine implements ApplyTracker {
   private readonly model: DesiredModel;
   private modelReady = false;
   private readonly pendingFacts = new PendingFacts();
+  /** The next computation looks at every switch, not only those of changed chassis. */
+  private everySwitch = true;
+  /** chassis -> its attached switches, as of the last look at every switch. */
+  private readonly syncsOfChassis = new Map<string, DatapathSync[]>();
+  /** The revision last computed, shared with every DatapathSync (see appliedRevision there). */
+  private readonly clock: RevisionClock = { revision: 0 };
   private readonly rollouts: RolloutLog;
   /** The switch last found behind the oldest waiter: checked first next time (see settleWaiters). */
   private laggard?: DatapathSync;
@@ -98,10 +105,14 @@ export class Engine implements ApplyTracker {
     intent.onChange((changes) => {
       if (!changes) this.modelReady = false;
       else if (this.modelReady) this.model.intentChanged(changes);
+      // A chassis added or removed in the intent decides which switches have a desired state.
+      if (!changes || changes.some((c) => c.kind === 'chassis')) this.everySwitch = true;
       this.schedule();
     });
     facts.onChange((delta) => {
       this.pendingFacts.add(delta);
+      // A chassis's facts changed: a datapath may now belong to another chassis, or to one at all.
+      if (!delta || delta.chassis.size > 0) this.everySwitch = true;
       this.schedule();
     });
     if (opts.resyncIntervalMs) {
@@ -116,11 +127,16 @@ export class Engine implements ApplyTracker {
     this.syncs.get(port.dpid)?.close();
     this.syncs.set(
       port.dpid,
-      new DatapathSync(port, this.log, (dpid, result) => {
-        this.onSynced(result);
-        this.rollouts.applied(dpid, result);
-        this.settleWaiters();
-      }),
+      new DatapathSync(
+        port,
+        this.log,
+        (dpid, result) => {
+          this.onSynced(result);
+          this.rollouts.applied(dpid, result);
+          this.settleWaiters();
+        },
+        this.clock,
+      ),
     );
     this.schedule(true);
   }
@@ -135,6 +151,11 @@ export class Engine implements ApplyTracker {
     if (!sync || (port && sync.port !== port)) return;
     sync.close();
     this.syncs.delete(dpid);
+    this.everySwitch = true; // it leaves syncsOfChassis with the next look at every switch
+    for (const list of this.syncsOfChassis.values()) {
+      const i = list.indexOf(sync);
+      if (i >= 0) list.splice(i, 1);
+    }
     this.rollouts.forget(dpid);
     this.settleWaiters();
   }
@@ -239,6 +260,8 @@ export class Engine implements ApplyTracker {
   recompute(forceDump = false): void {
     if (!this.factsSettled()) return;
     const revision = this.intent.revision();
+    const everySwitch = forceDump || this.everySwitch || !this.modelReady;
+    this.everySwitch = false;
     let changes: ChassisChanges[];
     try {
       if (!this.modelReady) {
@@ -256,16 +279,33 @@ export class Engine implements ApplyTracker {
       return;
     }
     this.computedRevision = revision;
+    const sent = everySwitch
+      ? this.sendToEverySwitch(changes, revision, forceDump)
+      : this.sendToChanged(changes, revision);
+    this.clock.revision = revision;
+    this.rollouts.begin(revision, sent);
+    this.settleWaiters();
+  }
+
+  /**
+   * Every attached switch, against the desired state of its chassis: after a reset, a new or
+   * lost switch, new facts (a datapath can change chassis) or a chassis change in the intent.
+   * Returns the switches something was sent to.
+   */
+  private sendToEverySwitch(changes: ChassisChanges[], revision: number, forceDump: boolean): string[] {
     const byChassis = new Map(changes.map((c) => [c.desired.chassisId, c]));
     const sent: string[] = [];
+    this.syncsOfChassis.clear();
     for (const [dpid, sync] of this.syncs) {
       const chassisId = this.facts.chassisOfDatapath(dpid);
       const desired = chassisId === undefined ? undefined : this.model.chassis(chassisId);
+      sync.following = desired !== undefined;
       if (!desired) {
         // Not known yet: leave the switch as it is.
         this.log.debug({ dpid, chassis: chassisId, revision }, 'datapath waits for chassis facts');
         continue;
       }
+      entry(this.syncsOfChassis, desired.chassisId, () => [] as DatapathSync[]).push(sync);
       if (!this.active) continue;
       const changed = byChassis.get(desired.chassisId);
       if (forceDump || sync.desired !== desired) {
@@ -278,10 +318,31 @@ export class Engine implements ApplyTracker {
       } else if (changed) {
         sent.push(dpid);
         void sync.syncChanges(changed, revision);
-      } else sync.markCurrent(revision);
+      }
     }
-    this.rollouts.begin(revision, sent);
-    this.settleWaiters();
+    return sent;
+  }
+
+  /**
+   * Only the switches of the chassis whose desired state changed (an endpoint, network or policy
+   * change): the others are idle and in step, so they have applied this revision already
+   * (DatapathSync.appliedRevision), and a change costs nothing per untouched switch.
+   */
+  private sendToChanged(changes: ChassisChanges[], revision: number): string[] {
+    const sent: string[] = [];
+    if (!this.active) return sent;
+    for (const c of changes) {
+      for (const sync of this.syncsOfChassis.get(c.desired.chassisId) ?? []) {
+        sent.push(sync.port.dpid);
+        if (sync.desired === c.desired) void sync.syncChanges(c, revision);
+        else
+          void sync.syncChanges(
+            { desired: c.desired, full: true, flows: new Map(), groups: new Map() },
+            revision,
+          );
+      }
+    }
+    return sent;
   }
 
   /** True once every chassis of the intent reported its facts, or the startup grace is over. */

@@ -24,6 +24,16 @@ export interface OneChassisFacts {
 
 const VNI_PORT = /^vxlan(\d+)$/;
 
+const sameMap = <K, V>(a: ReadonlyMap<K, V> | undefined, b: ReadonlyMap<K, V> | undefined): boolean => {
+  if ((a?.size ?? 0) !== (b?.size ?? 0)) return false;
+  for (const [k, v] of a ?? []) if (b?.get(k) !== v) return false;
+  return true;
+};
+
+/** Whether two chassis have the same port numbers (tunnel ports and ports by name). */
+export const samePorts = (a: ChassisPorts, b: ChassisPorts): boolean =>
+  a.tunnelPort === b.tunnelPort && sameMap(a.vniTunnelPorts, b.vniTunnelPorts) && sameMap(a.byName, b.byName);
+
 export function factsOfChassis(state: VswitchState, bridgeName: string): OneChassisFacts {
   let bridge: BridgeRow | undefined;
   for (const b of state.bridges.values()) if (b.name === bridgeName) bridge = b;
@@ -132,7 +142,9 @@ export class OvsdbFacts extends EventEmitter implements FactsSource {
     const next = state ? factsOfChassis(state, this.bridgeOf(id)) : undefined;
     const prev = this.perChassis.get(id);
     if (!prev && !next) return;
-    delta.chassis.add(id);
+    // Named only when its ports or datapath changed: a VM port coming or going is not a chassis change.
+    if (!prev || !next || prev.dpid !== next.dpid || !samePorts(prev.ports, next.ports))
+      delta.chassis.add(id);
     if (next) {
       this.perChassis.set(id, next);
       this.ports.set(id, next.ports);

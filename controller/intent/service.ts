@@ -197,6 +197,13 @@ export class IntentService {
     return o;
   }
 
+  /** The endpoint whose port is this iface-id (iface-ids are unique), if any. */
+  endpointOfIface(ifaceId: string): ObjectOf['endpoint'] | undefined {
+    const state = this.replica.committed;
+    const id = state.ifaceIds.get(ifaceId);
+    return id === undefined ? undefined : state.get('endpoint', id);
+  }
+
   list<K extends Kind>(kind: K, query: ListQuery = {}, ctx: IntentContext = {}): ListResult<K> {
     checkKind(kind);
     const state = this.replica.committed;

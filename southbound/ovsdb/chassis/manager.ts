@@ -110,6 +110,11 @@ export class ChassisManager extends EventEmitter<ManagerEvents> {
     return [...this.agents].flatMap((a) => (a.chassis && a.session ? [a.chassis] : []));
   }
 
+  /** The chassis that last bound this iface-id (a VM mid-migration is on the newer one). */
+  chassisOfIface(ifaceId: string): string | undefined {
+    return this.boundOn.get(ifaceId);
+  }
+
   agentOf(systemId: string): ChassisAgent | undefined {
     return [...this.agents].find((a) => a.session && a.chassis?.systemId === systemId);
   }

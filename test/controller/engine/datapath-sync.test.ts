@@ -80,10 +80,52 @@ describe('DatapathSync', () => {
     expect(ownedKeys(sw)).toEqual(['foreign', ...[1, 2, 3].map((p) => flowKey(flow(p)))].sort());
     expect(sw.flows.get('foreign')).toBe(foreign);
 
-    // Nothing changed: an idle, in-step switch is current at once, without a bundle.
-    sync.markCurrent(6);
-    expect(sync.appliedRevision).toBe(6);
     expect(sw.bundles).toHaveLength(3);
+  });
+
+  it('idle and in step, has applied every revision the engine computed; busy or failing, only its own', async () => {
+    const sw = new MemorySwitch('0000000000000001');
+    const clock = { revision: 0 };
+    const d = new Desired();
+    const sync = new DatapathSync(sw, log, () => {}, clock);
+    clock.revision = 3;
+    expect(sync.appliedRevision).toBe(0); // never synced: its tables are unknown
+    d.set(flow(1));
+    await sync.syncChanges({ desired: d, full: true, flows: new Map(), groups: new Map() }, 3);
+    expect(sync.appliedRevision).toBe(3);
+    // Revisions that did not touch it: applied without a bundle.
+    clock.revision = 6;
+    expect(sync.appliedRevision).toBe(6);
+    expect(sw.bundles).toHaveLength(1);
+    // One that did, while it is being applied: not yet.
+    let release!: () => void;
+    const apply = sw.applyAtomically.bind(sw);
+    sw.applyAtomically = async (m) => {
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      return apply(m);
+    };
+    const done = sync.syncChanges(d.set(flow(2)), 7);
+    clock.revision = 8;
+    await new Promise((r) => setTimeout(r, 5));
+    expect(sync.appliedRevision).toBe(6);
+    release();
+    await done;
+    expect(sync.appliedRevision).toBe(8); // 8 did not touch it
+    // Left out by the engine (its chassis unknown): it follows no revision.
+    sync.following = false;
+    clock.revision = 9;
+    expect(sync.appliedRevision).toBe(7);
+    sync.following = true;
+    // A refused bundle: stuck at what it had applied (9, untouched by 8 and 9) until a retry succeeds.
+    sw.applyAtomically = async () => {
+      throw new Error('refused by test');
+    };
+    await sync.syncChanges(d.set(flow(3)), 10);
+    clock.revision = 11;
+    expect(sync.appliedRevision).toBe(9);
+    sync.close();
   });
 
   it('reports where a sync spent its time: reading the tables back, diffing, the switch applying', async () => {
