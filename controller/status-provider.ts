@@ -1,3 +1,4 @@
+import { offloadReport } from '../apps/offload/compute.js';
 import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
 import type { SyncResult } from './engine/datapath-sync.js';
@@ -56,6 +57,17 @@ export function statusProvider(
           },
         ];
       });
+    },
+    offload(chassisId) {
+      const desired = engine.desiredOfChassis(chassisId);
+      if (!desired) return undefined;
+      let profile: 'none' | 'asap2' = 'none';
+      try {
+        profile = intents.get('chassis', chassisId).offload;
+      } catch {
+        return undefined; // deleted meanwhile
+      }
+      return { ...offloadReport(chassisId, desired), profile };
     },
     endpoint(endpointId) {
       let ifaceId: string;

@@ -68,8 +68,36 @@ export const ControllerStatus = Type.Object(
 );
 export type ControllerStatus = Static<typeof ControllerStatus>;
 
+export const OffloadStatus = Type.Object(
+  {
+    chassisId: Type.String(),
+    profile: Type.Union([Type.Literal('none'), Type.Literal('asap2')], {
+      description: "the chassis's offload profile; the check runs on every chassis, asap2 or not",
+    }),
+    totalFlows: Type.Integer({ minimum: 0, description: 'flows weft wants on the chassis' }),
+    softwareFlows: Type.Integer({
+      minimum: 0,
+      description: 'of which ASAP2 / TC flower would leave in software (docs/PIPELINE.md, offload)',
+    }),
+    softwareShare: Type.Number({ minimum: 0, maximum: 1 }),
+    reasons: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'why flows stay in software -> how many',
+    }),
+    examples: Type.Array(Type.Object({ flow: Type.String(), reasons: Type.Array(Type.String()) }), {
+      description: 'the first few flows kept in software',
+    }),
+  },
+  { title: 'OffloadStatus', additionalProperties: false },
+);
+export type OffloadStatus = Static<typeof OffloadStatus>;
+
 export interface StatusProvider {
   switches(): SwitchStatus[];
+  /**
+   * Which of a chassis's desired flows would stay in software under ASAP2 / TC flower, and why;
+   * undefined while its desired state is not computed (unknown chassis, engine not started).
+   */
+  offload?(chassisId: string): OffloadStatus | undefined;
   /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */
   endpoint(endpointId: string): EndpointStatus | undefined;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */

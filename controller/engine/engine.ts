@@ -8,6 +8,7 @@ import { type ChassisChanges, DesiredModel } from './desired-model.js';
 import { type FactsDelta, PendingFacts } from './facts-delta.js';
 import { entry } from './index-records.js';
 import { type RolloutDone, RolloutLog } from './rollout-log.js';
+import { StartupGate } from './startup-gate.js';
 
 /** The intent at one revision, as the engine reads it. */
 export interface IntentSource {
@@ -73,11 +74,8 @@ export class Engine implements ApplyTracker {
   private resyncTimer?: NodeJS.Timeout;
   private waiters: Array<{ revision: number; resolve: (ok: boolean) => void; timer: NodeJS.Timeout }> = [];
   private computedRevision = 0;
-  private settled = false;
-  private readonly startedAt = Date.now();
-  private readonly graceMs: number;
+  private readonly gate: StartupGate;
   private readonly onSynced: (result: SyncResult) => void;
-  private graceTimer?: NodeJS.Timeout;
   private active = true;
   private readonly model: DesiredModel;
   private modelReady = false;
@@ -98,7 +96,7 @@ export class Engine implements ApplyTracker {
     private readonly log: Logger,
     opts: EngineOptions = {},
   ) {
-    this.graceMs = opts.startupGraceMs ?? 10_000;
+    this.gate = new StartupGate(opts.startupGraceMs ?? 10_000, log, () => this.schedule(true));
     this.onSynced = opts.onSynced ?? (() => {});
     this.model = new DesiredModel(log);
     this.rollouts = new RolloutLog(log, opts.onRolledOut);
@@ -176,6 +174,11 @@ export class Engine implements ApplyTracker {
     }
   }
 
+  /** The desired state last computed for a chassis (undefined until it is computed). */
+  desiredOfChassis(chassisId: string): Desired | undefined {
+    return this.modelReady ? this.model.desired(chassisId) : undefined;
+  }
+
   /** The desired state last computed for a datapath (undefined until its chassis is known). */
   desired(dpid: string): Desired | undefined {
     const chassisId = this.facts.chassisOfDatapath(dpid);
@@ -229,7 +232,7 @@ export class Engine implements ApplyTracker {
 
   close(): void {
     clearInterval(this.resyncTimer);
-    clearTimeout(this.graceTimer);
+    this.gate.close();
     for (const s of this.syncs.values()) s.close();
     for (const w of this.waiters) {
       clearTimeout(w.timer);
@@ -258,7 +261,7 @@ export class Engine implements ApplyTracker {
    * dump (connect, periodic resync) makes every switch diff its whole desired state.
    */
   recompute(forceDump = false): void {
-    if (!this.factsSettled()) return;
+    if (!this.gate.passes(() => this.intent.view().chassis, this.facts.knownChassis?.())) return;
     const revision = this.intent.revision();
     const everySwitch = forceDump || this.everySwitch || !this.modelReady;
     this.everySwitch = false;
@@ -343,34 +346,6 @@ export class Engine implements ApplyTracker {
       }
     }
     return sent;
-  }
-
-  /** True once every chassis of the intent reported its facts, or the startup grace is over. */
-  private factsSettled(): boolean {
-    if (this.settled) return true;
-    const known = this.facts.knownChassis?.();
-    const missing = known
-      ? this.intent
-          .view()
-          .chassis.filter((c) => !known.has(c.id))
-          .map((c) => c.id)
-      : [];
-    const waited = Date.now() - this.startedAt;
-    if (missing.length === 0 || waited >= this.graceMs) {
-      this.settled = true;
-      if (missing.length > 0)
-        this.log.warn({ missing, waitedMs: waited }, 'reconciling without facts of some chassis');
-      return true;
-    }
-    if (!this.graceTimer) {
-      this.log.info({ missing }, 'waiting for every chassis to report before touching switches');
-      this.graceTimer = setTimeout(() => {
-        this.graceTimer = undefined;
-        this.schedule(true);
-      }, this.graceMs - waited);
-      this.graceTimer.unref();
-    }
-    return false;
   }
 
   private isApplied(revision: number): boolean {

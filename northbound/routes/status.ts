@@ -1,9 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { errorResponses } from '../errors.js';
+import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
-import { ControllerStatus, type Readiness, type StatusProvider, SwitchStatus } from '../status.js';
+import {
+  ControllerStatus,
+  OffloadStatus,
+  type Readiness,
+  type StatusProvider,
+  SwitchStatus,
+} from '../status.js';
 
 export interface StatusRouteOptions {
   intents: IntentService;
@@ -67,6 +73,32 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRouteOptions> = async
         },
         switches: opts.status.switches(),
       };
+    },
+  );
+
+  app.get(
+    '/chassis/:id/offload',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['status'],
+        summary: "The chassis's flows that ASAP2 / TC flower would leave in software, and why",
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: OffloadStatus, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (req) => {
+      opts.intents.get('chassis', req.params.id); // 404 naming it when there is no such chassis
+      const report = opts.status.offload?.(req.params.id);
+      if (!report) {
+        throw new ApiError(
+          'not_found',
+          `chassis '${req.params.id}' has no desired state yet (it is computed once the controller has started and the chassis's facts are known)`,
+          undefined,
+          { kind: 'chassis', id: req.params.id },
+        );
+      }
+      return report;
     },
   );
 };
