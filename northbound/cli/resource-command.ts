@@ -31,6 +31,17 @@ export interface ResourceCli {
   columns: Column[];
   /** Verbs this resource supports (tokens cannot be updated). */
   verbs?: Verb[];
+  /** More read-only verbs: `weft WORD VERB ID` prints GET /v1/PATH/ID/SUB. */
+  reads?: ReadVerb[];
+}
+
+/** A read of something about one object, e.g. `weft chassis offload hv1`. */
+export interface ReadVerb {
+  verb: string;
+  sub: string;
+  help: string;
+  /** The answer for people (`--json` prints it as it came). */
+  print: (body: Record<string, unknown>) => string;
 }
 
 const pluralOf = (r: ResourceCli) => r.plural ?? `${r.noun}s`;
@@ -65,9 +76,10 @@ export const usage = (r: ResourceCli): string => {
   ];
   const w = Math.max(...flags.map(([a]) => a!.length));
   return [
-    `Usage: weft ${r.word} ${verbs.join('|')} [ID] [options]`,
+    `Usage: weft ${r.word} ${[...verbs, ...(r.reads ?? []).map((x) => x.verb)].join('|')} [ID] [options]`,
     '',
     ...verbs.map((v) => `  weft ${r.word} ${v}${v === 'create' || v === 'list' ? '' : ' ID'}`),
+    ...(r.reads ?? []).map((x) => `  weft ${r.word} ${x.verb} ID`.padEnd(32) + x.help),
     '',
     'Options:',
     ...flags.map(([a, b]) => `  ${a!.padEnd(w)}  ${b}`),
@@ -212,6 +224,25 @@ async function runVerb(
   }
 }
 
+async function runRead(
+  r: ResourceCli,
+  read: ReadVerb,
+  args: string[],
+  values: Record<string, unknown>,
+  io: CliIo,
+): Promise<void> {
+  const [id, ...extra] = args;
+  if (id === undefined) throw new UsageError(`${read.verb} needs the ${r.noun} ID`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const api = (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi;
+  const client = new ApiClient(api, (values.token as string | undefined) ?? io.env.WEFT_TOKEN);
+  const res = await client.request<Record<string, unknown>>(
+    'GET',
+    `/v1/${r.path}/${encodeURIComponent(id)}/${read.sub}`,
+  );
+  io.stdout.write(values.json ? `${JSON.stringify(res.body, null, 2)}\n` : read.print(res.body));
+}
+
 /** `weft <resource> <verb> ...` over the REST API: table output by default, `--json` on request. */
 export const resourceCommand = (r: ResourceCli): CliCommand => ({
   name: r.word,
@@ -235,12 +266,15 @@ export const resourceCommand = (r: ResourceCli): CliCommand => ({
       io.stdout.write(usage(r));
       return verb === undefined && !parsed.values.help ? 2 : 0;
     }
-    if (!(r.verbs ?? allVerbs).includes(verb as Verb)) throw new UsageError(`unknown action '${verb}'`);
+    const read = r.reads?.find((x) => x.verb === verb);
+    if (!read && !(r.verbs ?? allVerbs).includes(verb as Verb))
+      throw new UsageError(`unknown action '${verb}'`);
     // Filters share flags with fields (e.g. --tenant); as filters they take the last value.
     const values: Record<string, unknown> = { ...parsed.values };
     if (verb === 'list') for (const f of r.filters) values[f] = (values[f] as string[] | undefined)?.at(-1);
     try {
-      await runVerb(r, verb as Verb, rest, values, io);
+      if (read) await runRead(r, read, rest, values, io);
+      else await runVerb(r, verb as Verb, rest, values, io);
       return 0;
     } catch (err) {
       if (!(err instanceof ApiCallError)) throw err;

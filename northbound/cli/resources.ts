@@ -4,6 +4,23 @@ import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-co
 
 const revision = col('REV', 'revision');
 
+/** `weft chassis offload ID`: the share in software, the reasons by count, a few examples. */
+export const offloadText = (o: Record<string, unknown>): string => {
+  const total = o.totalFlows as number;
+  const soft = o.softwareFlows as number;
+  const pct = total === 0 ? 0 : (100 * soft) / total;
+  const lines = [
+    `chassis ${o.chassisId} (profile ${o.profile}): ${soft} of ${total} flows would stay in software (${pct.toFixed(1)}%)`,
+  ];
+  const reasons = Object.entries((o.reasons as Record<string, number>) ?? {}).sort((a, b) => b[1] - a[1]);
+  if (reasons.length > 0)
+    lines.push('', 'why:', ...reasons.map(([why, n]) => `  ${String(n).padStart(6)}  ${why}`));
+  const examples = (o.examples as Array<{ flow: string; reasons: string[] }>) ?? [];
+  if (examples.length > 0)
+    lines.push('', 'for example:', ...examples.map((x) => `  ${x.flow}\n      ${x.reasons.join('; ')}`));
+  return `${lines.join('\n')}\n`;
+};
+
 /** `80`, `80-443` -> [min, max]. */
 const portRange = (text: string, flag: string): [number, number] => {
   const m = /^([0-9]{1,5})(?:-([0-9]{1,5}))?$/.exec(text);
@@ -242,6 +259,14 @@ export const resourceClis: ResourceCli[] = [
       col('OFFLOAD', 'offload'),
       col('MTU', 'underlayMtu'),
       revision,
+    ],
+    reads: [
+      {
+        verb: 'offload',
+        sub: 'offload',
+        help: 'which of its flows ASAP2 / TC flower would leave in software, and why',
+        print: offloadText,
+      },
     ],
   },
   {
