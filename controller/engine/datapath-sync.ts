@@ -3,7 +3,7 @@ import { DumpedFlow } from '../../southbound/openflow/codec/flow-dump.js';
 import { isOwned } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
-import { bucketsKey, flowKey } from '../reconcile/canonical.js';
+import { bucketsKey } from '../reconcile/canonical.js';
 import {
   type ActualFlow,
   type ActualGroup,
@@ -15,7 +15,7 @@ import {
 } from '../reconcile/diff.js';
 import { sameActualInstructions } from '../reconcile/wire-instructions.js';
 import type { DatapathPort } from './datapath-port.js';
-import type { ChassisChanges, ChassisDesired } from './desired-state.js';
+import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
 
 export interface SyncResult {
   revision: number;
@@ -49,19 +49,6 @@ interface Pending {
 /** The revision the engine last computed for every switch (shared by all its DatapathSyncs). */
 export interface RevisionClock {
   revision: number;
-}
-
-/** A fixed desired state given as lists, keyed once (tools, benchmarks, tests). */
-export function staticDesired(d: Desired): ChassisDesired {
-  const keyed = d.flows.map((f) => [flowKey(f), f] as const);
-  return {
-    chassisId: '',
-    forEach(flow, group) {
-      for (const [k, f] of keyed) flow(k, f);
-      for (const g of d.groups) group(g);
-    },
-    toDesired: () => d,
-  };
 }
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;

@@ -1,5 +1,6 @@
 import type { DatapathCtx } from '../../apps/view.js';
 import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import { flowKey } from '../reconcile/canonical.js';
 
 /**
  * A unit's output (apps/units.ts) with each flow's reconciler key computed once, in one flat
@@ -260,4 +261,17 @@ export class ChassisState implements ChassisDesired {
     this.groupChanges = new Map();
     return out;
   }
+}
+
+/** A fixed desired state given as lists, keyed once (tools, benchmarks, tests). */
+export function staticDesired(d: Desired): ChassisDesired {
+  const keyed = d.flows.map((f) => [flowKey(f), f] as const);
+  return {
+    chassisId: '',
+    forEach(flow, group) {
+      for (const [k, f] of keyed) flow(k, f);
+      for (const g of d.groups) group(g);
+    },
+    toDesired: () => d,
+  };
 }

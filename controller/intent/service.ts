@@ -7,12 +7,13 @@ import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './
 import { planDelete } from './deletion.js';
 import { conflict, invalid, notFound, toIntentError } from './errors.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
+import { type ListQuery, type ListResult, listPage } from './list.js';
 import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf } from './model.js';
 import { DEFAULT_VNI_RANGE, VNI_MAX, VNI_MIN } from './model.js';
 import type { Plan } from './pipeline.js';
 import { IntentReplica } from './replica.js';
 import { buildObject, type RuleEnv } from './rules.js';
-import { compareIds, type IdempotencyRecord, type IntentState, keyOf, parseKey } from './state.js';
+import { type IdempotencyRecord, type IntentState, keyOf, parseKey } from './state.js';
 import { hashSecret, newSecret, sameHash } from './tokens.js';
 import { checkKind, checkShape } from './validate.js';
 import { checkCreate, deletable, type PlannedWrite, planCreate, planReplace, replaceWith } from './writes.js';
@@ -48,19 +49,7 @@ export interface DeleteResult<K extends Kind = Kind> extends WriteResult<K> {
   deleted: Array<{ kind: Kind; id: string }>;
 }
 
-export interface ListQuery {
-  tenantId?: string;
-  networkId?: string;
-  /** Default 100, at most 10000. */
-  limit?: number;
-  /** Opaque; from a previous page's nextCursor. */
-  cursor?: string;
-}
-export interface ListResult<K extends Kind = Kind> {
-  /** Sorted by id. */
-  items: Array<ObjectOf[K]>;
-  nextCursor?: string;
-}
+export type { ListQuery, ListResult } from './list.js';
 
 /** One object changed by a committed revision (own writes and other controllers' alike). */
 export interface ObjectChange {
@@ -93,9 +82,6 @@ export interface CreatedToken {
   token: string;
   record: ApiToken;
 }
-
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 10_000;
 
 /**
  * The intent service: the one place the model's rules are enforced, over a Store.
@@ -206,53 +192,7 @@ export class IntentService {
 
   list<K extends Kind>(kind: K, query: ListQuery = {}, ctx: IntentContext = {}): ListResult<K> {
     checkKind(kind);
-    const state = this.replica.committed;
-    const limit = query.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-      throw invalid('limit', `${limit} must be an integer in 1-${MAX_LIMIT}`);
-    }
-    let after: string | undefined;
-    if (query.cursor !== undefined) {
-      after = Buffer.from(query.cursor, 'base64url').toString('utf8');
-      if (!after || Buffer.from(after, 'utf8').toString('base64url') !== query.cursor) {
-        throw invalid('cursor', 'is not a cursor this API returned');
-      }
-    }
-    const scope = ctx.tenantScope;
-    if (scope && query.tenantId && query.tenantId !== scope) return { items: [] };
-    const tenantId = query.tenantId ?? scope;
-    let ids: string[];
-    if (query.networkId !== undefined) {
-      ids = state.sortedReferrerIds('network', query.networkId, kind);
-    } else if (tenantId !== undefined && kind !== 'tenant' && kind !== 'chassis' && kind !== 'vlanBinding') {
-      // Infrastructure kinds have no tenant: a tenant filter does not apply to them.
-      ids = state.sortedReferrerIds('tenant', tenantId, kind);
-    } else ids = state.sorted(kind);
-    let start = 0;
-    if (after !== undefined) {
-      let lo = 0;
-      let hi = ids.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (compareIds(ids[mid]!, after) <= 0) lo = mid + 1;
-        else hi = mid;
-      }
-      start = lo;
-    }
-    const items: Array<ObjectOf[K]> = [];
-    let i = start;
-    for (; i < ids.length && items.length < limit; i++) {
-      const o = state.get(kind, ids[i]!)!;
-      if (!visible(kind, o, scope)) continue;
-      if (tenantId !== undefined && (o as { tenantId?: string | null }).tenantId !== undefined) {
-        if ((o as { tenantId?: string | null }).tenantId !== tenantId) continue;
-      } else if (tenantId !== undefined && kind === 'tenant' && o.id !== tenantId) continue;
-      items.push(o);
-    }
-    const last = items[items.length - 1];
-    return i < ids.length && last
-      ? { items, nextCursor: Buffer.from(last.id, 'utf8').toString('base64url') }
-      : { items };
+    return listPage(this.replica.committed, kind, query, ctx.tenantScope);
   }
 
   create<K extends Kind>(kind: K, input: CreateInputOf[K], ctx: IntentContext = {}): Promise<WriteResult<K>> {
