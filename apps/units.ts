@@ -1,7 +1,7 @@
 import type { Desired, DesiredFlow, DesiredGroup } from '../controller/pipeline/flow.js';
 import { networkAclFlows } from './acl/network-acl.js';
 import { portSecurityGroupFlows } from './acl/security-groups.js';
-import { endpointArpFlows } from './arp-responder/compute.js';
+import { arpReplyFlow, endpointArpFlows } from './arp-responder/compute.js';
 import { computeNetwork as floodNetwork } from './flood/compute.js';
 import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
 import { compute as pipeline } from './pipeline/compute.js';
@@ -14,7 +14,8 @@ import { vlanNetworkFlows } from './vlan/compute.js';
  * part of the view, so a change recomputes only the units it touches (controller/engine's
  * DesiredModel) while a full computation (computeDatapath) is the same units over a whole view.
  *
- * - chassis unit: the pipeline's table-miss flows (the same on every chassis).
+ * - chassis unit: the pipeline's table-miss flows and the one arp-reply flow (the same on every
+ *   chassis).
  * - network unit: what one network needs on one chassis as a whole: the tunnel classifier,
  *   flood groups and flows, VLAN ports, network ACLs. Reads the network's local ports (for flood
  *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
@@ -30,7 +31,7 @@ import { vlanNetworkFlows } from './vlan/compute.js';
 let pipelineUnit: Desired | undefined;
 
 export function chassisUnit(): Desired {
-  pipelineUnit ??= pipeline();
+  pipelineUnit ??= { flows: [...pipeline().flows, arpReplyFlow()], groups: [] };
   return pipelineUnit;
 }
 

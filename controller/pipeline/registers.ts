@@ -4,12 +4,14 @@
  *   metadata[0..23]  VNI of the packet's network (the network key; set in classify)
  *   reg5[0..3]       where the packet came from (PORT_CLASS below)
  *   (conntrack zone  = the ofport of the endpoint being protected: one zone per endpoint, see apps/acl)
+ *   reg6             scratch inside one flow's actions (arp-reply swaps arp_spa and arp_tpa through it)
  *   reg7             logical output: ofport of the local port chosen by l2-lookup
  */
 export const METADATA_VNI_MASK = 0xffffffn;
 
 export const REG_PORT_CLASS = 'reg5';
 export const REG_OUTPORT = 'reg7';
+export const REG_SCRATCH = 'reg6';
 
 export const PORT_CLASS = {
   /** A VM/container port on this chassis. */

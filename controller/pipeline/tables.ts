@@ -17,6 +17,7 @@ export const TABLE = {
   EGRESS_SG: 25,
   EGRESS_SG_CT: 26,
   ARP_RESPONDER: 30,
+  ARP_REPLY: 31,
   L2_LOOKUP: 40,
   INGRESS_ACL: 50,
   INGRESS_SG: 55,
@@ -100,10 +101,20 @@ export const PIPELINE: readonly TableDecl[] = [
   {
     id: TABLE.ARP_RESPONDER,
     name: 'arp-responder',
-    purpose: 'answer ARP requests for known endpoint IPs on the spot (no flood)',
+    purpose:
+      "answer ARP requests for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src, on to arp-reply",
     matches: ['metadata', 'eth_type', 'arp_op', 'arp_tpa'],
-    next: [TABLE.L2_LOOKUP],
+    next: [TABLE.L2_LOOKUP, TABLE.ARP_REPLY],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
+  },
+  {
+    id: TABLE.ARP_REPLY,
+    name: 'arp-reply',
+    purpose:
+      'one flow for every answer: the request becomes the reply in place (sha/spa <- the answer, tha/tpa <- the asker) and goes back out of in_port',
+    matches: ['eth_type', 'arp_op'],
+    next: [],
+    miss: { kind: 'drop' },
   },
   {
     id: TABLE.L2_LOOKUP,
