@@ -97,6 +97,21 @@ describe('OvsdbFacts: one chassis at a time', () => {
     expect([...deltas.at(-1)!.ifaces]).toEqual(['vm']);
   });
 
+  it('follows a bridge that got a new datapath id (re-created), and names the chassis', () => {
+    const { manager, hvs, facts, deltas } = setup(2);
+    for (const id of hvs.keys()) manager.emit('chassis', { systemId: id });
+    expect(facts.chassisOfDatapath('0000000000000001')).toBe('hv0');
+    deltas.length = 0;
+    hvs.get('hv0')!.dpid = '00000000000000aa';
+    manager.emit('ensured', { systemId: 'hv0' });
+    expect(facts.chassisOfDatapath('0000000000000001')).toBeUndefined();
+    expect(facts.chassisOfDatapath('00000000000000aa')).toBe('hv0');
+    expect([...deltas[0]!.chassis]).toEqual(['hv0']);
+    // Nothing about hv1 changed: re-reading it names no chassis.
+    manager.emit('ensured', { systemId: 'hv1' });
+    expect(deltas[1]!.chassis.size).toBe(0);
+  });
+
   type Op =
     | {
         t: 'bind';
