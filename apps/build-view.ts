@@ -41,6 +41,14 @@ export interface ChassisPorts {
   byName: ReadonlyMap<string, number>;
 }
 
+/** Equal for two chassis with the same port numbers (tunnel ports and ports by name), in any order. */
+export const portsSignature = (p: ChassisPorts | undefined): string =>
+  p
+    ? `${p.tunnelPort}|${[...(p.vniTunnelPorts ?? [])].sort((a, b) => a[0] - b[0]).join(';')}|${[...p.byName]
+        .sort()
+        .join(';')}`
+    : '';
+
 interface Placed {
   ep: Endpoint;
   chassisId: string;

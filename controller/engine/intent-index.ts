@@ -1,4 +1,9 @@
-import type { ChassisFacts, ChassisPorts, IntentView } from '../../apps/build-view.js';
+import {
+  type ChassisFacts,
+  type ChassisPorts,
+  type IntentView,
+  portsSignature,
+} from '../../apps/build-view.js';
 import type {
   AnyObject,
   Chassis,
@@ -25,13 +30,6 @@ function addTo(map: Map<string, Set<string>>, key: string, value: string): void 
 
 const sameItems = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && [...a].sort().join() === [...b].sort().join();
-
-const portsSignature = (p: ChassisPorts | undefined): string =>
-  p
-    ? `${p.tunnelPort}|${[...(p.vniTunnelPorts ?? [])].sort((a, b) => a[0] - b[0]).join(';')}|${[...p.byName]
-        .sort()
-        .join(';')}`
-    : '';
 
 /**
  * The intent objects the apps read and the chassis facts, indexed so a change finds what it

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { ChassisFacts, ChassisPorts } from '../../apps/build-view.js';
+import { type ChassisFacts, type ChassisPorts, portsSignature } from '../../apps/build-view.js';
 import type { ChassisInfo } from '../../southbound/ovsdb/chassis/agent.js';
 import type { BindingEvent } from '../../southbound/ovsdb/chassis/bindings.js';
 import { computeBindings } from '../../southbound/ovsdb/chassis/bindings.js';
@@ -23,16 +23,6 @@ export interface OneChassisFacts {
 }
 
 const VNI_PORT = /^vxlan(\d+)$/;
-
-const sameMap = <K, V>(a: ReadonlyMap<K, V> | undefined, b: ReadonlyMap<K, V> | undefined): boolean => {
-  if ((a?.size ?? 0) !== (b?.size ?? 0)) return false;
-  for (const [k, v] of a ?? []) if (b?.get(k) !== v) return false;
-  return true;
-};
-
-/** Whether two chassis have the same port numbers (tunnel ports and ports by name). */
-export const samePorts = (a: ChassisPorts, b: ChassisPorts): boolean =>
-  a.tunnelPort === b.tunnelPort && sameMap(a.vniTunnelPorts, b.vniTunnelPorts) && sameMap(a.byName, b.byName);
 
 export function factsOfChassis(state: VswitchState, bridgeName: string): OneChassisFacts {
   let bridge: BridgeRow | undefined;
@@ -143,7 +133,12 @@ export class OvsdbFacts extends EventEmitter implements FactsSource {
     const prev = this.perChassis.get(id);
     if (!prev && !next) return;
     // Named only when its ports or datapath changed: a VM port coming or going is not a chassis change.
-    if (!prev || !next || prev.dpid !== next.dpid || !samePorts(prev.ports, next.ports))
+    if (
+      !prev ||
+      !next ||
+      prev.dpid !== next.dpid ||
+      portsSignature(prev.ports) !== portsSignature(next.ports)
+    )
       delta.chassis.add(id);
     if (next) {
       this.perChassis.set(id, next);

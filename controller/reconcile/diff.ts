@@ -1,3 +1,4 @@
+import { Interner } from '../../apps/interned.js';
 import { ofpfc as OFPFC, ofpgc as OFPGC, ofpg, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
 import { isOwned } from '../pipeline/cookies.js';
@@ -149,6 +150,27 @@ export const isEmptyDiff = (f: FlowDiff, g: GroupDiff): boolean =>
 
 const ALL_ONES_64 = 0xffffffffffffffffn;
 
+const flowMod = (command: number, x: DesiredFlow | ActualFlow): FlowMod => ({
+  type: 'FLOW_MOD',
+  xid: 0,
+  command,
+  tableId: x.tableId,
+  priority: x.priority,
+  match: x.match,
+  instructions: command === OFPFC.DELETE_STRICT ? [] : x.instructions,
+  cookie: x.cookie,
+  cookieMask: command === OFPFC.DELETE_STRICT ? ALL_ONES_64 : 0n,
+  outPort: ofpp.ANY,
+  outGroup: ofpg.ANY,
+});
+
+/**
+ * The ADD of a desired flow: one frozen message per flow object, so a flow that goes to every
+ * chassis of its network is one message, encoded once (session/encoded-once.ts). Desired flows are
+ * never mutated once built (apps), which is what makes sharing their message safe.
+ */
+const addFlowMod = new Interner((x: DesiredFlow) => Object.freeze(flowMod(OFPFC.ADD, x)), 32_768);
+
 /**
  * The messages that turn actual into desired, in the one safe order: groups appear before flows
  * that point at them, new flows before stale ones go (a moved MAC is never unreachable), and a
@@ -156,36 +178,6 @@ const ALL_ONES_64 = 0xffffffffffffffffn;
  * atomically anyway; the order still matters for switches without bundles and for readability.
  * Deletes are strict and carry the exact cookie, so they can never hit a flow weft does not own.
  */
-/**
- * The ADD of a desired flow: one frozen message per flow object, so a flow that goes to every
- * chassis of its network is one message, encoded once (session/encoded-once.ts). Desired flows are
- * never mutated once built (apps), which is what makes sharing their message safe. Bounded: past
- * the limit it starts over.
- */
-const ADD_LIMIT = 32_768;
-const adds = new Map<DesiredFlow, FlowMod>();
-function addFlowMod(x: DesiredFlow): FlowMod {
-  let m = adds.get(x);
-  if (m === undefined) {
-    m = Object.freeze<FlowMod>({
-      type: 'FLOW_MOD',
-      xid: 0,
-      command: OFPFC.ADD,
-      tableId: x.tableId,
-      priority: x.priority,
-      match: x.match,
-      instructions: x.instructions,
-      cookie: x.cookie,
-      cookieMask: 0n,
-      outPort: ofpp.ANY,
-      outGroup: ofpg.ANY,
-    });
-    if (adds.size >= ADD_LIMIT) adds.clear();
-    adds.set(x, m);
-  }
-  return m;
-}
-
 export function planMessages(f: FlowDiff, g: GroupDiff): Array<FlowMod | GroupMod> {
   const msgs: Array<FlowMod | GroupMod> = [];
   const groupMod = (command: number, x: DesiredGroup | ActualGroup): GroupMod => ({
@@ -196,25 +188,12 @@ export function planMessages(f: FlowDiff, g: GroupDiff): Array<FlowMod | GroupMo
     groupId: x.groupId,
     buckets: command === OFPGC.DELETE ? [] : x.buckets,
   });
-  const flowMod = (command: number, x: DesiredFlow | ActualFlow): FlowMod => ({
-    type: 'FLOW_MOD',
-    xid: 0,
-    command,
-    tableId: x.tableId,
-    priority: x.priority,
-    match: x.match,
-    instructions: command === OFPFC.DELETE_STRICT ? [] : x.instructions,
-    cookie: x.cookie,
-    cookieMask: command === OFPFC.DELETE_STRICT ? ALL_ONES_64 : 0n,
-    outPort: ofpp.ANY,
-    outGroup: ofpg.ANY,
-  });
   for (const x of g.add) msgs.push(groupMod(OFPGC.ADD, x));
   for (const x of g.modify) msgs.push(groupMod(OFPGC.MODIFY, x));
-  for (const x of f.add) msgs.push(addFlowMod(x));
+  for (const x of f.add) msgs.push(addFlowMod.get(x));
   // MODIFY_STRICT keeps counters and replaces instructions; the cookie is replaced as well by OVS
   // only through ADD, so a cookie change is sent as ADD (which overwrites the same match).
-  for (const x of f.modify) msgs.push(addFlowMod(x));
+  for (const x of f.modify) msgs.push(addFlowMod.get(x));
   for (const x of f.remove) msgs.push(flowMod(OFPFC.DELETE_STRICT, x));
   for (const x of g.remove) msgs.push(groupMod(OFPGC.DELETE, x));
   return msgs;

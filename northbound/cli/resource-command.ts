@@ -134,6 +134,13 @@ const bodyOf = (r: ResourceCli, values: Record<string, unknown>, verb: Verb): Re
 const writeQuery = (values: Record<string, unknown>) =>
   values.wait === true ? { wait: 'applied', timeout: values.timeout as string | undefined } : {};
 
+/** The API client the flags (or WEFT_API / WEFT_TOKEN) name. */
+const clientOf = (values: Record<string, unknown>, io: CliIo): ApiClient =>
+  new ApiClient(
+    (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi,
+    (values.token as string | undefined) ?? io.env.WEFT_TOKEN,
+  );
+
 async function runVerb(
   r: ResourceCli,
   verb: Verb,
@@ -141,8 +148,7 @@ async function runVerb(
   values: Record<string, unknown>,
   io: CliIo,
 ) {
-  const api = (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi;
-  const client = new ApiClient(api, (values.token as string | undefined) ?? io.env.WEFT_TOKEN);
+  const client = clientOf(values, io);
   const base = `/v1/${r.path}`;
   const needId = (): string => {
     if (args.length !== 1) throw new UsageError(`${verb} needs exactly one ID`);
@@ -234,8 +240,7 @@ async function runRead(
   const [id, ...extra] = args;
   if (id === undefined) throw new UsageError(`${read.verb} needs the ${r.noun} ID`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-  const api = (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi;
-  const client = new ApiClient(api, (values.token as string | undefined) ?? io.env.WEFT_TOKEN);
+  const client = clientOf(values, io);
   const res = await client.request<Record<string, unknown>>(
     'GET',
     `/v1/${r.path}/${encodeURIComponent(id)}/${read.sub}`,

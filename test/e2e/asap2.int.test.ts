@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e } from './harness.js';
+import { createRedBlue, RED_BLUE_VMS } from './red-blue.js';
 
 /**
  * The asap2 profile end to end: the hypervisors are switched to `offload: asap2` through the REST
@@ -12,12 +13,7 @@ import { type E2e, startE2e } from './harness.js';
 let e: E2e;
 
 beforeAll(async () => {
-  e = await startE2e(2, [
-    { name: 'r1', hypervisor: 'hv1', mac: '02:00:00:00:01:01', ip: '10.0.0.1/24' },
-    { name: 'r2', hypervisor: 'hv2', mac: '02:00:00:00:01:02', ip: '10.0.0.2/24' },
-    { name: 'b1', hypervisor: 'hv1', mac: '02:00:00:00:02:01', ip: '10.0.0.1/24' },
-    { name: 'b2', hypervisor: 'hv2', mac: '02:00:00:00:02:02', ip: '10.0.0.2/24' },
-  ]);
+  e = await startE2e(2, RED_BLUE_VMS);
 }, 120_000);
 
 afterAll(async () => {
@@ -41,31 +37,7 @@ describe('the asap2 profile end to end', () => {
       .poll(async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length, { timeout: 20_000 })
       .toBe(2);
     for (const hv of ['hv1', 'hv2']) await e.api.patch(`/v1/chassis/${hv}`, { offload: 'asap2' });
-    for (const [tenant, vni] of [
-      ['red', 100],
-      ['blue', 200],
-    ] as const) {
-      await e.api.put(`/v1/tenants/${tenant}`, { name: tenant });
-      await e.api.put(`/v1/networks/${tenant}-net`, {
-        tenantId: tenant,
-        name: `${tenant}-net`,
-        vni,
-        subnets: ['10.0.0.0/24'],
-      });
-    }
-    for (const [name, tenant, mac, ip] of [
-      ['r1', 'red', '02:00:00:00:01:01', '10.0.0.1'],
-      ['r2', 'red', '02:00:00:00:01:02', '10.0.0.2'],
-      ['b1', 'blue', '02:00:00:00:02:01', '10.0.0.1'],
-      ['b2', 'blue', '02:00:00:00:02:02', '10.0.0.2'],
-    ] as const) {
-      await e.api.put(`/v1/endpoints/${name}?wait=applied&timeout=20s`, {
-        networkId: `${tenant}-net`,
-        mac,
-        ips: [ip],
-        ifaceId: name,
-      });
-    }
+    await createRedBlue(e.api);
 
     // One fixed-key port per network on each hypervisor (the VMs' ports were bound already).
     for (const hv of [0, 1]) {

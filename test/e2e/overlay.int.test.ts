@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e } from './harness.js';
+import { createRedBlue, RED_BLUE_VMS } from './red-blue.js';
 
 /**
  * weft end to end: a real controller (embedded store, REST API, OVSDB manager, OpenFlow) and a
@@ -12,14 +13,7 @@ import { type E2e, startE2e } from './harness.js';
 let e: E2e;
 
 beforeAll(async () => {
-  e = await startE2e(2, [
-    // red tenant: one VM on each hypervisor
-    { name: 'r1', hypervisor: 'hv1', mac: '02:00:00:00:01:01', ip: '10.0.0.1/24' },
-    { name: 'r2', hypervisor: 'hv2', mac: '02:00:00:00:01:02', ip: '10.0.0.2/24' },
-    // blue tenant: the same addresses, other MACs
-    { name: 'b1', hypervisor: 'hv1', mac: '02:00:00:00:02:01', ip: '10.0.0.1/24' },
-    { name: 'b2', hypervisor: 'hv2', mac: '02:00:00:00:02:02', ip: '10.0.0.2/24' },
-  ]);
+  e = await startE2e(2, RED_BLUE_VMS);
 }, 120_000);
 
 afterAll(async () => {
@@ -34,32 +28,7 @@ describe('tenant overlays end to end', () => {
   });
 
   it('carries traffic within a tenant across hypervisors and keeps tenants with the same IPs apart', async () => {
-    for (const [tenant, vni] of [
-      ['red', 100],
-      ['blue', 200],
-    ] as const) {
-      await e.api.put(`/v1/tenants/${tenant}`, { name: tenant });
-      await e.api.put(`/v1/networks/${tenant}-net`, {
-        tenantId: tenant,
-        name: `${tenant}-net`,
-        vni,
-        subnets: ['10.0.0.0/24'],
-      });
-    }
-    const eps = [
-      ['r1', 'red', '02:00:00:00:01:01', '10.0.0.1'],
-      ['r2', 'red', '02:00:00:00:01:02', '10.0.0.2'],
-      ['b1', 'blue', '02:00:00:00:02:01', '10.0.0.1'],
-      ['b2', 'blue', '02:00:00:00:02:02', '10.0.0.2'],
-    ] as const;
-    for (const [name, tenant, mac, ip] of eps) {
-      await e.api.put(`/v1/endpoints/${name}?wait=applied&timeout=20s`, {
-        networkId: `${tenant}-net`,
-        mac,
-        ips: [ip],
-        ifaceId: name,
-      });
-    }
+    await createRedBlue(e.api);
     await expect
       .poll(async () => (await e.lab.ping('r1', '10.0.0.2', { count: 1, timeoutS: 1 })).received, {
         timeout: 20_000,

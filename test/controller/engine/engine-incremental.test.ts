@@ -1,17 +1,12 @@
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildDatapathViews, type ChassisFacts } from '../../../apps/build-view.js';
 import { computeDatapath } from '../../../apps/compute-all.js';
 import type { FactsSource } from '../../../controller/engine/engine.js';
-import { Engine } from '../../../controller/engine/engine.js';
 import type { FactsDelta } from '../../../controller/engine/facts-delta.js';
-import { intentSource } from '../../../controller/engine/intent-source.js';
 import { isOwned } from '../../../controller/pipeline/cookies.js';
 import { flowKey, instructionsKey } from '../../../controller/reconcile/canonical.js';
-import { openService } from '../intent/helpers.js';
-import { MemorySwitch } from './memory-switch.js';
-
-const log = pino({ level: 'silent' });
+import type { MemorySwitch } from './memory-switch.js';
+import { serviceEngine } from './service-engine.js';
 
 /**
  * Facts a test can change: bindings and the VXLAN port of each chassis. Like OvsdbFacts, one
@@ -49,24 +44,16 @@ const owned = (sw: MemorySwitch) =>
 
 describe('Engine with a real intent service: incremental changes', () => {
   let close: (() => Promise<void>) | undefined;
-  let engine: Engine | undefined;
   afterEach(async () => {
-    engine?.close();
     await close?.();
   });
 
   it('sends only what a write touched, and every switch always equals the full computation', async () => {
-    const h = await openService();
-    close = h.close;
-    const { svc } = h;
     const f = facts();
-    const src = intentSource(svc);
-    engine = new Engine(src, f, log, { startupGraceMs: 0 });
-    svc.setApplyTracker(engine);
-    const sw1 = new MemorySwitch('0000000000000001');
-    const sw2 = new MemorySwitch('0000000000000002');
-    engine.attach(sw1);
-    engine.attach(sw2);
+    const t = await serviceEngine(f, ['0000000000000001', '0000000000000002']);
+    close = t.close;
+    const { svc, src, applied } = t;
+    const [sw1, sw2] = t.switches as [MemorySwitch, MemorySwitch];
 
     const expectEqualToReference = () => {
       const views = buildDatapathViews(src.view(), f.current());
@@ -83,7 +70,6 @@ describe('Engine with a real intent service: incremental changes', () => {
         expect(owned(sw), id).toEqual(want);
       }
     };
-    const applied = async (revision: number) => expect(await engine!.waitApplied(revision, 3000)).toBe(true);
 
     await svc.create('tenant', { id: 't1', name: 't1' });
     await svc.create('chassis', { id: 'hv1', name: 'hv1', tunnelIp: '192.168.50.1' });

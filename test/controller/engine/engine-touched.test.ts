@@ -1,13 +1,9 @@
-import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChassisFacts, ChassisPorts } from '../../../apps/build-view.js';
-import { Engine, type FactsSource } from '../../../controller/engine/engine.js';
+import type { FactsSource } from '../../../controller/engine/engine.js';
 import type { FactsDelta } from '../../../controller/engine/facts-delta.js';
-import { intentSource } from '../../../controller/engine/intent-source.js';
-import { openService } from '../intent/helpers.js';
-import { MemorySwitch } from './memory-switch.js';
+import { serviceEngine } from './service-engine.js';
 
-const log = pino({ level: 'silent' });
 const N = 20;
 const dpid = (i: number) => (i + 1).toString(16).padStart(16, '0');
 
@@ -42,22 +38,18 @@ function facts() {
 
 describe('Engine: a change goes only to the switches it concerns', () => {
   let close: (() => Promise<void>) | undefined;
-  let engine: Engine | undefined;
   afterEach(async () => {
-    engine?.close();
     await close?.();
   });
 
   it('sends nothing to the others, and counts them as having applied it', async () => {
-    const h = await openService();
-    close = h.close;
-    const { svc } = h;
     const f = facts();
-    engine = new Engine(intentSource(svc), f, log, { startupGraceMs: 0 });
-    svc.setApplyTracker(engine);
-    const switches = Array.from({ length: N }, (_, i) => new MemorySwitch(dpid(i)));
-    for (const sw of switches) engine.attach(sw);
-    const applied = async (revision: number) => expect(await engine!.waitApplied(revision, 3000)).toBe(true);
+    const t = await serviceEngine(
+      f,
+      Array.from({ length: N }, (_, i) => dpid(i)),
+    );
+    close = t.close;
+    const { svc, engine, switches, applied } = t;
 
     await svc.create('tenant', { id: 't1', name: 't1' });
     for (let i = 0; i < N; i++)
