@@ -5,6 +5,8 @@ import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
 import type { IntentService } from './intent/service.js';
+import { traceEndpoint } from './trace/endpoint-trace.js';
+import { traceLookups, traceWorld } from './trace/world.js';
 
 /**
  * What `controller()` returns: the role the API schema knows, plus the HA facts (instance, term,
@@ -79,6 +81,16 @@ export function statusProvider(
       const b = facts.current().bindings.get(ifaceId);
       if (!b) return { endpointId, bound: false, up: false };
       return { endpointId, bound: true, chassis: b.chassisId, ofport: b.ofport, up: true };
+    },
+    trace(endpointId, req) {
+      const networkId = intents.get('endpoint', endpointId).networkId;
+      const current = () => facts.current();
+      return traceEndpoint(
+        traceLookups(intents, current),
+        traceWorld(engine, current, intents, networkId),
+        endpointId,
+        req,
+      );
     },
     controller: (): ControllerFacts => {
       if (!ha) return { role: 'leader' };

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import type { TraceAnswer, TraceRequest } from '../controller/trace/endpoint-trace.js';
 
 /**
  * What the engine and southbound sessions report for /v1/status. The API only reads it; until the
@@ -98,6 +99,11 @@ export interface StatusProvider {
    * undefined while its desired state is not computed (unknown chassis, engine not started).
    */
   offload?(chassisId: string): OffloadStatus | undefined;
+  /**
+   * A probe from an endpoint followed through the desired flows across chassis (controller/trace);
+   * throws IntentError (invalid / not_found / conflict) naming what is wrong with the request.
+   */
+  trace?(endpointId: string, req: TraceRequest): TraceAnswer;
   /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */
   endpoint(endpointId: string): EndpointStatus | undefined;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */

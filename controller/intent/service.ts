@@ -190,6 +190,25 @@ export class IntentService {
     return id === undefined ? undefined : state.get('endpoint', id);
   }
 
+  /** The endpoint of a network that holds this address (unique per network), if any. */
+  endpointByIp(networkId: string, ip: string): ObjectOf['endpoint'] | undefined {
+    const state = this.replica.committed;
+    const id = state.ips.get(networkId)?.get(ip);
+    return id === undefined ? undefined : state.get('endpoint', id);
+  }
+
+  /** The chassis whose tunnel (underlay) address this is, if any. */
+  chassisOfTunnelIp(ip: string): ObjectOf['chassis'] | undefined {
+    const state = this.replica.committed;
+    const id = state.tunnelIps.get(ip);
+    return id === undefined ? undefined : state.get('chassis', id);
+  }
+
+  /** Ids of the `ofKind` objects that reference kind/id (a network's endpoints or ACLs), ascending. */
+  referrerIds(kind: Kind, id: string, ofKind: Kind): string[] {
+    return this.replica.committed.sortedReferrerIds(kind, id, ofKind);
+  }
+
   list<K extends Kind>(kind: K, query: ListQuery = {}, ctx: IntentContext = {}): ListResult<K> {
     checkKind(kind);
     return listPage(this.replica.committed, kind, query, ctx.tenantScope);

@@ -6,6 +6,7 @@ import { registerCrud } from './crud.js';
 import { resourceDefs } from './resources.js';
 import { statusRoutes } from './status.js';
 import { tokenRoutes } from './tokens.js';
+import { traceRoutes } from './trace.js';
 
 export interface V1Options {
   intents: IntentService;
@@ -13,10 +14,11 @@ export interface V1Options {
   readiness: Readiness;
 }
 
-/** Everything under /v1: the intent resources, batches of them, tokens and status. */
+/** Everything under /v1: the intent resources, batches of them, tokens, status and traces. */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, status, readiness }) => {
   for (const def of resourceDefs(status)) registerCrud(app, def, intents);
   registerBatch(app, intents);
   await app.register(tokenRoutes, { intents });
   await app.register(statusRoutes, { intents, status, readiness });
+  await app.register(traceRoutes, { intents, status });
 };

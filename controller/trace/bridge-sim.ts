@@ -1,0 +1,253 @@
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
+import type { Subfield } from '../../southbound/openflow/codec/nx-actions.js';
+import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
+
+/**
+ * One bridge's OpenFlow pipeline run over a packet, from the desired flows and groups alone: what
+ * OVS would do with it, step by step (`ofproto/trace` on the controller's side of the wire). Pure.
+ *
+ * Modelled as OVS does it: the highest-priority matching flow of a table; apply_actions at once,
+ * write_metadata, goto_table; an ALL group runs each bucket on its own copy of the packet;
+ * resubmit looks a table up in the middle of a flow's actions and comes back; an output to the
+ * packet's own in_port is dropped unless it says IN_PORT; ct(table=N) starts another pass at N
+ * with the conntrack state the caller chose (a trace has no connection table to ask).
+ */
+
+export interface SimStep {
+  /** 0 = the first pass; each ct(table=N) recirculation is one more. */
+  pass: number;
+  /** Resubmit / group nesting depth (0 = the pipeline itself). */
+  depth: number;
+  table: number;
+  /** undefined: no flow matched and the table has no table-miss flow (dropped). */
+  flow?: DesiredFlow;
+  /** The group this step ran inside, if any. */
+  group?: number;
+}
+
+export interface SimOutput {
+  pass: number;
+  port: number;
+  packet: Packet;
+}
+
+export interface SimResult {
+  steps: SimStep[];
+  outputs: SimOutput[];
+  /** Things OVS does that a reader may not expect (an output to in_port skipped, a missing group). */
+  notes: string[];
+}
+
+export interface SimOptions {
+  /** ct_state a packet has after ct(table=N): e.g. +trk+new (0x21) or +trk+est (0x22). */
+  ctState: bigint;
+}
+
+const MAX_PASSES = 8;
+const MAX_DEPTH = 64;
+const MAX_STEPS = 4096;
+const RESUBMIT_HERE = 255;
+
+interface Run {
+  desired: Desired;
+  byTable: Map<number, DesiredFlow[]>;
+  groups: Map<number, DesiredGroup>;
+  opts: SimOptions;
+  result: SimResult;
+  passes: Array<{ table: number; packet: Packet }>;
+}
+
+/** Flows of each table, highest priority first (stable: equal priorities keep their order). */
+function tablesOf(desired: Desired): Map<number, DesiredFlow[]> {
+  const byTable = new Map<number, DesiredFlow[]>();
+  for (const f of desired.flows) {
+    const list = byTable.get(f.tableId);
+    if (list) list.push(f);
+    else byTable.set(f.tableId, [f]);
+  }
+  for (const list of byTable.values()) list.sort((a, b) => b.priority - a.priority);
+  return byTable;
+}
+
+export function matches(flow: DesiredFlow, p: Packet): boolean {
+  for (const t of flow.match) {
+    const name = canonical(t.field);
+    const have = p.get(name);
+    if (have === undefined) return false;
+    const mask = t.mask === undefined ? fieldMask(name) : bitsOf(name, t.mask);
+    if ((have & mask) !== (bitsOf(name, t.value) & mask)) return false;
+  }
+  return true;
+}
+
+export function lookup(flows: readonly DesiredFlow[] | undefined, p: Packet): DesiredFlow | undefined {
+  return flows?.find((f) => matches(f, p));
+}
+
+export function simulateBridge(desired: Desired, packet: Packet, opts: SimOptions): SimResult {
+  const run: Run = {
+    desired,
+    byTable: tablesOf(desired),
+    groups: new Map(desired.groups.map((g) => [g.groupId, g])),
+    opts,
+    result: { steps: [], outputs: [], notes: [] },
+    passes: [{ table: 0, packet: new Map(packet) }],
+  };
+  for (let pass = 0; pass < run.passes.length; pass++) {
+    if (pass >= MAX_PASSES) {
+      run.result.notes.push(`stopped after ${MAX_PASSES} conntrack passes`);
+      break;
+    }
+    const { table, packet: p } = run.passes[pass]!;
+    pipeline(run, pass, table, p, 0);
+  }
+  return run.result;
+}
+
+/** Looks `table` up and follows goto_table from there; the packet is changed in place. */
+function pipeline(run: Run, pass: number, table: number, p: Packet, depth: number): void {
+  let next: number | undefined = table;
+  while (next !== undefined) {
+    if (run.result.steps.length >= MAX_STEPS) {
+      run.result.notes.push(`stopped after ${MAX_STEPS} steps`);
+      return;
+    }
+    const flow = lookup(run.byTable.get(next), p);
+    run.result.steps.push({ pass, depth, table: next, ...(flow ? { flow } : {}) });
+    if (!flow) return;
+    next = instructions(run, pass, flow.instructions, p, depth);
+  }
+}
+
+/** Runs a flow's instructions; returns the goto_table target, if any. */
+function instructions(
+  run: Run,
+  pass: number,
+  ins: readonly Instruction[],
+  p: Packet,
+  depth: number,
+): number | undefined {
+  let next: number | undefined;
+  for (const i of ins) {
+    if (i.type === 'apply_actions') actions(run, pass, i.actions, p, depth);
+    else if (i.type === 'write_metadata') {
+      const md = p.get('metadata') ?? 0n;
+      p.set('metadata', (md & ~i.mask) | (i.metadata & i.mask));
+    } else if (i.type === 'goto_table') next = i.tableId;
+    else if (i.type === 'write_actions' || i.type === 'clear_actions') {
+      run.result.notes.push(`${i.type} is not modelled by the trace`);
+    }
+  }
+  return next;
+}
+
+function readSub(p: Packet, sf: Subfield): bigint {
+  const v = p.get(canonical(sf.field)) ?? 0n;
+  return (v >> BigInt(sf.ofs)) & ((1n << BigInt(sf.nBits)) - 1n);
+}
+
+function writeSub(p: Packet, sf: Subfield, bits: bigint): void {
+  const name = canonical(sf.field);
+  const mask = ((1n << BigInt(sf.nBits)) - 1n) << BigInt(sf.ofs);
+  p.set(name, ((p.get(name) ?? 0n) & ~mask) | ((bits << BigInt(sf.ofs)) & mask));
+}
+
+function actions(run: Run, pass: number, list: readonly Action[], p: Packet, depth: number): void {
+  for (const a of list) action(run, pass, a, p, depth);
+}
+
+function action(run: Run, pass: number, a: Action, p: Packet, depth: number): void {
+  const { result } = run;
+  switch (a.type) {
+    case 'output': {
+      const inPort = Number(p.get('in_port') ?? 0n);
+      if (a.port === ofpp.IN_PORT) result.outputs.push({ pass, port: inPort, packet: new Map(p) });
+      else if (a.port === inPort)
+        result.notes.push(`output to port ${a.port}, the packet's in_port: OVS drops it`);
+      else result.outputs.push({ pass, port: a.port, packet: new Map(p) });
+      return;
+    }
+    case 'set_field': {
+      const name = canonical(a.field);
+      const mask = a.mask === undefined ? fieldMask(name) : bitsOf(name, a.mask);
+      p.set(name, ((p.get(name) ?? 0n) & ~mask) | (bitsOf(name, a.value) & mask));
+      return;
+    }
+    case 'push_vlan':
+      p.set('vlan_vid', 0x1000n);
+      return;
+    case 'pop_vlan':
+      p.set('vlan_vid', 0n);
+      return;
+    case 'reg_move':
+      writeSub(p, a.dst, readSub(p, a.src));
+      return;
+    case 'reg_load':
+      writeSub(p, a.dst, a.value);
+      return;
+    case 'reg_load2': {
+      const name = canonical(a.field);
+      const mask = a.mask === undefined ? fieldMask(name) : bitsOf(name, a.mask);
+      p.set(name, ((p.get(name) ?? 0n) & ~mask) | (bitsOf(name, a.value) & mask));
+      return;
+    }
+    case 'group':
+      group(run, pass, a.groupId, p, depth);
+      return;
+    case 'resubmit': {
+      if (depth >= MAX_DEPTH) {
+        result.notes.push(`resubmit deeper than ${MAX_DEPTH}: stopped`);
+        return;
+      }
+      const here = result.steps.at(-1)?.table ?? 0;
+      const table = a.table === RESUBMIT_HERE ? here : a.table;
+      const inPort = p.get('in_port')!;
+      if (a.port !== OFPP16_IN_PORT) p.set('in_port', BigInt(a.port));
+      pipeline(run, pass, table, p, depth + 1);
+      p.set('in_port', inPort);
+      return;
+    }
+    case 'ct': {
+      if (a.table === RESUBMIT_HERE) return; // commit or lookup without recirculation: the packet goes on
+      const zone = typeof a.zone === 'number' ? BigInt(a.zone) : readSub(p, a.zone);
+      const next = new Map(p);
+      next.set('ct_state', run.opts.ctState);
+      next.set('ct_zone', zone);
+      run.passes.push({ table: a.table, packet: next });
+      return;
+    }
+    case 'ct_clear':
+      p.set('ct_state', 0n);
+      p.set('ct_zone', 0n);
+      p.set('ct_mark', 0n);
+      return;
+    case 'note':
+      return;
+    case 'controller':
+      result.outputs.push({ pass, port: ofpp.CONTROLLER, packet: new Map(p) });
+      return;
+    default:
+      result.notes.push(`action ${a.type} is not modelled by the trace`);
+  }
+}
+
+function group(run: Run, pass: number, groupId: number, p: Packet, depth: number): void {
+  const g = run.groups.get(groupId);
+  if (!g) {
+    run.result.notes.push(`group ${groupId} does not exist: dropped`);
+    return;
+  }
+  const buckets = g.type === 'all' ? g.buckets : g.buckets.slice(0, 1);
+  for (const b of buckets) {
+    const copy = new Map(p);
+    const start = run.result.steps.length;
+    actions(run, pass, b.actions, copy, depth + 1);
+    for (let i = start; i < run.result.steps.length; i++) {
+      const s = run.result.steps[i]!;
+      if (s.group === undefined) run.result.steps[i] = { ...s, group: groupId };
+    }
+  }
+}

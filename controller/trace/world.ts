@@ -1,0 +1,88 @@
+import type { ChassisFacts } from '../../apps/build-view.js';
+import type { IntentService } from '../intent/service.js';
+import { cookieFor } from '../pipeline/cookies.js';
+import type { Desired } from '../pipeline/flow.js';
+import { PIPELINE } from '../pipeline/tables.js';
+import type { TraceLookups } from './endpoint-trace.js';
+import type { TraceWorld } from './trace-across.js';
+
+/** What the trace reads of the running controller: the engine's desired state per chassis. */
+export interface DesiredSource {
+  desiredOfChassis(chassisId: string): Desired | undefined;
+}
+
+/**
+ * The object keys whose flows a trace in one network can meet, by cookie: the pipeline's
+ * table-miss flows, the network, its endpoints (overlay, port security, ARP, security groups),
+ * its ACLs and VLAN bindings. Cookies hash their object's key (controller/pipeline/cookies.ts),
+ * so names are found by hashing the candidates, only those of the one network.
+ */
+function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint, string> {
+  const owners = new Map<bigint, string>();
+  const add = (app: Parameters<typeof cookieFor>[0], key: string) => owners.set(cookieFor(app, key), key);
+  for (const t of PIPELINE) add('pipeline', `table-miss/${t.id}`);
+  add('arpResponder', 'arp-reply');
+  add('overlay', `network/${networkId}`);
+  add('flood', `network/${networkId}`);
+  for (const id of intents.referrerIds('network', networkId, 'endpoint')) {
+    for (const app of ['overlay', 'portSecurity', 'arpResponder'] as const) add(app, `endpoint/${id}`);
+    add('acl', `sg-port/${id}`);
+  }
+  for (const id of intents.referrerIds('network', networkId, 'networkAcl')) add('acl', `acl/${id}`);
+  for (const id of intents.referrerIds('network', networkId, 'vlanBinding'))
+    add('vlan', `vlan-binding/${id}`);
+  return owners;
+}
+
+/** The trace's view of a live controller, for a probe sent in `networkId`. */
+export function traceWorld(
+  desired: DesiredSource,
+  facts: () => ChassisFacts,
+  intents: IntentService,
+  networkId: string,
+): TraceWorld {
+  let owners: Map<bigint, string> | undefined;
+  let portOwners: Map<string, string> | undefined; // chassis/ofport -> endpoint, built once per trace
+  return {
+    desired: (chassisId) => desired.desiredOfChassis(chassisId),
+    ports: (chassisId) => facts().ports.get(chassisId),
+    chassisOfTunnelIp: (ip) => intents.chassisOfTunnelIp(ip)?.id,
+    tunnelIpOf(chassisId) {
+      try {
+        return intents.get('chassis', chassisId).tunnelIp;
+      } catch {
+        return undefined;
+      }
+    },
+    endpointAt(chassisId, ofport) {
+      // Any endpoint, not only this network's: a copy that reached another tenant must say so.
+      if (!portOwners) {
+        portOwners = new Map();
+        for (const [ifaceId, b] of facts().bindings) {
+          const ep = intents.endpointOfIface(ifaceId);
+          if (ep) portOwners.set(`${b.chassisId}/${b.ofport}`, ep.id);
+        }
+      }
+      return portOwners.get(`${chassisId}/${ofport}`);
+    },
+    ownerOf(cookie) {
+      owners ??= ownersOfNetwork(intents, networkId);
+      return owners.get(cookie);
+    },
+  };
+}
+
+/** The endpoint side of the intent a trace reads (tenant scoping is the caller's). */
+export function traceLookups(intents: IntentService, facts: () => ChassisFacts): TraceLookups {
+  return {
+    endpoint(id) {
+      try {
+        return intents.get('endpoint', id);
+      } catch {
+        return undefined;
+      }
+    },
+    endpointByIp: (networkId, ip) => intents.endpointByIp(networkId, ip),
+    binding: (ifaceId) => facts().bindings.get(ifaceId),
+  };
+}

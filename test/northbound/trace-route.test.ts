@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyStatus } from '../../northbound/status.js';
+import { redBlueWorld } from '../controller/trace/trace-fixture.js';
+import { type Harness, startHarness } from './harness.js';
+
+/** GET /v1/endpoints/{id}/trace over the real trace of a red/blue world (trace-fixture.ts). */
+let w: Awaited<ReturnType<typeof redBlueWorld>>;
+let h: Harness;
+beforeAll(async () => {
+  w = await redBlueWorld();
+  h = await startHarness({
+    intents: w.svc,
+    statusProvider: { ...emptyStatus, trace: (id, req) => w.trace(id, req) },
+  });
+});
+afterAll(async () => {
+  await h?.close();
+  await w?.close();
+});
+
+const get = (url: string, headers: Record<string, string> = h.admin) => h.app.inject({ url, headers });
+
+describe('GET /v1/endpoints/:id/trace', () => {
+  it('answers the verdict and every step, serialized whole', async () => {
+    const res = await get('/v1/endpoints/b1/trace?to=10.0.0.2&protocol=tcp&port=9090');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body).toEqual(
+      JSON.parse(JSON.stringify(w.trace('b1', { to: '10.0.0.2', protocol: 'tcp', port: 9090 }))),
+    );
+    expect(body.verdict).toBe('dropped');
+    expect(body.hops[1].steps.at(-1)).toMatchObject({ pass: 1, tableName: 'ingress-sg-ct', drop: true });
+    const est = await get('/v1/endpoints/b1/trace?to=10.0.0.2&protocol=tcp&port=9090&state=established');
+    expect(est.json()).toMatchObject({ verdict: 'delivered', state: 'established' });
+    expect((await get('/v1/endpoints/r1/trace?to=10.0.0.2')).json()).toMatchObject({
+      protocol: 'icmp',
+      verdict: 'delivered',
+    });
+  });
+
+  it('refuses bad requests with 400 naming the field, unknown endpoints with 404, unbound ones with 409', async () => {
+    const cases: Array<[string, number, RegExp]> = [
+      ['/v1/endpoints/r1/trace', 400, /to/],
+      ['/v1/endpoints/r1/trace?to=10.0.0.2&protocol=sctp', 400, /protocol/],
+      ['/v1/endpoints/r1/trace?to=10.0.0.2&protocol=tcp&port=70000', 400, /port/],
+      [
+        '/v1/endpoints/r1/trace?to=10.0.0.2&protocol=tcp',
+        400,
+        /port: a tcp trace needs the destination port/,
+      ],
+      ['/v1/endpoints/r1/trace?to=nonsense', 400, /to: 'nonsense' is not an IPv4 or IPv6 address/],
+      ['/v1/endpoints/r1/trace?to=10.0.0.2&bogus=1', 400, /bogus/],
+      ['/v1/endpoints/nope/trace?to=10.0.0.2', 404, /endpoint 'nope' not found/],
+    ];
+    for (const [url, status, message] of cases) {
+      const res = await get(url);
+      expect(res.statusCode, url).toBe(status);
+      expect(res.json().error.message, url).toMatch(message);
+    }
+    const ep = await w.svc.create('endpoint', {
+      networkId: 'red-net',
+      ips: ['10.0.0.9'],
+      ifaceId: 'iface-nowhere',
+    });
+    const unbound = await get(`/v1/endpoints/${ep.object.id}/trace?to=10.0.0.2`);
+    expect(unbound.statusCode).toBe(409);
+    expect(unbound.json().error.message).toMatch(/not bound/);
+    // Still serving after every refusal.
+    expect((await get('/v1/endpoints/r1/trace?to=10.0.0.2')).statusCode).toBe(200);
+  });
+
+  it('is for admins only', async () => {
+    const tenant = await h.tenantAuth('red');
+    expect((await get('/v1/endpoints/r1/trace?to=10.0.0.2', tenant)).statusCode).toBe(403);
+    expect((await h.app.inject({ url: '/v1/endpoints/r1/trace?to=10.0.0.2' })).statusCode).toBe(401);
+  });
+
+  it('says so when this instance has no engine to trace with', async () => {
+    const bare = await startHarness({ intents: w.svc });
+    try {
+      const res = await bare.app.inject({ url: '/v1/endpoints/r1/trace?to=10.0.0.2', headers: bare.admin });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error.message).toMatch(/running engine/);
+    } finally {
+      await bare.close();
+    }
+  });
+});
