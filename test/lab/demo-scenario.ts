@@ -18,7 +18,20 @@ export interface Probe {
   what: string;
   expected: string;
   got: string;
+  /** What `weft trace` says of the same probe, from the flows alone ("delivered hv1>hv2", "dropped"). */
+  trace: string;
+  /** The trace's one-line explanation, shown under the matrix for closed paths. */
+  why?: string;
 }
+
+interface TraceSummary {
+  verdict: string;
+  summary: string;
+  hops: Array<{ chassis: string }>;
+}
+
+/** Whether a trace verdict means the probe gets through (a ping also needs the way back, which the demo's probes have). */
+const traceOpen = (t: string) => t.startsWith('delivered') || t.startsWith('answered');
 
 const TOKEN = 'demo-admin-token-0123456789';
 
@@ -117,13 +130,36 @@ export async function runDemo(
     say('      VLAN 42 on hv1 port phy-metal bridged to red-net; every write waited for ?wait=applied');
 
     const probes: Probe[] = [];
+    // weft's own explanation of each probe, from the flows it computed (GET /v1/endpoints/{id}/trace).
+    const traced = async (from: string, query: string) => {
+      const t = (await call('GET', `/v1/endpoints/${from}/trace?${query}`)) as unknown as TraceSummary;
+      const path = [...new Set(t.hops.map((h) => h.chassis))].join('>');
+      return { trace: `${t.verdict} ${path}`, why: t.summary };
+    };
+    // metal is no endpoint: red (bridged to its VLAN) reaches it by its MAC; from blue only the
+    // ARP for it could go out, so that is what to trace.
+    const pingQuery = (from: string, ip: string) =>
+      ip !== '10.0.0.3'
+        ? `to=${ip}`
+        : from.startsWith('red')
+          ? `to=${ip}&dstMac=02:00:00:00:03:01`
+          : `to=${ip}&protocol=arp`;
     const ping = async (from: string, ip: string, expected: string) => {
       const r = await lab!.ping(from, ip, { count: 3, intervalMs: 200, timeoutS: 1 });
-      probes.push({ from, to: ip, what: 'ping', expected, got: r.received > 0 ? 'open' : 'closed' });
+      const t = await traced(from, pingQuery(from, ip));
+      probes.push({ from, to: ip, what: 'ping', expected, got: r.received > 0 ? 'open' : 'closed', ...t });
     };
     const tcp = async (from: string, ip: string, port: number, expected: string) => {
       const who = await lab!.tcpProbe(from, ip, port, 1500);
-      probes.push({ from, to: ip, what: `tcp/${port}`, expected, got: who ? `open (${who})` : 'closed' });
+      const t = await traced(from, `to=${ip}&protocol=tcp&port=${port}`);
+      probes.push({
+        from,
+        to: ip,
+        what: `tcp/${port}`,
+        expected,
+        got: who ? `open (${who})` : 'closed',
+        ...t,
+      });
     };
     // Warm-up: the first ARP of each pair.
     await lab.ping('red1', '10.0.0.2', { count: 1, timeoutS: 2 });
@@ -136,7 +172,10 @@ export async function runDemo(
     await ping('blue1', '10.0.0.2', 'closed');
     await tcp('blue2', '10.0.0.1', 9090, 'open (blue1)');
     await ping('blue1', '10.0.0.3', 'closed');
-    const surprises = probes.filter((p) => p.got !== p.expected).length;
+    // A surprise: traffic that differs from the intent, or a trace that differs from the traffic.
+    const surprises = probes.filter(
+      (p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open'),
+    ).length;
     await atEnd?.(controller, lab);
     return { probes, surprises };
   } finally {
@@ -148,16 +187,25 @@ export async function runDemo(
 
 export function formatMatrix(probes: Probe[]): string {
   const rows = [
-    ['from', 'to', 'probe', 'expected', 'got', ''],
-    ...probes.map((p) => [p.from, p.to, p.what, p.expected, p.got, p.got === p.expected ? 'ok' : 'SURPRISE']),
+    ['from', 'to', 'probe', 'expected', 'got', 'weft trace', ''],
+    ...probes.map((p) => [
+      p.from,
+      p.to,
+      p.what,
+      p.expected,
+      p.got,
+      p.trace,
+      p.got === p.expected && traceOpen(p.trace) === p.got.startsWith('open') ? 'ok' : 'SURPRISE',
+    ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  const matrix = rows.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  const closed = probes.filter((p) => !p.got.startsWith('open') && p.why);
+  if (closed.length === 0) return matrix.join('\n');
+  return [...matrix, '', 'why closed (weft trace):', ...closed.map((p) => `  ${p.why}`)].join('\n');
 }
