@@ -1,6 +1,6 @@
 import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import { canonicalIpv6, isIpv4, isIpv6, isMac } from '../../southbound/openflow/codec/values.js';
-import { conflict, invalid, notFound } from '../intent/errors.js';
+import { conflict, IntentError, invalid, notFound } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
 import { describePacket, packetOf } from './packet.js';
 import { type TraceHop, type TraceWorld, traceAcross } from './trace-across.js';
@@ -122,6 +122,12 @@ export function traceEndpoint(
     throw conflict(
       undefined,
       `endpoint ${fromId} is not bound: no hypervisor reports a port with external_ids:iface-id=${from.ifaceId}`,
+    );
+  }
+  if (!world.desired(binding.chassisId)) {
+    throw new IntentError(
+      'unavailable',
+      `no desired state for chassis ${binding.chassisId} yet: this controller is standby or still starting (trace on the leader)`,
     );
   }
   const holder = lookups.endpointByIp(from.networkId, to);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IntentError } from '../../../controller/intent/errors.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import type { TraceAnswer } from '../../../controller/trace/endpoint-trace.js';
+import { type TraceAnswer, traceEndpoint } from '../../../controller/trace/endpoint-trace.js';
 import { redBlueWorld, TUNNEL_PORT } from './trace-fixture.js';
 
 /**
@@ -176,5 +176,24 @@ describe('weft trace: a probe through the desired flows', () => {
     expect(err.code).toBe('conflict');
     expect(err.message).toMatch(/iface-id=iface-unplugged/);
     await w.svc.delete('endpoint', ep.object.id);
+  });
+
+  it('is unavailable, not a silent "not delivered", where the engine has no desired state (standby)', () => {
+    const lookups = {
+      endpoint: () => w.svc.get('endpoint', 'r1'),
+      endpointByIp: () => undefined,
+      binding: () => ({ chassisId: 'hv1', ofport: 5 }),
+    };
+    const world = {
+      desired: () => undefined,
+      ports: () => undefined,
+      chassisOfTunnelIp: () => undefined,
+      tunnelIpOf: () => undefined,
+      endpointAt: () => undefined,
+      ownerOf: () => undefined,
+    };
+    const err = errorOf(() => traceEndpoint(lookups, world, 'r1', { to: '10.0.0.2', protocol: 'icmp' }));
+    expect(err.code).toBe('unavailable');
+    expect(err.message).toMatch(/standby or still starting/);
   });
 });
