@@ -1,6 +1,7 @@
 import { applyCommand } from '../../northbound/cli/apply-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
 import { statusCommand } from '../../northbound/cli/status-command.js';
+import { traceCommand } from '../../northbound/cli/trace-command.js';
 import { ofpCommand } from '../../southbound/openflow/cli/ofp-command.js';
 import { ovsdbCommand } from '../../southbound/ovsdb/cli/ovsdb-command.js';
 import type { CliCommand } from './command.js';
@@ -14,6 +15,7 @@ export const commands: CliCommand[] = [
   ...resourceCommands,
   applyCommand,
   statusCommand,
+  traceCommand,
   ofpCommand,
   labCommand,
   demoCommand,

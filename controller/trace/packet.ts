@@ -82,7 +82,8 @@ export function describePacket(p: Packet, fields: readonly string[]): Record<str
   const out: Record<string, string> = {};
   for (const f of fields) {
     const v = p.get(canonical(f));
-    if (v !== undefined) out[f] = String(fieldText(f, v));
+    if (v === undefined) continue;
+    out[f] = f === 'eth_type' ? `0x${v.toString(16).padStart(4, '0')}` : String(fieldText(f, v));
   }
   return out;
 }
