@@ -1,6 +1,7 @@
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { Subfield } from '../../southbound/openflow/codec/nx-actions.js';
 import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
 import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
@@ -72,13 +73,25 @@ function tablesOf(desired: Desired): Map<number, DesiredFlow[]> {
   return byTable;
 }
 
+/** A match field as bits, once per TLV object (apps share frozen TLVs across many flows). */
+const tlvBits = new WeakMap<OxmTlv, { name: string; value: bigint; mask: bigint }>();
+
+function bitsOfTlv(t: OxmTlv): { name: string; value: bigint; mask: bigint } {
+  let b = tlvBits.get(t);
+  if (!b) {
+    const name = canonical(t.field);
+    const mask = t.mask === undefined ? fieldMask(name) : bitsOf(name, t.mask);
+    b = { name, value: bitsOf(name, t.value) & mask, mask };
+    tlvBits.set(t, b);
+  }
+  return b;
+}
+
 export function matches(flow: DesiredFlow, p: Packet): boolean {
   for (const t of flow.match) {
-    const name = canonical(t.field);
+    const { name, value, mask } = bitsOfTlv(t);
     const have = p.get(name);
-    if (have === undefined) return false;
-    const mask = t.mask === undefined ? fieldMask(name) : bitsOf(name, t.mask);
-    if ((have & mask) !== (bitsOf(name, t.value) & mask)) return false;
+    if (have === undefined || (have & mask) !== value) return false;
   }
   return true;
 }

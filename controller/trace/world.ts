@@ -42,7 +42,7 @@ export function traceWorld(
   networkId: string,
 ): TraceWorld {
   let owners: Map<bigint, string> | undefined;
-  let portOwners: Map<string, string> | undefined; // chassis/ofport -> endpoint, built once per trace
+  let portOwners: Map<string, string | undefined> | undefined; // chassis/ofport -> endpoint
   return {
     desired: (chassisId) => desired.desiredOfChassis(chassisId),
     ports: (chassisId) => facts().ports.get(chassisId),
@@ -55,15 +55,28 @@ export function traceWorld(
       }
     },
     endpointAt(chassisId, ofport) {
-      // Any endpoint, not only this network's: a copy that reached another tenant must say so.
+      const key = `${chassisId}/${ofport}`;
+      // The network's own endpoints first (a flood reaches many of them), built once per trace.
       if (!portOwners) {
         portOwners = new Map();
-        for (const [ifaceId, b] of facts().bindings) {
-          const ep = intents.endpointOfIface(ifaceId);
-          if (ep) portOwners.set(`${b.chassisId}/${b.ofport}`, ep.id);
+        const bindings = facts().bindings;
+        for (const id of intents.referrerIds('network', networkId, 'endpoint')) {
+          const b = bindings.get(intents.get('endpoint', id).ifaceId);
+          if (b) portOwners.set(`${b.chassisId}/${b.ofport}`, id);
         }
       }
-      return portOwners.get(`${chassisId}/${ofport}`);
+      if (portOwners.has(key)) return portOwners.get(key);
+      // Any other endpoint (a copy that reached another tenant must say so): one walk of the
+      // bindings, comparing numbers only, per port asked about.
+      let owner: string | undefined;
+      for (const [ifaceId, b] of facts().bindings) {
+        if (b.ofport === ofport && b.chassisId === chassisId) {
+          owner = intents.endpointOfIface(ifaceId)?.id;
+          break;
+        }
+      }
+      portOwners.set(key, owner);
+      return owner;
     },
     ownerOf(cookie) {
       owners ??= ownersOfNetwork(intents, networkId);
