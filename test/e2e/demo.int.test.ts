@@ -17,7 +17,8 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   if (surprises) console.log(formatMatrix(probes));
   expect(probes.length).toBe(9);
   // weft trace explains every closed path, and the matrix prints why.
-  for (const p of probes) expect(p.trace, `${p.from} ${p.to} ${p.what}`).toMatch(/^(delivered|answered|dropped|not-delivered) hv/);
+  for (const p of probes)
+    expect(p.trace, `${p.from} ${p.to} ${p.what}`).toMatch(/^(delivered|answered|dropped|not-delivered) hv/);
   expect(probes.find((p) => p.from === 'blue1' && p.what === 'tcp/9090')?.why).toMatch(
     /dropped on hv2 in table ingress-sg-ct \(56\): no ingress rule of the security groups of endpoint blue2/,
   );
