@@ -196,4 +196,32 @@ describe('weft trace: a probe through the desired flows', () => {
     expect(err.code).toBe('unavailable');
     expect(err.message).toMatch(/standby or still starting/);
   });
+
+  it('traces IPv6 (ICMPv6, UDP, TCP): a security group rule for IPv4 does not admit IPv6', async () => {
+    for (const [net, eps] of [
+      ['red-net', ['r1', 'r2']],
+      ['blue-net', ['b1', 'b2']],
+    ] as const) {
+      await w.svc.update('network', net, { subnets: ['10.0.0.0/24', 'fd00::/64'] });
+      for (const [i, id] of eps.entries()) {
+        const r = await w.svc.update('endpoint', id, { ips: [`10.0.0.${i + 1}`, `fd00::${i + 1}`] });
+        await w.applied(r.revision);
+      }
+    }
+    const ping = w.trace('r1', { to: 'FD00:0::2' });
+    expect(ping).toMatchObject({ verdict: 'delivered', to: 'fd00::2', deliveredTo: ['r2'] });
+    expect(ping.packet).toMatchObject({
+      eth_type: '0x86dd',
+      ipv6_src: 'fd00::1',
+      ip_proto: '58',
+      icmpv6_type: '128',
+    });
+    expect(w.trace('r1', { to: 'fd00::2', protocol: 'udp', port: 53 }).summary).toBe(
+      'udp from r1 to [fd00::2]:53: delivered to r2 on hv2 through the tunnel',
+    );
+    // web admits tcp/8080 for ipv4 only.
+    expect(w.trace('b1', { to: '10.0.0.2', protocol: 'tcp', port: 8080 }).verdict).toBe('delivered');
+    const v6 = w.trace('b1', { to: 'fd00::2', protocol: 'tcp', port: 8080 });
+    expect(v6.droppedAt).toMatchObject({ chassis: 'hv2', tableName: 'ingress-sg-ct' });
+  });
 });
