@@ -9,25 +9,19 @@ import { computeDatapath } from '../apps/compute-all.js';
 import { DesiredModel } from '../controller/engine/desired-model.js';
 import { YOUNG_GENERATION_FLAG, youngGenerationMb, youngGenerationTuned } from '../controller/heap-tuning.js';
 import { chassis, endpoint, network } from '../test/apps/fixtures.js';
+import { chassisTunnelIp, NETWORKS, placeEndpoint, SPREAD } from './scale-model.js';
 
 const CHASSIS = Number(process.env.CHASSIS ?? 1000);
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
-const NETWORKS = 100;
-const SPREAD = 20;
 
 function model(): { intent: IntentView; facts: ChassisFacts } {
-  const ch = Array.from({ length: CHASSIS }, (_, i) =>
-    chassis(`hv${i}`, `10.${(i >> 8) & 255}.${i & 255}.1`),
-  );
+  const ch = Array.from({ length: CHASSIS }, (_, i) => chassis(`hv${i}`, chassisTunnelIp(i)));
   const nets = Array.from({ length: NETWORKS }, (_, i) => network(`net${i}`, `t${i % 10}`, 1000 + i));
   const bindings = new Map<string, { chassisId: string; ofport: number }>();
   const eps = [];
   const nextPort = new Map<number, number>();
   for (let i = 0; i < ENDPOINTS; i++) {
-    const n = i % NETWORKS;
-    const c = (n * 7 + (((i / NETWORKS) | 0) % SPREAD)) % CHASSIS;
-    const mac = `02:${[(i >> 24) & 255, (i >> 16) & 255, (i >> 8) & 255, i & 255, 1].map((b) => b.toString(16).padStart(2, '0')).join(':')}`;
-    const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+    const { network: n, chassis: c, mac, ip } = placeEndpoint(i, CHASSIS);
     eps.push(endpoint(`ep${i}`, `net${n}`, `t${n % 10}`, mac, ip));
     const port = (nextPort.get(c) ?? 0) + 1;
     nextPort.set(c, port);

@@ -20,11 +20,10 @@ import { IntentService } from '../controller/intent/service.js';
 import { FileStore } from '../controller/store/file-store.js';
 import { traceEndpoint } from '../controller/trace/endpoint-trace.js';
 import { traceLookups, traceWorld } from '../controller/trace/world.js';
+import { chassisTunnelIp, NETWORKS, placeEndpoint } from './scale-model.js';
 
 const CHASSIS = 1000;
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
-const NETWORKS = 100;
-const SPREAD = 20;
 const RUNS = 50;
 
 const dir = await mkdtemp(join(tmpdir(), 'weft-bench-trace-'));
@@ -58,7 +57,7 @@ try {
       (_, i): BatchOp => ({
         op: 'create',
         kind: 'chassis',
-        body: { id: `hv${i}`, name: `hv${i}`, tunnelIp: `10.${(i >> 8) & 255}.${i & 255}.1` },
+        body: { id: `hv${i}`, name: `hv${i}`, tunnelIp: chassisTunnelIp(i) },
       }),
     ),
     ...Array.from(
@@ -81,8 +80,7 @@ try {
   for (let start = 0; start < ENDPOINTS; start += 1000) {
     const ops: BatchOp[] = [];
     for (let i = start; i < Math.min(ENDPOINTS, start + 1000); i++) {
-      const n = i % NETWORKS;
-      const c = (n * 7 + (((i / NETWORKS) | 0) % SPREAD)) % CHASSIS;
+      const { network: n, chassis: c, ip } = placeEndpoint(i, CHASSIS);
       const port = (nextPort.get(c) ?? 0) + 1;
       nextPort.set(c, port);
       bindings.set(`iface-ep${i}`, { chassisId: `hv${c}`, ofport: port });
@@ -92,7 +90,7 @@ try {
         body: {
           id: `ep${i}`,
           networkId: `net${n}`,
-          ips: [`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`],
+          ips: [ip],
           ifaceId: `iface-ep${i}`,
         },
       });

@@ -47,19 +47,17 @@ export function fieldText(name: string, bits: bigint): OxmValue {
   return readValue(buf, 0, f);
 }
 
-/** Fields every packet has on a bridge, whatever its headers. */
-const ALWAYS = [
-  'in_port',
+/** State that lives only inside one bridge: a packet arriving at another starts without it. */
+const BRIDGE_STATE = [
   'metadata',
-  'tun_id',
-  'tun_src',
-  'tun_dst',
   'ct_state',
   'ct_zone',
   'ct_mark',
-  'vlan_vid',
   ...Array.from({ length: 8 }, (_, i) => `reg${i}`),
 ].map(canonical);
+
+/** Fields every packet has on a bridge, whatever its headers. */
+const ALWAYS = ['in_port', 'tun_id', 'tun_src', 'tun_dst', 'vlan_vid'].map(canonical).concat(BRIDGE_STATE);
 
 /** A packet with the given header fields (any spelling) and every always-present field at 0. */
 export function packetOf(headers: Record<string, OxmValue>): Packet {
@@ -71,8 +69,7 @@ export function packetOf(headers: Record<string, OxmValue>): Packet {
 /** The packet's headers as they leave one bridge for another: registers and conntrack state reset. */
 export function onNextBridge(p: Packet, inPort: number): Packet {
   const next = new Map(p);
-  for (const f of ALWAYS)
-    if (f !== 'tun_id' && f !== 'tun_src' && f !== 'tun_dst' && f !== 'vlan_vid') next.set(f, 0n);
+  for (const f of BRIDGE_STATE) next.set(f, 0n);
   next.set('in_port', BigInt(inPort));
   return next;
 }

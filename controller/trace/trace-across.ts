@@ -5,7 +5,7 @@ import { formatMatch } from '../../southbound/openflow/text/format-match.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow } from '../pipeline/flow.js';
 import { tableDecl } from '../pipeline/tables.js';
-import { type SimStep, simulateBridge } from './bridge-sim.js';
+import { type SimOutput, type SimStep, simulateBridge } from './bridge-sim.js';
 import { bitsOf, fieldText, onNextBridge, type Packet } from './packet.js';
 
 /**
@@ -145,28 +145,13 @@ export function traceAcross(
     hop.notes.push(...sim.notes);
     const ports = world.ports(chassis);
     for (const out of sim.outputs) {
-      const inPort = hop.inPort;
       if (out.port === ofpp.CONTROLLER) hop.outputs.push({ to: 'controller', port: out.port });
       else if (isTunnelPort(ports, out.port)) {
-        const tunnelIp = String(fieldText('tun_dst', out.packet.get('tun_dst') ?? 0n));
-        const vni = Number(out.packet.get('tun_id') ?? 0n);
-        const next = world.chassisOfTunnelIp(tunnelIp);
-        hop.outputs.push({ to: 'tunnel', port: out.port, ...(next ? { chassis: next } : {}), tunnelIp, vni });
-        if (!next) hop.notes.push(`no chassis has tunnel address ${tunnelIp}: the copy sent there is lost`);
-        else if (hops.length + queue.length >= maxHops)
+        const arrival = intoTunnel(world, hop, out);
+        if (arrival && hops.length + queue.length >= maxHops)
           hop.notes.push(`stopped following after ${maxHops} bridges`);
-        else {
-          const port = arrivalPort(world.ports(next), vni);
-          if (port === undefined)
-            hop.notes.push(`chassis ${next} has no VXLAN port: the copy sent there is lost`);
-          else {
-            const arriving = onNextBridge(out.packet, port);
-            const src = world.tunnelIpOf(chassis);
-            if (src) arriving.set('tun_src', bitsOf('tun_src', src));
-            queue.push({ chassis: next, packet: arriving, from: chassis });
-          }
-        }
-      } else if (out.port === inPort && !from) hop.outputs.push({ to: 'sender', port: out.port });
+        else if (arrival) queue.push(arrival);
+      } else if (out.port === hop.inPort && !from) hop.outputs.push({ to: 'sender', port: out.port });
       else {
         const endpoint = world.endpointAt(chassis, out.port);
         if (endpoint) hop.outputs.push({ to: 'endpoint', port: out.port, endpoint });
@@ -175,6 +160,34 @@ export function traceAcross(
     }
   }
   return hops;
+}
+
+/**
+ * A copy sent into the tunnel: the output as the hop reports it, and the packet as it arrives at
+ * the chassis whose underlay address it was sent to (undefined, with a note, when it arrives nowhere).
+ */
+function intoTunnel(
+  world: TraceWorld,
+  hop: TraceHop,
+  out: SimOutput,
+): { chassis: string; packet: Packet; from: string } | undefined {
+  const tunnelIp = String(fieldText('tun_dst', out.packet.get('tun_dst') ?? 0n));
+  const vni = Number(out.packet.get('tun_id') ?? 0n);
+  const next = world.chassisOfTunnelIp(tunnelIp);
+  hop.outputs.push({ to: 'tunnel', port: out.port, ...(next ? { chassis: next } : {}), tunnelIp, vni });
+  if (!next) {
+    hop.notes.push(`no chassis has tunnel address ${tunnelIp}: the copy sent there is lost`);
+    return undefined;
+  }
+  const port = arrivalPort(world.ports(next), vni);
+  if (port === undefined) {
+    hop.notes.push(`chassis ${next} has no VXLAN port: the copy sent there is lost`);
+    return undefined;
+  }
+  const arriving = onNextBridge(out.packet, port);
+  const src = world.tunnelIpOf(hop.chassis);
+  if (src) arriving.set('tun_src', bitsOf('tun_src', src));
+  return { chassis: next, packet: arriving, from: hop.chassis };
 }
 
 function physicalOutput(ports: ChassisPorts | undefined, port: number, p: Packet): TraceOutput {

@@ -124,21 +124,18 @@ export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, establ
       droppedAt: drop,
     };
   }
-  const reached = [
-    ...deliveredTo,
-    ...hops.flatMap((h) =>
-      h.outputs.flatMap((o) =>
-        o.to === 'port'
-          ? [`${h.chassis} port ${o.name ?? o.port}${o.vlan === undefined ? '' : ` (VLAN ${o.vlan})`}`]
-          : [],
-      ),
+  const outOfPorts = hops.flatMap((h) =>
+    h.outputs.flatMap((o) =>
+      o.to === 'port'
+        ? [`${h.chassis} port ${o.name ?? o.port}${o.vlan === undefined ? '' : ` (VLAN ${o.vlan})`}`]
+        : [],
     ),
-  ];
+  );
   // A host behind a VLAN binding is not an endpoint: a copy out of a physical port reached it.
-  const outOfPorts = reached.slice(deliveredTo.length);
   if (!target.endpoint && !target.arp && outOfPorts.length > 0) {
     return { verdict: 'delivered', summary: `${target.what}: out of ${outOfPorts.join(', ')}`, deliveredTo };
   }
+  const reached = [...deliveredTo, ...outOfPorts];
   const noOwner = target.endpoint ? '' : ', no endpoint of the network has the address';
   const elsewhere = reached.length > 0 ? `; it reached ${reached.join(', ')}` : '';
   return {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
+import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { table } from './format.js';
 
 /**
@@ -214,10 +214,7 @@ export const applyCommand: CliCommand = {
       io.stderr.write(`weft apply: ${name}: no operations in the file\n`);
       return 1;
     }
-    const client = new ApiClient(
-      (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi,
-      (values.token as string | undefined) ?? io.env.WEFT_TOKEN,
-    );
+    const client = clientFromFlags(values, io.env);
     const key = values['idempotency-key'] as string | undefined;
     try {
       const res = await client.request<BatchAnswer>('POST', '/v1/batch', {

@@ -87,3 +87,13 @@ const errorOf = (status: number, body: unknown): ApiCallError => {
     status,
   );
 };
+
+/** The client a command's `--api` / `--token` flags ask for, else WEFT_API / WEFT_TOKEN. */
+export const clientFromFlags = (
+  values: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+): ApiClient =>
+  new ApiClient(
+    (values.api as string | undefined) ?? env.WEFT_API ?? defaultApi,
+    (values.token as string | undefined) ?? env.WEFT_TOKEN,
+  );

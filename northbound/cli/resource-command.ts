@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
+import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { type Column, details, table } from './format.js';
 
 /** One command-line flag that sets one body field on create/update. */
@@ -135,12 +135,6 @@ const writeQuery = (values: Record<string, unknown>) =>
   values.wait === true ? { wait: 'applied', timeout: values.timeout as string | undefined } : {};
 
 /** The API client the flags (or WEFT_API / WEFT_TOKEN) name. */
-const clientOf = (values: Record<string, unknown>, io: CliIo): ApiClient =>
-  new ApiClient(
-    (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi,
-    (values.token as string | undefined) ?? io.env.WEFT_TOKEN,
-  );
-
 async function runVerb(
   r: ResourceCli,
   verb: Verb,
@@ -148,7 +142,7 @@ async function runVerb(
   values: Record<string, unknown>,
   io: CliIo,
 ) {
-  const client = clientOf(values, io);
+  const client = clientFromFlags(values, io.env);
   const base = `/v1/${r.path}`;
   const needId = (): string => {
     if (args.length !== 1) throw new UsageError(`${verb} needs exactly one ID`);
@@ -240,7 +234,7 @@ async function runRead(
   const [id, ...extra] = args;
   if (id === undefined) throw new UsageError(`${read.verb} needs the ${r.noun} ID`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-  const client = clientOf(values, io);
+  const client = clientFromFlags(values, io.env);
   const res = await client.request<Record<string, unknown>>(
     'GET',
     `/v1/${r.path}/${encodeURIComponent(id)}/${read.sub}`,

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
+import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { type Column, cell, table } from './format.js';
 
 interface SwitchRow {
@@ -126,8 +126,7 @@ export const statusCommand: CliCommand = {
       io.stdout.write(HELP);
       return 0;
     }
-    const api = (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi;
-    const client = new ApiClient(api, (values.token as string | undefined) ?? io.env.WEFT_TOKEN);
+    const client = clientFromFlags(values, io.env);
     let answer: StatusAnswer;
     try {
       answer = (await client.request<StatusAnswer>('GET', '/v1/status')).body;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import type { TraceAnswerBody } from '../trace-schema.js';
-import { ApiCallError, ApiClient, defaultApi, describeApiError } from './client.js';
+import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 
 type Hop = TraceAnswerBody['hops'][number];
 type Step = Hop['steps'][number];
@@ -237,8 +237,7 @@ export const traceCommand: CliCommand = {
     if (to === undefined) throw new UsageError('missing TO: the address to trace to (IPv4, or IPv6)');
     if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
     const query = queryOf(to, values);
-    const api = (values.api as string | undefined) ?? io.env.WEFT_API ?? defaultApi;
-    const client = new ApiClient(api, (values.token as string | undefined) ?? io.env.WEFT_TOKEN);
+    const client = clientFromFlags(values, io.env);
     let answer: TraceAnswerBody;
     try {
       answer = (

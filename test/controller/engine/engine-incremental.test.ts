@@ -1,39 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildDatapathViews, type ChassisFacts } from '../../../apps/build-view.js';
+import { buildDatapathViews } from '../../../apps/build-view.js';
 import { computeDatapath } from '../../../apps/compute-all.js';
-import type { FactsSource } from '../../../controller/engine/engine.js';
-import type { FactsDelta } from '../../../controller/engine/facts-delta.js';
 import { isOwned } from '../../../controller/pipeline/cookies.js';
 import { flowKey, instructionsKey } from '../../../controller/reconcile/canonical.js';
+import { bindableFacts, dpidOf, plug } from './bindable-facts.js';
 import type { MemorySwitch } from './memory-switch.js';
 import { serviceEngine } from './service-engine.js';
-
-/**
- * Facts a test can change: bindings and the VXLAN port of each chassis. Like OvsdbFacts, one
- * snapshot updated in place, each change reported with the iface-id it touched.
- */
-function facts(): FactsSource & { bind(iface: string, chassisId: string, ofport: number): void } {
-  const bindings = new Map<string, { chassisId: string; ofport: number }>();
-  const ports = new Map([
-    ['hv1', { tunnelPort: 100, byName: new Map<string, number>() }],
-    ['hv2', { tunnelPort: 100, byName: new Map<string, number>() }],
-  ]);
-  const cbs: Array<(delta?: FactsDelta) => void> = [];
-  const snapshot: ChassisFacts = { bindings, ports };
-  const dp = new Map([
-    ['0000000000000001', 'hv1'],
-    ['0000000000000002', 'hv2'],
-  ]);
-  return {
-    current: () => snapshot,
-    chassisOfDatapath: (dpid) => dp.get(dpid),
-    onChange: (cb) => cbs.push(cb),
-    bind(iface, chassisId, ofport) {
-      bindings.set(iface, { chassisId, ofport });
-      for (const cb of cbs) cb({ ifaces: new Set([iface]), chassis: new Set() });
-    },
-  };
-}
 
 const owned = (sw: MemorySwitch) =>
   new Map(
@@ -49,8 +21,8 @@ describe('Engine with a real intent service: incremental changes', () => {
   });
 
   it('sends only what a write touched, and every switch always equals the full computation', async () => {
-    const f = facts();
-    const t = await serviceEngine(f, ['0000000000000001', '0000000000000002']);
+    const f = bindableFacts(['hv1', 'hv2']);
+    const t = await serviceEngine(f, [dpidOf(0), dpidOf(1)]);
     close = t.close;
     const { svc, src, applied } = t;
     const [sw1, sw2] = t.switches as [MemorySwitch, MemorySwitch];
@@ -75,28 +47,15 @@ describe('Engine with a real intent service: incremental changes', () => {
     await svc.create('chassis', { id: 'hv1', name: 'hv1', tunnelIp: '192.168.50.1' });
     await svc.create('chassis', { id: 'hv2', name: 'hv2', tunnelIp: '192.168.50.2' });
     await svc.create('network', { id: 'n1', tenantId: 't1', name: 'n1', subnets: ['10.1.0.0/24'] });
-    f.bind('iface-a', 'hv1', 5);
-    f.bind('iface-b', 'hv2', 6);
-    await svc.create('endpoint', { id: 'a', networkId: 'n1', ips: ['10.1.0.5'], ifaceId: 'iface-a' });
-    const rb = await svc.create('endpoint', {
-      id: 'b',
-      networkId: 'n1',
-      ips: ['10.1.0.6'],
-      ifaceId: 'iface-b',
-    });
+    await plug(svc, f, { id: 'a', chassis: 'hv1', ofport: 5, ip: '10.1.0.5' });
+    const rb = await plug(svc, f, { id: 'b', chassis: 'hv2', ofport: 6, ip: '10.1.0.6' });
     await applied(rb.revision);
     expectEqualToReference();
     const tableSize = sw1.flows.size;
 
     // One more endpoint on hv1: hv2 gets only that endpoint's remote flows, not its whole table.
-    f.bind('iface-c', 'hv1', 7);
     const before2 = sw2.bundles.length;
-    const rc = await svc.create('endpoint', {
-      id: 'c',
-      networkId: 'n1',
-      ips: ['10.1.0.7'],
-      ifaceId: 'iface-c',
-    });
+    const rc = await plug(svc, f, { id: 'c', chassis: 'hv1', ofport: 7, ip: '10.1.0.7' });
     await applied(rc.revision);
     expectEqualToReference();
     const sent = sw2.bundles.slice(before2).flat();
