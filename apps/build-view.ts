@@ -145,6 +145,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
           .map((v) => ({ bindingId: v.id, ofport: byName!.get(v.port)!, vlan: v.vlan })),
         hasVlanBinding: vlans.length > 0,
         acls: aclsByNetwork.get(net.id) ?? [],
+        dhcp: net.dhcp?.enabled === true,
       };
       view.networks.push(entry);
       const groups = view.securityGroups as Map<string, ResolvedSecurityGroup>;

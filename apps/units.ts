@@ -2,6 +2,7 @@ import type { Desired, DesiredFlow, DesiredGroup } from '../controller/pipeline/
 import { networkAclFlows } from './acl/network-acl.js';
 import { portSecurityGroupFlows } from './acl/security-groups.js';
 import { arpReplyFlow, endpointArpFlows } from './arp-responder/compute.js';
+import { dhcpNetworkFlows } from './dhcp/compute.js';
 import { computeNetwork as floodNetwork } from './flood/compute.js';
 import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
 import { compute as pipeline } from './pipeline/compute.js';
@@ -42,6 +43,7 @@ export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
   floodNetwork(dp, net, flows, groups);
   vlanNetworkFlows(net, flows);
   for (const f of networkAclFlows(net)) flows.push(f);
+  dhcpNetworkFlows(net, flows);
   return { flows, groups };
 }
 

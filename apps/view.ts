@@ -53,6 +53,8 @@ export interface NetworkOnChassis {
   hasVlanBinding: boolean;
   /** The network's ACLs, highest priority first. */
   acls: NetworkAcl[];
+  /** weft answers the DHCP requests of the network's endpoints (the network's `dhcp.enabled`). */
+  dhcp: boolean;
 }
 
 /** A security-group rule with its remote group resolved to the member endpoints' addresses. */

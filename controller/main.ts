@@ -7,6 +7,7 @@ import type { SwitchRegistry } from '../southbound/openflow/session/registry.js'
 import type { SwitchSession } from '../southbound/openflow/session/switch-session.js';
 import { ChassisManager } from '../southbound/ovsdb/chassis/manager.js';
 import type { ServeConfig } from './config/serve-config.js';
+import { startDhcpResponder } from './dhcp/dhcp-responder.js';
 import { ChassisSync } from './engine/chassis-sync.js';
 import type { DatapathPort } from './engine/datapath-port.js';
 import type { SyncResult } from './engine/datapath-sync.js';
@@ -139,6 +140,18 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   }
 
   const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry);
+  startDhcpResponder(
+    openflow.registry,
+    {
+      chassisOfDatapath: (dpid) => facts.chassisOfDatapath(dpid),
+      facts: () => facts.current(),
+      networkByVni: (vni) => intents.networkByVni(vni),
+      endpointByMac: (networkId, mac) => intents.endpointByMac(networkId, mac),
+      isLeader: () => (ha ? ha.leadership.isLeader : true),
+    },
+    log.child({ part: 'dhcp' }),
+    metricsRegistry,
+  );
   observe = (r) => {
     metrics.observe(r);
     ha?.notePossiblyApplied();

@@ -16,6 +16,8 @@ have tcpdump || need+=(tcpdump)
 # (deploy/keepalived/check-weft-leader.sh) uses curl.
 have keepalived || need+=(keepalived)
 have curl || need+=(curl)
+# A DHCP client inside lab VMs (udhcpc) for the DHCP tests.
+have busybox || need+=(busybox)
 
 if ((${#need[@]} == 0)); then
   exit 0

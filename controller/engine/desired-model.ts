@@ -336,6 +336,7 @@ export class DesiredModel {
       vlanPorts,
       hasVlanBinding: vlans.length > 0,
       acls,
+      dhcp: net.dhcp?.enabled === true,
     };
     return this.unit(() => networkUnit(st.ctx, entry));
   }

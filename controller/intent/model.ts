@@ -79,6 +79,44 @@ export const TenantCreateSchema = Type.Object(
 export const TenantPatchSchema = Type.Partial(Type.Object(TenantFields), { additionalProperties: false });
 
 // ---------- network ----------
+/** Lease bounds: a minute (clients renew at half the lease) to a year. */
+export const DHCP_LEASE_MIN = 60;
+export const DHCP_LEASE_MAX = 31_536_000;
+export const DHCP_LEASE_DEFAULT = 86_400;
+const Ipv4Text = Type.String({ minLength: 7, maxLength: 15, description: 'IPv4 address' });
+const DomainName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$',
+  description: 'DNS search domain, e.g. corp.example',
+});
+const Lease = Type.Integer({ minimum: DHCP_LEASE_MIN, maximum: DHCP_LEASE_MAX });
+/**
+ * weft answers the DHCPv4 requests of the network's endpoints itself (controller/dhcp), from
+ * the intent: each endpoint is offered its own IPv4 address, never a pool.
+ */
+export const DhcpSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    /** Default gateway handed out (option 3); must lie in an IPv4 subnet of the network. */
+    router: Type.Optional(Ipv4Text),
+    dnsServers: Type.Array(Ipv4Text, { maxItems: 4 }),
+    domainName: Type.Optional(DomainName),
+    leaseSeconds: Lease,
+  },
+  { additionalProperties: false },
+);
+/** What a client sends: everything but the choices it makes optional (enabled defaults to true). */
+export const DhcpInputSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    router: Type.Optional(Ipv4Text),
+    dnsServers: Type.Optional(Type.Array(Ipv4Text, { maxItems: 4 })),
+    domainName: Type.Optional(DomainName),
+    leaseSeconds: Type.Optional(Lease),
+  },
+  { additionalProperties: false },
+);
 export const NetworkSchema = withMeta({
   id: IdSchema,
   tenantId: IdSchema,
@@ -86,6 +124,7 @@ export const NetworkSchema = withMeta({
   vni: Vni,
   mtu: Mtu,
   subnets: Type.Array(CidrSchema, { maxItems: 16 }),
+  dhcp: Type.Optional(DhcpSchema),
 });
 export const NetworkCreateSchema = Type.Object(
   {
@@ -96,11 +135,17 @@ export const NetworkCreateSchema = Type.Object(
     vni: Type.Optional(Vni),
     mtu: Type.Optional(Mtu),
     subnets: Type.Optional(Type.Array(CidrSchema, { maxItems: 16 })),
+    dhcp: Type.Optional(DhcpInputSchema),
   },
   { additionalProperties: false },
 );
 export const NetworkPatchSchema = Type.Partial(
-  Type.Object({ name: Name, mtu: Mtu, subnets: Type.Array(CidrSchema, { maxItems: 16 }) }),
+  Type.Object({
+    name: Name,
+    mtu: Mtu,
+    subnets: Type.Array(CidrSchema, { maxItems: 16 }),
+    dhcp: DhcpInputSchema,
+  }),
   { additionalProperties: false },
 );
 
@@ -288,6 +333,7 @@ export type Tenant = Static<typeof TenantSchema>;
 export type TenantCreate = Static<typeof TenantCreateSchema>;
 export type TenantPatch = Static<typeof TenantPatchSchema>;
 export type Network = Static<typeof NetworkSchema>;
+export type Dhcp = Static<typeof DhcpSchema>;
 export type NetworkCreate = Static<typeof NetworkCreateSchema>;
 export type NetworkPatch = Static<typeof NetworkPatchSchema>;
 export type Endpoint = Static<typeof EndpointSchema>;

@@ -1,3 +1,4 @@
+import { normalizeDhcp } from './dhcp-rules.js';
 import { conflict, invalid } from './errors.js';
 import type { AnyObject, Kind, ObjectOf, SgRule, SgRuleInput } from './model.js';
 import { DEFAULT_UNDERLAY_MTU, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
@@ -146,7 +147,17 @@ function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields
     }
   }
   const mtu = (d.mtu as number | undefined) ?? existing?.mtu ?? minUnderlayMtu(env.state) - VXLAN_OVERHEAD;
-  return { id: d.id, tenantId, name: d.name as string, vni, mtu, subnets: subnets.map((c) => c.text) };
+  const out: Fields<'network'> = {
+    id: d.id,
+    tenantId,
+    name: d.name as string,
+    vni,
+    mtu,
+    subnets: subnets.map((c) => c.text),
+  };
+  const dhcp = normalizeDhcp(d.dhcp, subnets);
+  if (dhcp) out.dhcp = dhcp;
+  return out;
 }
 
 /** Parsed subnets per network object (objects are immutable, so the cache never goes stale). */

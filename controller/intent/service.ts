@@ -197,6 +197,20 @@ export class IntentService {
     return id === undefined ? undefined : state.get('endpoint', id);
   }
 
+  /** The endpoint of a network with this MAC (unique per network; lower case), if any. */
+  endpointByMac(networkId: string, mac: string): ObjectOf['endpoint'] | undefined {
+    const state = this.replica.committed;
+    const id = state.macs.get(networkId)?.get(mac);
+    return id === undefined ? undefined : state.get('endpoint', id);
+  }
+
+  /** The network with this VNI, if any. */
+  networkByVni(vni: number): ObjectOf['network'] | undefined {
+    const state = this.replica.committed;
+    const id = state.vnis.get(vni);
+    return id === undefined ? undefined : state.get('network', id);
+  }
+
   /** The chassis whose tunnel (underlay) address this is, if any. */
   chassisOfTunnelIp(ip: string): ObjectOf['chassis'] | undefined {
     const state = this.replica.committed;

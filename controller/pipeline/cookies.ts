@@ -20,6 +20,7 @@ export const APP = {
   portSecurity: 5,
   vlan: 6,
   acl: 7,
+  dhcp: 8,
 } as const;
 export type AppName = keyof typeof APP;
 

@@ -57,8 +57,10 @@ export const PIPELINE: readonly TableDecl[] = [
   {
     id: TABLE.PORT_SECURITY,
     name: 'port-security',
-    purpose: "only the endpoint's own source MAC and IPs (and ARP sha/spa) leave its port",
+    purpose:
+      "only the endpoint's own source MAC and IPs (and ARP sha/spa) leave its port; DHCP requests go to the controller (networks with DHCP on)",
     matches: [
+      'metadata',
       'in_port',
       'eth_src',
       'eth_type',

@@ -24,6 +24,7 @@ function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint,
   add('arpResponder', 'arp-reply');
   add('overlay', `network/${networkId}`);
   add('flood', `network/${networkId}`);
+  add('dhcp', `network/${networkId}`);
   for (const id of intents.referrerIds('network', networkId, 'endpoint')) {
     for (const app of ['overlay', 'portSecurity', 'arpResponder'] as const) add(app, `endpoint/${id}`);
     add('acl', `sg-port/${id}`);

@@ -66,6 +66,44 @@ const rulesOf = (o: Record<string, unknown>): string =>
     ),
   );
 
+/**
+ * `--dhcp on|off|router=IP,dns=IP+IP,domain=NAME,lease=SECONDS`: the network's whole `dhcp` member
+ * (weft answers its endpoints' DHCP requests); any key=value form means on.
+ */
+export const parseDhcp = (text: string): Record<string, unknown> => {
+  if (text === 'off') return { enabled: false };
+  if (text === 'on') return { enabled: true };
+  const dhcp: Record<string, unknown> = { enabled: true };
+  for (const part of text.split(',')) {
+    const eq = part.indexOf('=');
+    const [key, value] = [part.slice(0, eq), part.slice(eq + 1)];
+    if (eq < 1 || value === '') throw new UsageError(`--dhcp '${text}': '${part}' is not key=value`);
+    if (key === 'router') dhcp.router = value;
+    else if (key === 'dns') dhcp.dnsServers = value.split('+');
+    else if (key === 'domain') dhcp.domainName = value;
+    else if (key === 'lease') {
+      if (!/^[0-9]{1,9}$/.test(value))
+        throw new UsageError(`--dhcp: lease '${value}' is not a number of seconds`);
+      dhcp.leaseSeconds = Number(value);
+    } else throw new UsageError(`--dhcp: unknown key '${key}' (router, dns, domain, lease)`);
+  }
+  return dhcp;
+};
+
+const dhcpFlag: FieldFlag = {
+  flag: 'dhcp',
+  field: 'dhcp',
+  type: 'custom',
+  help: 'on | off | router=IP,dns=IP+IP,domain=NAME,lease=SECONDS (weft serves DHCP)',
+  parse: (v) => parseDhcp(v.at(-1)!),
+};
+
+const dhcpCell = (d: unknown): string => {
+  const dhcp = d as { enabled?: boolean; router?: string } | undefined;
+  if (!dhcp?.enabled) return '-';
+  return dhcp.router ? `on (gw ${dhcp.router})` : 'on';
+};
+
 /** ACL port ranges travel as portMin/portMax; the CLI takes one --ports flag. */
 const ports: FieldFlag = {
   flag: 'ports',
@@ -121,6 +159,7 @@ export const resourceClis: ResourceCli[] = [
       },
       { flag: 'mtu', field: 'mtu', type: 'int', help: 'tenant MTU (default: underlay MTU - 50)' },
       { flag: 'subnet', field: 'subnets', type: 'list', help: 'CIDR; repeat or comma-separate' },
+      dhcpFlag,
     ],
     filters: ['tenant'],
     columns: [
@@ -130,6 +169,7 @@ export const resourceClis: ResourceCli[] = [
       col('VNI', 'vni'),
       col('MTU', 'mtu'),
       col('SUBNETS', 'subnets'),
+      { header: 'DHCP', value: (o) => dhcpCell(o.dhcp) },
       revision,
     ],
   },

@@ -29,6 +29,10 @@ describe('overlay pipeline in real OVS', () => {
     ovs = await startOvs();
     await addHv1Bridge(ovs);
     const { intent, facts } = twoTenants();
+    // red serves DHCP (weft answers it), blue does not.
+    intent.networks = intent.networks.map((n) =>
+      n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
+    );
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
     const groupsFile = join(ovs.dir, 'groups.txt');
     const flowsFile = join(ovs.dir, 'flows.txt');
@@ -82,6 +86,17 @@ describe('overlay pipeline in real OVS', () => {
       'in_port=1,dl_src=02:00:00:00:01:01,dl_dst=02:00:00:00:01:02,ip,nw_src=10.1.0.99,nw_dst=10.1.0.2',
     );
     expect(out).toMatch(/Datapath actions: drop/);
+  });
+
+  it('sends a DHCP request to the controller in a network serving DHCP, and drops it in one that does not', async () => {
+    const dhcp = 'dl_dst=ff:ff:ff:ff:ff:ff,nw_src=0.0.0.0,nw_dst=255.255.255.255,udp_src=68,udp_dst=67';
+    const red = await trace(`udp,in_port=1,dl_src=02:00:00:00:01:01,${dhcp}`);
+    expect(red).toMatch(/^10\. udp,metadata=0x64,tp_src=68,tp_dst=67, priority 110, cookie 0x5708/m);
+    expect(red).toMatch(/Datapath actions: userspace\(pid=0,controller\(reason=1,.*max_len=65535/);
+    expect(red).not.toMatch(/group:/);
+    const blue = await trace(`udp,in_port=2,dl_src=02:00:00:00:02:01,${dhcp}`);
+    expect(blue).not.toMatch(/controller\(/i);
+    expect(blue).toMatch(/Datapath actions: drop/);
   });
 
   it('answers ARP for a remote VM locally, out of the asking port', async () => {

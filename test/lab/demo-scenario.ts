@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { parseServeArgs } from '../../controller/config/serve-config.js';
 import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
+import { runDhcpClient } from './dhcp-client.js';
 import { createLab, type Lab } from './topology.js';
 
 /**
  * The demo a new user runs first (`weft demo`, `npm run demo`): a real controller with the embedded
  * store, a lab of two hypervisors, and through the REST API two tenants whose VMs use the SAME
- * addresses, a security group and a VLAN binding. Then a reachability matrix from real pings and
+ * addresses, a security group, a VLAN binding, and a VM that gets its address from weft's DHCP.
+ * Then a reachability matrix from real pings and
  * TCP connects, each compared with what the intent says must happen.
  */
 export interface Probe {
@@ -92,6 +94,8 @@ export async function runDemo(
         name: `${t}-net`,
         vni,
         subnets: ['10.0.0.0/24'],
+        // red's VMs may ask weft for their address (DHCP answered from the intent).
+        ...(t === 'red' ? { dhcp: { dnsServers: ['10.0.0.3'] } } : {}),
       });
     }
     await call('PUT', '/v1/security-groups/web', {
@@ -128,6 +132,14 @@ export async function runDemo(
       'REST: tenants red and blue (both 10.0.0.0/24), security group "web" (in: tcp/8080 only; out: all) on blue2,',
     );
     say('      VLAN 42 on hv1 port phy-metal bridged to red-net; every write waited for ?wait=applied');
+    // red2 forgets its address and asks for one, as a freshly booted VM would.
+    const lease = (await runDhcpClient(lab, 'red2', dir)).bound;
+    const leased = lease?.ip === '10.0.0.2' && lease.subnet === '255.255.255.0';
+    say(
+      leased
+        ? `DHCP: red2 dropped its address and asked; weft answered from the intent: ${lease.ip}/24, MTU ${lease.mtu}, DNS ${lease.dns}`
+        : `DHCP: red2 asked for its address and got ${lease ? lease.ip : 'no answer'} (SURPRISE)`,
+    );
 
     const probes: Probe[] = [];
     // weft's own explanation of each probe, from the flows it computed (GET /v1/endpoints/{id}/trace).
@@ -173,9 +185,9 @@ export async function runDemo(
     await tcp('blue2', '10.0.0.1', 9090, 'open (blue1)');
     await ping('blue1', '10.0.0.3', 'closed');
     // A surprise: traffic that differs from the intent, or a trace that differs from the traffic.
-    const surprises = probes.filter(
-      (p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open'),
-    ).length;
+    const surprises =
+      probes.filter((p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open')).length +
+      (leased ? 0 : 1);
     await atEnd?.(controller, lab);
     return { probes, surprises };
   } finally {

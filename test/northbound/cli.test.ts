@@ -46,8 +46,8 @@ describe('weft resource commands over the API', () => {
     expect(created.out).toMatch(/^id:\s+n1$/m);
     expect(created.out).toMatch(/^vni:\s+5001$/m);
     const list = await weft('network list');
-    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+NAME\s+VNI\s+MTU\s+SUBNETS\s+REV$/);
-    expect(list.out).toMatch(/^n1\s+t1\s+blue\s+5001\s+\d+\s+10\.0\.0\.0\/24\s+\d+$/m);
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+NAME\s+VNI\s+MTU\s+SUBNETS\s+DHCP\s+REV$/);
+    expect(list.out).toMatch(/^n1\s+t1\s+blue\s+5001\s+\d+\s+10\.0\.0\.0\/24\s+-\s+\d+$/m);
     const updated = await weft('network update n1 --name bluer --json');
     expect(JSON.parse(updated.out)).toMatchObject({ id: 'n1', name: 'bluer' });
     const shown = JSON.parse((await weft('network show n1 --json')).out);
@@ -55,6 +55,34 @@ describe('weft resource commands over the API', () => {
     const deleted = await weft('network delete n1');
     expect(deleted).toMatchObject({ code: 0 });
     expect(deleted.out).toMatch(/^deleted network n1 \(revision \d+\)\n$/);
+  });
+
+  it('turns DHCP on with its options (--dhcp), shows it in the list, and off again', async () => {
+    const on = await weft(
+      'network create --id nd --tenant t1 --name dhcp --subnet 10.9.0.0/24 --dhcp router=10.9.0.1,dns=9.9.9.9+1.1.1.1,domain=corp.example,lease=600 --json',
+    );
+    expect(on.code, on.err).toBe(0);
+    expect(JSON.parse(on.out).dhcp).toEqual({
+      enabled: true,
+      router: '10.9.0.1',
+      dnsServers: ['9.9.9.9', '1.1.1.1'],
+      domainName: 'corp.example',
+      leaseSeconds: 600,
+    });
+    expect((await weft('network list')).out).toMatch(
+      /^nd\s+t1\s+dhcp\s+\d+\s+\d+\s+10\.9\.0\.0\/24\s+on \(gw 10\.9\.0\.1\)\s+\d+$/m,
+    );
+    const off = await weft('network update nd --dhcp off --json');
+    expect(JSON.parse(off.out).dhcp).toMatchObject({ enabled: false });
+    const bad = await weft('network update nd --dhcp router=10.8.0.1');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('dhcp.router: 10.8.0.1 is outside the IPv4 subnets of the network');
+    expect((await weft('network update nd --dhcp gateway=10.9.0.1')).err).toContain(
+      "--dhcp: unknown key 'gateway' (router, dns, domain, lease)",
+    );
+    expect((await weft('network update nd --dhcp lease=soon')).err).toContain("lease 'soon' is not a number");
+    expect((await weft('network update nd --dhcp router')).code).toBe(2);
+    expect((await weft('network delete nd')).code).toBe(0);
   });
 
   it('prints the API error message and exits 1', async () => {

@@ -249,7 +249,8 @@ export class SwitchSession extends TypedEmitter<SessionEvents> {
     this.closeReason = reason;
     if (this.#helloTimer) clearTimeout(this.#helloTimer);
     this.#echo.stop();
-    const fields = { dpid: this.dpid ?? undefined, reason };
+    // Once up, the session's logger names the dpid already (one key per line, not two).
+    const fields = wasUp ? { reason } : { dpid: this.dpid ?? undefined, reason };
     if (opts.quiet) this.log.info(fields, 'switch disconnected');
     else this.log.warn(fields, 'switch session closed');
     const err = new SessionClosedError(this.peer, reason);

@@ -1,0 +1,44 @@
+import { objectCookie } from '../../controller/pipeline/cookies.js';
+import { apply, type DesiredFlow } from '../../controller/pipeline/flow.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import { OFPCML_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
+import { frozen, vniMetadataTlv } from '../interned.js';
+import type { NetworkOnChassis } from '../view.js';
+
+/** Above port security's own-address flows (100): a DHCP client has no address yet. */
+export const DHCP_PRIORITY = 110;
+const UDP = 17;
+const BOOTP_SERVER = 67;
+const BOOTP_CLIENT = 68;
+
+const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
+const IS_UDP = frozen({ field: 'ip_proto', value: UDP });
+const FROM_CLIENT = frozen({ field: 'udp_src', value: BOOTP_CLIENT });
+const TO_SERVER = frozen({ field: 'udp_dst', value: BOOTP_SERVER });
+/** The whole frame to the controller (no buffering on the switch), which answers with PACKET_OUT. */
+const TO_CONTROLLER = Object.freeze([
+  apply({ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }),
+]) as DesiredFlow['instructions'];
+
+/**
+ * DHCP served by weft (controller/dhcp): in a network with DHCP on, a client's request leaving a
+ * local port (classify sent it to port-security) goes to the controller instead of on, whatever
+ * its addresses: a client asking for its first lease has none (0.0.0.0, broadcast), and one
+ * renewing sends to the server it knows. The controller answers only a request whose port,
+ * MAC and network are an endpoint's, with that endpoint's address; everything else is ignored
+ * there, so this flow opens nothing port security closes. Requests never reach other VMs or the
+ * overlay: a tenant's own DHCP server would be unreachable in such a network, by design.
+ */
+export function dhcpNetworkFlows(
+  net: Pick<NetworkOnChassis, 'networkId' | 'vni' | 'dhcp'>,
+  flows: DesiredFlow[],
+): void {
+  if (!net.dhcp) return;
+  flows.push({
+    tableId: TABLE.PORT_SECURITY,
+    priority: DHCP_PRIORITY,
+    cookie: objectCookie('dhcp', 'network', net.networkId),
+    match: [vniMetadataTlv.get(net.vni), IS_IP, IS_UDP, FROM_CLIENT, TO_SERVER],
+    instructions: TO_CONTROLLER,
+  });
+}

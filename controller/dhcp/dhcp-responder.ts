@@ -1,0 +1,163 @@
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import type { ChassisFacts } from '../../apps/build-view.js';
+import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
+import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
+import { TokenBucket } from '../../southbound/openflow/session/token-bucket.js';
+import type { Endpoint, Network } from '../intent/model.js';
+import { appOf } from '../pipeline/cookies.js';
+import { answerDhcp } from './dhcp-answer.js';
+import { buildDhcpFrame, DHCP, DhcpParseError, parseDhcpFrame } from './dhcp-packet.js';
+
+/** What the responder reads of the running controller. */
+export interface DhcpContext {
+  chassisOfDatapath(dpid: string): string | undefined;
+  facts(): ChassisFacts;
+  networkByVni(vni: number): Network | undefined;
+  endpointByMac(networkId: string, mac: string): Endpoint | undefined;
+  /** False on an HA standby: only the leader answers (it alone holds the switches). */
+  isLeader(): boolean;
+}
+
+/** Per VM port: a client retries every few seconds; more than this is a VM flooding weft. */
+const PER_PORT_RATE = 5;
+const PER_PORT_BURST = 10;
+
+export type DhcpOutcome =
+  | { kind: 'answered'; endpointId: string; messageType: number; out: PacketOut }
+  | { kind: 'ignored'; reason: string; endpointId?: string; quiet?: boolean }
+  | { kind: 'not-dhcp' };
+
+const NAMES: Record<number, string> = {
+  [DHCP.OFFER]: 'offer',
+  [DHCP.ACK]: 'ack',
+  [DHCP.NAK]: 'nak',
+};
+
+/**
+ * Answers the DHCP requests the dhcp app's flow sends up (apps/dhcp): only for a request whose
+ * switch port is where the endpoint owning its MAC is bound (OVSDB facts), in a network serving
+ * DHCP, so a VM can neither get another's address nor make weft answer on a port it does not
+ * own. The answer goes back out of that port alone with PACKET_OUT.
+ */
+export class DhcpResponder {
+  readonly #buckets = new Map<string, TokenBucket>();
+
+  constructor(
+    private readonly ctx: DhcpContext,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** The decision for one PACKET_IN of switch `dpid` (pure apart from the per-port rate limit). */
+  handle(dpid: string, msg: PacketIn): DhcpOutcome {
+    if (appOf(msg.cookie) !== 'dhcp') return { kind: 'not-dhcp' };
+    if (!this.ctx.isLeader())
+      return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
+    const inPort = fieldOf(msg, 'in_port');
+    const metadata = fieldOf(msg, 'metadata');
+    if (inPort === undefined || metadata === undefined)
+      return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
+    const port = Number(inPort);
+    const key = `${dpid}/${port}`;
+    let bucket = this.#buckets.get(key);
+    if (!bucket) {
+      bucket = new TokenBucket(PER_PORT_RATE, PER_PORT_BURST, this.now);
+      this.#buckets.set(key, bucket);
+    }
+    // Quiet: a flooding VM must not flood the log as well (the counter still counts).
+    if (!bucket.take())
+      return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} requests/s`, quiet: true };
+    let req: ReturnType<typeof parseDhcpFrame>;
+    try {
+      req = parseDhcpFrame(msg.data);
+    } catch (err) {
+      if (err instanceof DhcpParseError) return { kind: 'ignored', reason: `malformed: ${err.message}` };
+      throw err;
+    }
+    const network = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
+    if (!network) return { kind: 'ignored', reason: `no network has VNI ${metadata}` };
+    if (req.chaddr !== req.ethSrc)
+      return {
+        kind: 'ignored',
+        reason: `chaddr ${req.chaddr} differs from the frame's source ${req.ethSrc}`,
+      };
+    const endpoint = this.ctx.endpointByMac(network.id, req.ethSrc);
+    if (!endpoint) return { kind: 'ignored', reason: `no endpoint of ${network.id} has MAC ${req.ethSrc}` };
+    const chassisId = this.ctx.chassisOfDatapath(dpid);
+    const b = this.ctx.facts().bindings.get(endpoint.ifaceId);
+    if (!b || b.chassisId !== chassisId || b.ofport !== port) {
+      return {
+        kind: 'ignored',
+        endpointId: endpoint.id,
+        reason: `MAC ${req.ethSrc} is endpoint ${endpoint.id}'s, which is not bound to port ${port} of ${chassisId ?? dpid}`,
+      };
+    }
+    const answer = answerDhcp(req, endpoint, network);
+    if ('ignored' in answer) return { kind: 'ignored', endpointId: endpoint.id, reason: answer.ignored };
+    const out: PacketOut = {
+      type: 'PACKET_OUT',
+      xid: 0,
+      bufferId: OFP_NO_BUFFER,
+      inPort: ofpp.CONTROLLER,
+      actions: [{ type: 'output', port, maxLen: 0 }],
+      data: buildDhcpFrame(answer.reply),
+    };
+    return { kind: 'answered', endpointId: endpoint.id, messageType: answer.reply.messageType, out };
+  }
+
+  /** Forgets the rate-limit state of a switch that went away. */
+  forget(dpid: string): void {
+    for (const key of this.#buckets.keys()) if (key.startsWith(`${dpid}/`)) this.#buckets.delete(key);
+  }
+}
+
+function fieldOf(msg: PacketIn, field: string): number | bigint | undefined {
+  const t = msg.match.find((m) => m.field === field);
+  return typeof t?.value === 'number' || typeof t?.value === 'bigint' ? t.value : undefined;
+}
+
+/** Wires a responder to every switch's PACKET_IN; answers, counts and logs each outcome. */
+export function startDhcpResponder(
+  switches: SwitchRegistry,
+  ctx: DhcpContext,
+  log: Logger,
+  metrics?: Registry,
+): DhcpResponder {
+  const responder = new DhcpResponder(ctx);
+  const replies = new Counter({
+    name: 'weft_dhcp_replies_total',
+    help: 'DHCP answers weft sent, by type (offer, ack, nak)',
+    labelNames: ['type'],
+    registers: metrics ? [metrics] : [],
+  });
+  const ignored = new Counter({
+    name: 'weft_dhcp_ignored_total',
+    help: 'DHCP requests weft did not answer (malformed, not the port of the MAC, rate limited, ...)',
+    registers: metrics ? [metrics] : [],
+  });
+  switches.on('packet-in', (sw, msg) => {
+    const dpid = sw.dpid ?? '';
+    const outcome = responder.handle(dpid, msg);
+    if (outcome.kind === 'not-dhcp') return;
+    if (outcome.kind === 'ignored') {
+      ignored.inc();
+      const line = { dpid, endpoint: outcome.endpointId, reason: outcome.reason };
+      if (outcome.quiet) log.debug(line, 'dhcp request ignored');
+      else log.warn(line, 'dhcp request ignored');
+      return;
+    }
+    replies.inc({ type: NAMES[outcome.messageType] ?? String(outcome.messageType) });
+    log.info(
+      { dpid, endpoint: outcome.endpointId, reply: NAMES[outcome.messageType] },
+      'dhcp request answered',
+    );
+    Promise.resolve(sw.send(outcome.out)).catch((err: unknown) =>
+      log.warn({ dpid, endpoint: outcome.endpointId, err }, 'dhcp answer not sent'),
+    );
+  });
+  switches.on('switch-down', (sw) => {
+    if (sw.dpid) responder.forget(sw.dpid);
+  });
+  return responder;
+}
