@@ -1,6 +1,7 @@
 import type { Desired, DesiredFlow } from '../../controller/pipeline/flow.js';
 import { flowKey } from '../../controller/reconcile/canonical.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import { actionVerdict, matchVerdict, setFieldVerdict, type Verdict } from './capabilities.js';
 
 export interface OffloadReport {
@@ -22,6 +23,8 @@ function actionReasons(actions: readonly Action[], out: string[]): void {
     else if (a.type === 'reg_move' && a.dst.field.startsWith('reg')) v = { offloadable: true };
     else if (a.type === 'reg_move')
       v = setFieldVerdict(a.dst.field.startsWith('arp_') ? a.dst.field : 'reg_move');
+    // An output to the reserved CONTROLLER port is a trip to userspace, like the controller action.
+    else if (a.type === 'output' && a.port === ofpp.CONTROLLER) v = actionVerdict('controller');
     else v = actionVerdict(a.type);
     if (!v.offloadable && v.reason) out.push(v.reason);
     if (a.type === 'ct') actionReasons(a.actions, out);

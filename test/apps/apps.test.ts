@@ -201,4 +201,16 @@ describe('offload report', () => {
     expect(Object.keys(r.reasons).some((k) => /ARP/.test(k))).toBe(true);
     expect(r.examples.every((e) => !e.flow.startsWith('table=40'))).toBe(true);
   });
+
+  it("counts the DHCP flow (output to the controller) as software, and nothing else of the network's changes", () => {
+    const f = twoTenants();
+    const before = offloadReport('hv1', computeDatapath(buildDatapathViews(f.intent, f.facts).get('hv1')!));
+    f.intent.networks = f.intent.networks.map((n) =>
+      n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
+    );
+    const after = offloadReport('hv1', computeDatapath(buildDatapathViews(f.intent, f.facts).get('hv1')!));
+    expect(after.totalFlows - before.totalFlows).toBe(1);
+    expect(after.softwareFlows - before.softwareFlows).toBe(1);
+    expect(after.reasons['sends packets to the controller (userspace)']).toBe(1);
+  });
 });
