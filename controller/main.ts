@@ -140,7 +140,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   }
 
   const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry);
-  startDhcpResponder(
+  const dhcp = startDhcpResponder(
     openflow.registry,
     {
       chassisOfDatapath: (dpid) => facts.chassisOfDatapath(dpid),
@@ -152,6 +152,9 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     log.child({ part: 'dhcp' }),
     metricsRegistry,
   );
+  intents.onChange(({ changes }) => {
+    for (const c of changes) if (c.kind === 'endpoint' && !c.after) dhcp.forgetEndpoint(c.id);
+  });
   observe = (r) => {
     metrics.observe(r);
     ha?.notePossiblyApplied();
@@ -162,7 +165,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     await chassis.start();
   }
 
-  const status = statusProvider(engine, openflow.registry, facts, intents, ha);
+  const status = statusProvider(engine, openflow.registry, facts, intents, ha, dhcp);
   const api = await buildApp({
     intents,
     logger: log.child({ part: 'api' }),

@@ -1,6 +1,7 @@
 import { offloadReport } from '../apps/offload/compute.js';
 import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
+import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
@@ -33,6 +34,7 @@ export function statusProvider(
   facts: FactsSource,
   intents: IntentService,
   ha?: Pick<HaNode, 'status'>,
+  dhcp?: Pick<DhcpResponder, 'lastAnswer'>,
 ): StatusProvider {
   return {
     switches() {
@@ -80,7 +82,15 @@ export function statusProvider(
       }
       const b = facts.current().bindings.get(ifaceId);
       if (!b) return { endpointId, bound: false, up: false };
-      return { endpointId, bound: true, chassis: b.chassisId, ofport: b.ofport, up: true };
+      const lease = dhcp?.lastAnswer(endpointId);
+      return {
+        endpointId,
+        bound: true,
+        chassis: b.chassisId,
+        ofport: b.ofport,
+        up: true,
+        ...(lease ? { dhcp: lease } : {}),
+      };
     },
     trace(endpointId, req) {
       const networkId = intents.get('endpoint', endpointId).networkId;

@@ -52,6 +52,19 @@ export const EndpointStatus = Type.Object(
     chassis: Type.Optional(Type.String()),
     ofport: Type.Optional(Type.Integer({ minimum: 1 })),
     up: Type.Boolean(),
+    dhcp: Type.Optional(
+      Type.Object(
+        {
+          reply: Type.Union([Type.Literal('offer'), Type.Literal('ack'), Type.Literal('nak')]),
+          address: Type.String({ description: 'the address offered or acknowledged (for a NAK: 0.0.0.0)' }),
+          at: Type.String({ format: 'date-time' }),
+        },
+        {
+          description:
+            "weft's last DHCP answer to this endpoint since this controller started (networks serving DHCP)",
+        },
+      ),
+    ),
   },
   { title: 'EndpointStatus', additionalProperties: false },
 );

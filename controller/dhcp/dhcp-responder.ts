@@ -29,7 +29,14 @@ export type DhcpOutcome =
   | { kind: 'ignored'; reason: string; endpointId?: string; quiet?: boolean }
   | { kind: 'not-dhcp' };
 
-const NAMES: Record<number, string> = {
+/** weft's last answer to one endpoint, as its API status shows it. */
+export interface DhcpAnswerNote {
+  reply: 'offer' | 'ack' | 'nak';
+  address: string;
+  at: string;
+}
+
+const NAMES: Record<number, DhcpAnswerNote['reply']> = {
   [DHCP.OFFER]: 'offer',
   [DHCP.ACK]: 'ack',
   [DHCP.NAK]: 'nak',
@@ -43,10 +50,13 @@ const NAMES: Record<number, string> = {
  */
 export class DhcpResponder {
   readonly #buckets = new Map<string, TokenBucket>();
+  /** endpoint id -> the last answer; forgotten when the endpoint is gone (forgetEndpoint). */
+  readonly #answers = new Map<string, DhcpAnswerNote>();
 
   constructor(
     private readonly ctx: DhcpContext,
     private readonly now: () => number = () => performance.now(),
+    private readonly wallClock: () => number = () => Date.now(),
   ) {}
 
   /** The decision for one PACKET_IN of switch `dpid` (pure apart from the per-port rate limit). */
@@ -103,7 +113,22 @@ export class DhcpResponder {
       actions: [{ type: 'output', port, maxLen: 0 }],
       data: buildDhcpFrame(answer.reply),
     };
-    return { kind: 'answered', endpointId: endpoint.id, messageType: answer.reply.messageType, out };
+    const r = answer.reply;
+    this.#answers.set(endpoint.id, {
+      reply: NAMES[r.messageType]!,
+      address: r.yiaddr !== '0.0.0.0' ? r.yiaddr : r.ciaddr,
+      at: new Date(this.wallClock()).toISOString(),
+    });
+    return { kind: 'answered', endpointId: endpoint.id, messageType: r.messageType, out };
+  }
+
+  /** weft's last answer to this endpoint, if any since start. */
+  lastAnswer(endpointId: string): DhcpAnswerNote | undefined {
+    return this.#answers.get(endpointId);
+  }
+
+  forgetEndpoint(endpointId: string): void {
+    this.#answers.delete(endpointId);
   }
 
   /** Forgets the rate-limit state of a switch that went away. */

@@ -63,6 +63,13 @@ describe('DHCP served by weft (real udhcpc in a lab VM)', () => {
       'inet 10.0.0.61/24',
     );
     expect((await e.lab.ping('b', '10.0.0.60', { count: 2, intervalMs: 200 })).received).toBe(2);
+    const shown = (await e.api.get('/v1/endpoints/b')).status as Record<string, unknown>;
+    expect(shown).toMatchObject({
+      bound: true,
+      chassis: 'hv2',
+      dhcp: { reply: 'ack', address: '10.0.0.61' },
+    });
+    expect(Date.now() - Date.parse((shown.dhcp as { at: string }).at)).toBeLessThan(30_000);
     expect(await dhcpMetric('weft_dhcp_replies_total{type="offer"}')).toBeGreaterThanOrEqual(1);
     expect(await dhcpMetric('weft_dhcp_replies_total{type="ack"}')).toBeGreaterThanOrEqual(1);
   }, 60_000);

@@ -41,7 +41,14 @@ function world(
     endpointByMac: (networkId, mac) => (networkId === net.id && mac === ep.mac ? ep : undefined),
     isLeader: () => over.leader ?? true,
   };
-  return { responder: new DhcpResponder(ctx, () => now), tick: (ms: number) => (now += ms) };
+  return {
+    responder: new DhcpResponder(
+      ctx,
+      () => now,
+      () => Date.UTC(2026, 11, 1) + now,
+    ),
+    tick: (ms: number) => (now += ms),
+  };
 }
 
 const request = (over: Partial<DhcpRequest> = {}): DhcpRequest => ({
@@ -241,6 +248,28 @@ describe('DHCP responder', () => {
     });
     tick(1000);
     expect(answered(ask(responder)).reply.yiaddr).toBe('10.1.0.5');
+  });
+
+  it('remembers the last answer per endpoint for its status, until the endpoint is forgotten', () => {
+    const { responder, tick } = world();
+    expect(responder.lastAnswer('e1')).toBeUndefined();
+    ask(responder, { messageType: DHCP.REQUEST, requestedIp: '10.1.0.9' });
+    expect(responder.lastAnswer('e1')).toEqual({
+      reply: 'nak',
+      address: '0.0.0.0',
+      at: '2026-12-01T00:00:00.000Z',
+    });
+    tick(1500);
+    ask(responder);
+    expect(responder.lastAnswer('e1')).toEqual({
+      reply: 'offer',
+      address: '10.1.0.5',
+      at: '2026-12-01T00:00:01.500Z',
+    });
+    ask(responder, { messageType: DHCP.RELEASE, ciaddr: '10.1.0.5' });
+    expect(responder.lastAnswer('e1')?.reply).toBe('offer');
+    responder.forgetEndpoint('e1');
+    expect(responder.lastAnswer('e1')).toBeUndefined();
   });
 
   it('limits each port to a burst of 10 then 5 requests/s, quietly, without touching other ports', () => {
