@@ -4,10 +4,18 @@
  * then (1) a full recompute of every chassis's desired state by the engine's DesiredModel, (2) the cost
  * of adding (then updating) one endpoint incrementally, and the old full-rebuild path for scale. Prints figures and ratios to the targets.
  */
+
+import { availableParallelism } from 'node:os';
 import { buildDatapathViews, type ChassisFacts, type IntentView } from '../apps/build-view.js';
 import { computeDatapath } from '../apps/compute-all.js';
 import { DesiredModel } from '../controller/engine/desired-model.js';
-import { YOUNG_GENERATION_FLAG, youngGenerationMb, youngGenerationTuned } from '../controller/heap-tuning.js';
+import {
+  GC_THREADS_FLAG,
+  gcThreadsAdvice,
+  YOUNG_GENERATION_FLAG,
+  youngGenerationMb,
+  youngGenerationTuned,
+} from '../controller/heap-tuning.js';
 import { chassis, endpoint, network } from '../test/apps/fixtures.js';
 import { chassisTunnelIp, NETWORKS, placeEndpoint, SPREAD } from './scale-model.js';
 
@@ -146,6 +154,9 @@ const views = buildDatapathViews(intent, facts);
 for (const v of views.values()) if (v.networks.some((n) => n.networkId === 'net3')) computeDatapath(v);
 const oldMs = performance.now() - t;
 
+console.log(
+  `V8 helper threads: ${gcThreadsAdvice(availableParallelism()) ? `node's default (4) on ${availableParallelism()} cores: start node with ${GC_THREADS_FLAG} as npm run bench:overlay does` : `${process.execArgv.find((a) => a.startsWith('--v8-pool-size')) ?? 'default'} on ${availableParallelism()} cores`}`,
+);
 console.log(
   `young generation: ${youngGenerationMb()} MB (${youngGenerationTuned() ? `node ${YOUNG_GENERATION_FLAG}, as bin/weft.js runs` : `default: start node with ${YOUNG_GENERATION_FLAG} as bin/weft.js does`})`,
 );

@@ -31,3 +31,23 @@ export function youngGenerationTuned(
   const flagged = (a: string) => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(a);
   return execArgv.some(flagged) || nodeOptions.split(/\s+/).some(flagged) || youngGenerationMb() >= 100;
 }
+
+/** What small machines should pass node: one V8 helper thread (GC, compilation) beside the main one. */
+export const GC_THREADS_FLAG = '--v8-pool-size=1';
+
+/**
+ * Node starts 4 V8 helper threads whatever the machine. After a large recompute they sweep and
+ * mark hundreds of MB concurrently; on a 1-2 core machine they then take the CPU from the main
+ * thread in scheduler slices (~4 ms), and a 0.2 ms change waits 4 ms behind them (measured:
+ * bench:overlay, docs/BENCHMARKS.md). One helper leaves a core to the engine. Returns why to pass
+ * GC_THREADS_FLAG, or undefined when the machine is large enough or the pool size is set.
+ */
+export function gcThreadsAdvice(
+  cores: number,
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? '',
+): string | undefined {
+  const set = (a: string) => /^--v8[-_]pool[-_]size(=|$)/.test(a);
+  if (cores > 2 || execArgv.some(set) || nodeOptions.split(/\s+/).some(set)) return undefined;
+  return `this machine has ${cores} core(s) and node runs 4 V8 helper threads: after a large recompute they preempt the engine for ms at a time; start node with ${GC_THREADS_FLAG} (NODE_OPTIONS works)`;
+}

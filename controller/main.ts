@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type Logger, pino } from 'pino';
 import { Registry } from 'prom-client';
 import { buildApp, type WeftApp } from '../northbound/app.js';
@@ -19,7 +20,13 @@ import { sessionPort } from './engine/session-port.js';
 import { fencedPort } from './ha/fenced-port.js';
 import { HaNode } from './ha/ha.js';
 import { registerHaMetrics } from './ha/metrics.js';
-import { YOUNG_GENERATION_FLAG, youngGenerationMb, youngGenerationTuned } from './heap-tuning.js';
+import {
+  GC_THREADS_FLAG,
+  gcThreadsAdvice,
+  YOUNG_GENERATION_FLAG,
+  youngGenerationMb,
+  youngGenerationTuned,
+} from './heap-tuning.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
@@ -181,6 +188,8 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   if (config.adminTokens.length === 0) {
     log.warn('no --admin-token given: the REST API accepts no requests but health checks');
   }
+  const gcAdvice = gcThreadsAdvice(availableParallelism());
+  if (gcAdvice) log.info({ flag: GC_THREADS_FLAG }, gcAdvice);
   if (!youngGenerationTuned()) {
     log.warn(
       { youngGenerationMb: youngGenerationMb(), flag: YOUNG_GENERATION_FLAG },

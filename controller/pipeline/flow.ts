@@ -68,9 +68,9 @@ export function checkFlow(f: DesiredFlow): void {
       throw new PipelineViolation(`table ${decl.name} (${decl.id}) does not allow a match on ${t.field}`);
     }
   }
-  // A frozen instruction list (shared by many flows, apps/interned.ts) is checked once per table.
-  const frozen = Object.isFrozen(f.instructions);
-  if (frozen && checkedInstructions.get(f.instructions) === decl.id) return;
+  // Walked every time, with no cache of lists already seen: the walk is a few comparisons per
+  // flow, and a cache (a WeakMap of every shared list) cost a multi-millisecond rehash each time
+  // it doubled, in the middle of some small change (docs/BENCHMARKS.md).
   for (let i = 0; i < f.instructions.length; i++) {
     const ins = f.instructions[i]!;
     if (ins.type === 'goto_table') checkNext(decl.id, decl.name, decl.next, ins.tableId);
@@ -79,11 +79,7 @@ export function checkFlow(f: DesiredFlow): void {
         checkAction(decl.id, decl.name, decl.next, ins.actions[j]!);
     }
   }
-  if (frozen) checkedInstructions.set(f.instructions, decl.id);
 }
-
-/** Frozen instruction lists already found valid, with the table they were checked for. */
-const checkedInstructions = new WeakMap<readonly Instruction[], number>();
 
 function checkAction(id: number, name: string, next: readonly number[], a: Action): void {
   if (a.type === 'resubmit') checkNext(id, name, next, a.table);

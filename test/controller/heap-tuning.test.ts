@@ -1,7 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { YOUNG_GENERATION_FLAG, youngGenerationTuned } from '../../controller/heap-tuning.js';
+import {
+  GC_THREADS_FLAG,
+  gcThreadsAdvice,
+  YOUNG_GENERATION_FLAG,
+  youngGenerationTuned,
+} from '../../controller/heap-tuning.js';
 
 const run = promisify(execFile);
 
@@ -29,5 +34,17 @@ describe('the young generation flag', () => {
     expect(youngGenerationTuned(['--max_semi_space_size=32'], '')).toBe(true);
     expect(youngGenerationTuned([], `--enable-source-maps ${YOUNG_GENERATION_FLAG}`)).toBe(true);
     expect(youngGenerationTuned(['--max-semi-space'], '--max-old-space-size=4096')).toBe(false);
+  });
+});
+
+describe('the V8 helper-thread advice', () => {
+  it('advises one helper thread on 1-2 cores unless the pool size is set, however', () => {
+    expect(gcThreadsAdvice(2, [], '')).toMatch(
+      /^this machine has 2 core\(s\) .* start node with --v8-pool-size=1/,
+    );
+    expect(gcThreadsAdvice(1, ['--max-semi-space-size=64'], '')).toContain(GC_THREADS_FLAG);
+    expect(gcThreadsAdvice(2, [GC_THREADS_FLAG], '')).toBeUndefined();
+    expect(gcThreadsAdvice(2, [], '--v8_pool_size=2')).toBeUndefined();
+    expect(gcThreadsAdvice(4, [], '')).toBeUndefined();
   });
 });
