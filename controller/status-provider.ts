@@ -1,6 +1,7 @@
 import { offloadReport } from '../apps/offload/compute.js';
 import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
+import { type CounterSwitch, readDrops, readObjectCounters } from './counters/read-counters.js';
 import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
@@ -36,6 +37,18 @@ export function statusProvider(
   ha?: Pick<HaNode, 'status'>,
   dhcp?: Pick<DhcpResponder, 'lastAnswer'>,
 ): StatusProvider {
+  const counterSwitches = (): CounterSwitch[] =>
+    switches.list().flatMap((sw) => {
+      if (!sw.dpid || sw.state !== 'up') return [];
+      const chassis = facts.chassisOfDatapath(sw.dpid);
+      return [
+        {
+          datapathId: sw.dpid,
+          ...(chassis ? { chassis } : {}),
+          multipart: (body, timeoutMs) => sw.multipart(body, timeoutMs),
+        },
+      ];
+    });
   return {
     switches() {
       const byDpid = new Map(engine.status().map((s) => [s.dpid, s]));
@@ -91,6 +104,23 @@ export function statusProvider(
         up: true,
         ...(lease ? { dhcp: lease } : {}),
       };
+    },
+    counters: {
+      endpoint(endpointId) {
+        const ep = intents.get('endpoint', endpointId);
+        const b = facts.current().bindings.get(ep.ifaceId);
+        // Its overlay, port-security and ARP flows, and its security-group flows.
+        const keys = [`endpoint/${endpointId}`, `sg-port/${endpointId}`];
+        return readObjectCounters(
+          counterSwitches(),
+          'endpoint',
+          endpointId,
+          keys,
+          b && { chassis: b.chassisId, ofport: b.ofport },
+        );
+      },
+      acl: (aclId) => readObjectCounters(counterSwitches(), 'acl', aclId, [`acl/${aclId}`]),
+      drops: () => readDrops(counterSwitches()),
     },
     trace(endpointId, req) {
       const networkId = intents.get('endpoint', endpointId).networkId;

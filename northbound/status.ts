@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { TraceAnswer, TraceRequest } from '../controller/trace/endpoint-trace.js';
+import type { DropsAnswer, ObjectCounters } from './counters-schema.js';
 
 /**
  * What the engine and southbound sessions report for /v1/status. The API only reads it; until the
@@ -117,6 +118,15 @@ export interface StatusProvider {
    * throws IntentError (invalid / not_found / conflict) naming what is wrong with the request.
    */
   trace?(endpointId: string, req: TraceRequest): TraceAnswer;
+  /**
+   * What really crossed the switches, read from OVS on request (controller/counters): the flows of
+   * an endpoint or a network ACL by cookie, and every switch's table-miss drops.
+   */
+  counters?: {
+    endpoint(endpointId: string): Promise<ObjectCounters>;
+    acl(aclId: string): Promise<ObjectCounters>;
+    drops(): Promise<DropsAnswer>;
+  };
   /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */
   endpoint(endpointId: string): EndpointStatus | undefined;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */

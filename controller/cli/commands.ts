@@ -1,4 +1,5 @@
 import { applyCommand } from '../../northbound/cli/apply-command.js';
+import { countersCommand, dropsCommand } from '../../northbound/cli/counters-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
 import { statusCommand } from '../../northbound/cli/status-command.js';
 import { traceCommand } from '../../northbound/cli/trace-command.js';
@@ -16,6 +17,8 @@ export const commands: CliCommand[] = [
   applyCommand,
   statusCommand,
   traceCommand,
+  countersCommand,
+  dropsCommand,
   ofpCommand,
   labCommand,
   demoCommand,

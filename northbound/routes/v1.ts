@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { IntentService } from '../intents.js';
 import type { Readiness, StatusProvider } from '../status.js';
 import { registerBatch } from './batch.js';
+import { counterRoutes } from './counters.js';
 import { registerCrud } from './crud.js';
 import { resourceDefs } from './resources.js';
 import { statusRoutes } from './status.js';
@@ -14,11 +15,12 @@ export interface V1Options {
   readiness: Readiness;
 }
 
-/** Everything under /v1: the intent resources, batches of them, tokens, status and traces. */
+/** Everything under /v1: the intent resources, batches of them, tokens, status, traces and counters. */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, status, readiness }) => {
   for (const def of resourceDefs(status)) registerCrud(app, def, intents);
   registerBatch(app, intents);
   await app.register(tokenRoutes, { intents });
   await app.register(statusRoutes, { intents, status, readiness });
   await app.register(traceRoutes, { intents, status });
+  await app.register(counterRoutes, { intents, status });
 };

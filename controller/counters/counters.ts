@@ -1,0 +1,150 @@
+import type {
+  DropsAnswer,
+  FlowCounter,
+  ObjectCounters,
+  PortCounters,
+} from '../../northbound/counters-schema.js';
+import type { FlowStats, PortStats } from '../../southbound/openflow/codec/index.js';
+import { appOf, fnv1a32, OWNER_MASK, OWNER_VALUE } from '../pipeline/cookies.js';
+import { PIPELINE, TABLE } from '../pipeline/tables.js';
+
+/**
+ * Counters of what really crossed the switches, read back from OVS by cookie: the flows an
+ * intent object owns (controller/pipeline/cookies.ts: the low 32 bits hash the object), and the
+ * table-miss flows that drop. Pure: these functions only sum and name what the switches said.
+ */
+
+/** Cookie and mask selecting every flow of one object, whatever the app (FLOW stats request). */
+export function objectSelector(objectKey: string): { cookie: bigint; cookieMask: bigint } {
+  return { cookie: OWNER_VALUE | BigInt(fnv1a32(objectKey)), cookieMask: OWNER_MASK | 0xffffffffn };
+}
+
+/** Every flow of the pipeline app: the table misses. */
+export const TABLE_MISS_SELECTOR = { cookie: OWNER_VALUE | (1n << 48n), cookieMask: 0xffff000000000000n };
+
+const tableName = (id: number) => PIPELINE.find((t) => t.id === id)?.name ?? `table ${id}`;
+
+/** Why a table's miss drops, in words an operator can act on. */
+export const DROP_REASON: Readonly<Record<number, string>> = {
+  [TABLE.CLASSIFY]: 'from a port that is no bound endpoint, tunnel or VLAN binding',
+  [TABLE.PORT_SECURITY]: "source MAC or address not the endpoint's own (port security)",
+  [TABLE.EGRESS_SG_CT]: 'no egress security-group rule admits it (default deny)',
+  [TABLE.ARP_REPLY]: 'not an ARP request weft answers',
+  [TABLE.L2_LOOKUP]: 'destination MAC of no endpoint in the network (unknown unicast)',
+  [TABLE.INGRESS_SG_CT]: 'no ingress security-group rule admits it (default deny)',
+  [TABLE.OUTPUT]: 'no local port for it',
+};
+
+/** Tables whose miss drops (the rest go on to another table). */
+const DROPPING = new Set<number>(PIPELINE.filter((t) => t.miss.kind === 'drop').map((t) => t.id));
+
+export interface SwitchFlows {
+  datapathId: string;
+  chassis?: string;
+  flows: readonly FlowStats[];
+}
+
+export interface Unreachable {
+  datapathId: string;
+  chassis?: string;
+  error: string;
+}
+
+const n = (x: bigint) => Number(x);
+
+/** One object's flows on every switch that answered, busiest first, with their sum. */
+export function objectCounters(
+  kind: ObjectCounters['kind'],
+  id: string,
+  answered: readonly SwitchFlows[],
+  unreachable: readonly Unreachable[],
+  port?: PortCounters,
+): ObjectCounters {
+  const flows: FlowCounter[] = [];
+  for (const sw of answered) {
+    for (const f of sw.flows) {
+      flows.push({
+        datapathId: sw.datapathId,
+        ...(sw.chassis ? { chassis: sw.chassis } : {}),
+        table: f.tableId,
+        tableName: tableName(f.tableId),
+        app: appOf(f.cookie) ?? 'unknown',
+        priority: f.priority,
+        packets: n(f.packetCount),
+        bytes: n(f.byteCount),
+      });
+    }
+  }
+  flows.sort(
+    (a, b) => b.packets - a.packets || a.datapathId.localeCompare(b.datapathId) || a.table - b.table,
+  );
+  const sum = (k: 'packets' | 'bytes') => flows.reduce((s, f) => s + f[k], 0);
+  return {
+    kind,
+    id,
+    packets: sum('packets'),
+    bytes: sum('bytes'),
+    flows,
+    ...(port ? { port } : {}),
+    unreachable: [...unreachable],
+  };
+}
+
+/** The packets each switch dropped for lack of a flow (its table-miss drops), by table and in all. */
+export function dropCounters(
+  answered: readonly SwitchFlows[],
+  unreachable: readonly Unreachable[],
+): DropsAnswer {
+  const totals = new Map<number, { packets: number; bytes: number }>();
+  const switches = answered.map((sw) => {
+    const tables = sw.flows
+      .filter((f) => DROPPING.has(f.tableId) && f.priority === 0 && f.instructions.length === 0)
+      .map((f) => ({
+        table: f.tableId,
+        tableName: tableName(f.tableId),
+        reason: DROP_REASON[f.tableId] ?? 'no flow matches',
+        packets: n(f.packetCount),
+        bytes: n(f.byteCount),
+      }))
+      .sort((a, b) => b.packets - a.packets || a.table - b.table);
+    for (const t of tables) {
+      const tot = totals.get(t.table) ?? { packets: 0, bytes: 0 };
+      tot.packets += t.packets;
+      tot.bytes += t.bytes;
+      totals.set(t.table, tot);
+    }
+    return {
+      datapathId: sw.datapathId,
+      ...(sw.chassis ? { chassis: sw.chassis } : {}),
+      packets: tables.reduce((s, t) => s + t.packets, 0),
+      bytes: tables.reduce((s, t) => s + t.bytes, 0),
+      tables,
+    };
+  });
+  const tables = [...totals]
+    .map(([table, c]) => ({
+      table,
+      tableName: tableName(table),
+      reason: DROP_REASON[table] ?? 'no flow matches',
+      ...c,
+    }))
+    .sort((a, b) => b.packets - a.packets || a.table - b.table);
+  return {
+    packets: tables.reduce((s, t) => s + t.packets, 0),
+    bytes: tables.reduce((s, t) => s + t.bytes, 0),
+    tables,
+    switches: switches.sort((a, b) => b.packets - a.packets || a.datapathId.localeCompare(b.datapathId)),
+    unreachable: [...unreachable],
+  };
+}
+
+/** A VM port's OVS counters from the VM's side: what OVS received on it is what the VM sent. */
+export function portCounters(datapathId: string, chassis: string, s: PortStats): PortCounters {
+  return {
+    datapathId,
+    chassis,
+    ofport: s.portNo,
+    fromVm: { packets: n(s.rxPackets), bytes: n(s.rxBytes), dropped: n(s.rxDropped), errors: n(s.rxErrors) },
+    toVm: { packets: n(s.txPackets), bytes: n(s.txBytes), dropped: n(s.txDropped), errors: n(s.txErrors) },
+  };
+}

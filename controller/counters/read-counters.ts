@@ -1,0 +1,89 @@
+import type { DropsAnswer, ObjectCounters } from '../../northbound/counters-schema.js';
+import type { MultipartReplyBody, MultipartRequestBody } from '../../southbound/openflow/codec/index.js';
+import { ofpg, ofpp, ofptt } from '../../southbound/openflow/codec/index.js';
+import {
+  dropCounters,
+  objectCounters,
+  objectSelector,
+  portCounters,
+  type SwitchFlows,
+  TABLE_MISS_SELECTOR,
+  type Unreachable,
+} from './counters.js';
+
+/** What the counters read of a connected switch. */
+export interface CounterSwitch {
+  datapathId: string;
+  chassis?: string;
+  multipart(body: MultipartRequestBody, timeoutMs?: number): Promise<MultipartReplyBody[]>;
+}
+
+/** A switch that does not answer within this is reported unreachable, not waited for. */
+const TIMEOUT_MS = 3000;
+
+const flowsOf = (selector: { cookie: bigint; cookieMask: bigint }): MultipartRequestBody => ({
+  kind: 'FLOW',
+  tableId: ofptt.ALL,
+  outPort: ofpp.ANY,
+  outGroup: ofpg.ANY,
+  match: [],
+  ...selector,
+});
+
+/** The same FLOW stats request to every switch at once; who answered and who did not. */
+async function askAll(
+  switches: readonly CounterSwitch[],
+  selectors: ReadonlyArray<{ cookie: bigint; cookieMask: bigint }>,
+): Promise<{ answered: SwitchFlows[]; unreachable: Unreachable[] }> {
+  const answered: SwitchFlows[] = [];
+  const unreachable: Unreachable[] = [];
+  await Promise.all(
+    switches.map(async (sw) => {
+      const where = { datapathId: sw.datapathId, ...(sw.chassis ? { chassis: sw.chassis } : {}) };
+      try {
+        const replies = await Promise.all(selectors.map((s) => sw.multipart(flowsOf(s), TIMEOUT_MS)));
+        const flows = replies.flat().flatMap((b) => (b.kind === 'FLOW' ? b.flows : []));
+        answered.push({ ...where, flows });
+      } catch (err) {
+        unreachable.push({ ...where, error: err instanceof Error ? err.message : String(err) });
+      }
+    }),
+  );
+  answered.sort((a, b) => a.datapathId.localeCompare(b.datapathId));
+  return { answered, unreachable };
+}
+
+/** Counters of the flows owned by any of `objectKeys` (cookie hashes), on every switch. */
+export async function readObjectCounters(
+  switches: readonly CounterSwitch[],
+  kind: ObjectCounters['kind'],
+  id: string,
+  objectKeys: readonly string[],
+  port?: { chassis: string; ofport: number },
+): Promise<ObjectCounters> {
+  const [{ answered, unreachable }, portStats] = await Promise.all([
+    askAll(switches, objectKeys.map(objectSelector)),
+    port ? readPort(switches, port.chassis, port.ofport) : undefined,
+  ]);
+  return objectCounters(kind, id, answered, unreachable, portStats);
+}
+
+async function readPort(switches: readonly CounterSwitch[], chassis: string, ofport: number) {
+  const sw = switches.find((s) => s.chassis === chassis);
+  if (!sw) return undefined;
+  try {
+    const replies = await sw.multipart({ kind: 'PORT_STATS', portNo: ofport }, TIMEOUT_MS);
+    const stats = replies
+      .flatMap((b) => (b.kind === 'PORT_STATS' ? b.ports : []))
+      .find((p) => p.portNo === ofport);
+    return stats ? portCounters(sw.datapathId, chassis, stats) : undefined;
+  } catch {
+    return undefined; // the flow counters still answer; the switch is listed unreachable there
+  }
+}
+
+/** Table-miss drops of every switch. */
+export async function readDrops(switches: readonly CounterSwitch[]): Promise<DropsAnswer> {
+  const { answered, unreachable } = await askAll(switches, [TABLE_MISS_SELECTOR]);
+  return dropCounters(answered, unreachable);
+}
