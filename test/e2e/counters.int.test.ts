@@ -68,10 +68,16 @@ describe('counters from real OVS', () => {
     expect(await e.lab.tcpConnect('a', bIp, 9999, 1500)).toBe(false);
     let after = before;
     await expect
-      .poll(async () => (after = await counters('/v1/acls/no-9999/counters')).packets, {
-        timeout: 5000,
-        interval: 250,
-      })
+      .poll(
+        async () => {
+          after = await counters('/v1/acls/no-9999/counters');
+          return after.packets;
+        },
+        {
+          timeout: 5000,
+          interval: 250,
+        },
+      )
       .toBeGreaterThanOrEqual(1); // the SYN and its retries
     expect(after.flows.filter((f) => f.packets > 0).map((f) => [f.chassis, f.tableName])).toEqual([
       ['hv2', 'ingress-acl'],
@@ -90,10 +96,16 @@ describe('counters from real OVS', () => {
     }
     let after = before;
     await expect
-      .poll(async () => dropsOn((after = await drops()), 'hv1', 10) - dropsOn(before, 'hv1', 10), {
-        timeout: 5000,
-        interval: 250,
-      })
+      .poll(
+        async () => {
+          after = await drops();
+          return dropsOn(after, 'hv1', 10) - dropsOn(before, 'hv1', 10);
+        },
+        {
+          timeout: 5000,
+          interval: 250,
+        },
+      )
       .toBeGreaterThanOrEqual(1);
     // Nothing of it on hv2: the packets never left hv1.
     expect(dropsOn(after, 'hv2', 10)).toBe(dropsOn(before, 'hv2', 10));

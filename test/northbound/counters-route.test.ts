@@ -74,10 +74,14 @@ beforeAll(async () => {
     statusProvider: {
       ...emptyStatus,
       counters: {
-        endpoint: async (id) => (asked.push(`endpoint ${id}`), endpointAnswer(id)),
-        acl: async (id) => (
-          asked.push(`acl ${id}`), { ...endpointAnswer(id), kind: 'acl', port: undefined } as ObjectCounters
-        ),
+        endpoint: async (id) => {
+          asked.push(`endpoint ${id}`);
+          return endpointAnswer(id);
+        },
+        acl: async (id) => {
+          asked.push(`acl ${id}`);
+          return { ...endpointAnswer(id), kind: 'acl', port: undefined } as ObjectCounters;
+        },
         drops: async () => drops,
       },
     },
