@@ -1,4 +1,4 @@
-import { formatMatrix, runDemo } from '../../test/lab/demo-scenario.js';
+import { formatDrops, formatMatrix, runDemo } from '../../test/lab/demo-scenario.js';
 import { assertRoot } from '../../test/lab/exec.js';
 import type { CliCommand } from './command.js';
 
@@ -9,8 +9,10 @@ export const demoCommand: CliCommand = {
     if (argv.includes('--help') || argv.includes('-h')) {
       io.stdout.write(
         'Usage: weft demo\n\nStarts a controller and a two-hypervisor lab on this machine (network namespaces only),\n' +
-          'configures two tenants with overlapping addresses, a security group and a VLAN binding through\n' +
-          'the REST API, and prints what can reach what. Exits 1 if anything differs from the intent.\n',
+          'configures two tenants with overlapping addresses, a security group, a VLAN binding and DHCP\n' +
+          'through the REST API, lets one VM get its address from weft, and prints what can reach what\n' +
+          '(real traffic next to `weft trace`) and what the switches dropped (`weft drops`).\n' +
+          'Exits 1 if anything differs from the intent.\n',
       );
       return 0;
     }
@@ -21,9 +23,11 @@ export const demoCommand: CliCommand = {
       return 1;
     }
     const say = (line: string) => io.stdout.write(`${line}\n`);
-    const { probes, surprises } = await runDemo(say);
+    const { probes, surprises, drops } = await runDemo(say);
     say('');
     say(formatMatrix(probes));
+    say('');
+    say(formatDrops(drops));
     say('');
     say(surprises === 0 ? 'every path is exactly as the intent says' : `${surprises} surprise(s)`);
     return surprises === 0 ? 0 : 1;

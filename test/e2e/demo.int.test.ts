@@ -1,12 +1,12 @@
 import { expect, it } from 'vitest';
-import { formatMatrix, runDemo } from '../lab/demo-scenario.js';
+import { formatDrops, formatMatrix, runDemo } from '../lab/demo-scenario.js';
 import { expectConverged } from './converged.js';
 
 // The demo is part of the suite: every path it prints must be as the intent says.
 it('runs the demo with no surprises: isolation with overlapping IPs, a security group, a VLAN binding', async () => {
   const lines: string[] = [];
   let converged = false;
-  const { probes, surprises } = await runDemo(
+  const { probes, surprises, drops } = await runDemo(
     (l) => lines.push(l),
     async (controller, lab) => {
       // At the end, with a VLAN binding and a security group in place, every bridge is exact.
@@ -23,6 +23,14 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
     /dropped on hv2 in table ingress-sg-ct \(56\): no ingress rule of the security groups of endpoint blue2/,
   );
   expect(formatMatrix(probes)).toContain('why closed (weft trace):');
+  // The switches counted the drops the trace explains: blue2's security group, on hv2.
+  expect(formatDrops(drops)).toMatch(
+    /^ {2}hv2 +ingress-sg-ct +\d+ {2}no ingress security-group rule admits it \(default deny\)$/m,
+  );
+  // The DHCP line says what weft answered red2.
+  expect(lines).toContain(
+    'DHCP: red2 dropped its address and asked; weft answered from the intent: 10.0.0.2/24, MTU 1450, DNS 10.0.0.3',
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseServeArgs } from '../../controller/config/serve-config.js';
 import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
+import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { runDhcpClient } from './dhcp-client.js';
 import { createLab, type Lab } from './topology.js';
 
@@ -41,7 +42,7 @@ export async function runDemo(
   say: (line: string) => void,
   /** Runs after the probes, before teardown, with the live controller and lab (tests check them). */
   atEnd?: (controller: Controller, lab: Lab) => Promise<void>,
-): Promise<{ probes: Probe[]; surprises: number }> {
+): Promise<{ probes: Probe[]; surprises: number; drops: DropsAnswer }> {
   const dir = await mkdtemp(join(tmpdir(), 'weft-demo-'));
   let controller: Controller | undefined;
   let lab: Lab | undefined;
@@ -184,12 +185,24 @@ export async function runDemo(
     await ping('blue1', '10.0.0.2', 'closed');
     await tcp('blue2', '10.0.0.1', 9090, 'open (blue1)');
     await ping('blue1', '10.0.0.3', 'closed');
-    // A surprise: traffic that differs from the intent, or a trace that differs from the traffic.
+    // What the switches counted: the security group's default deny on hv2 dropped the closed
+    // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
+    let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
+    const sgDrops = (d: DropsAnswer) =>
+      d.switches.find((s) => s.chassis === 'hv2')?.tables.find((t) => t.tableName === 'ingress-sg-ct')
+        ?.packets ?? 0;
+    for (let i = 0; i < 20 && sgDrops(drops) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      drops = (await call('GET', '/v1/drops')) as DropsAnswer;
+    }
+    // A surprise: traffic that differs from the intent, or a trace that differs from the traffic,
+    // or counters that do not show the drops the trace explains.
     const surprises =
       probes.filter((p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open')).length +
-      (leased ? 0 : 1);
+      (leased ? 0 : 1) +
+      (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
-    return { probes, surprises };
+    return { probes, surprises, drops };
   } finally {
     await lab?.destroy();
     await controller?.stop();
@@ -220,4 +233,22 @@ export function formatMatrix(probes: Probe[]): string {
   const closed = probes.filter((p) => !p.got.startsWith('open') && p.why);
   if (closed.length === 0) return matrix.join('\n');
   return [...matrix, '', 'why closed (weft trace):', ...closed.map((p) => `  ${p.why}`)].join('\n');
+}
+
+/** What the switches counted as dropped (weft drops), one line per switch and table. */
+export function formatDrops(d: DropsAnswer): string {
+  const lines = ['dropped for lack of a flow, as the switches counted it (weft drops):'];
+  for (const sw of d.switches) {
+    for (const t of sw.tables.filter((x) => x.packets > 0)) {
+      lines.push(
+        `  ${(sw.chassis ?? sw.datapathId).padEnd(4)} ${t.tableName.padEnd(14)} ${String(t.packets).padStart(4)}  ${t.reason}`,
+      );
+    }
+  }
+  // The demo's VMs have IPv4 endpoints only; Linux still sends IPv6 neighbour discovery from them.
+  if (d.tables.some((t) => t.tableName === 'port-security' && t.packets > 0))
+    lines.push(
+      "  (port-security: the VMs' own IPv6 neighbour discovery; their endpoints have no IPv6 address)",
+    );
+  return lines.join('\n');
 }
