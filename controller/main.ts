@@ -8,6 +8,7 @@ import type { SwitchRegistry } from '../southbound/openflow/session/registry.js'
 import type { SwitchSession } from '../southbound/openflow/session/switch-session.js';
 import { ChassisManager } from '../southbound/ovsdb/chassis/manager.js';
 import type { ServeConfig } from './config/serve-config.js';
+import { registerDropMetrics } from './counters/drop-metrics.js';
 import { startDhcpResponder } from './dhcp/dhcp-responder.js';
 import { ChassisSync } from './engine/chassis-sync.js';
 import type { DatapathPort } from './engine/datapath-port.js';
@@ -173,6 +174,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   }
 
   const status = statusProvider(engine, openflow.registry, facts, intents, ha, dhcp);
+  if (status.counters) registerDropMetrics(metricsRegistry, status.counters.drops);
   const api = await buildApp({
     intents,
     logger: log.child({ part: 'api' }),
