@@ -133,7 +133,8 @@ export function traceEndpoint(
   const holder = lookups.endpointByIp(from.networkId, to);
   // With another MAC than the holder's, the packet is meant for some other host (behind a VLAN).
   const target = req.dstMac === undefined || req.dstMac.toLowerCase() === holder?.mac ? holder : undefined;
-  const dstMac = req.dstMac ?? target?.mac;
+  // The limited broadcast goes to every host of the segment (a DHCP client's first request).
+  const dstMac = req.dstMac ?? target?.mac ?? (to === '255.255.255.255' ? 'ff:ff:ff:ff:ff:ff' : undefined);
   if (!dstMac && req.protocol !== 'arp') {
     throw invalid(
       'to',

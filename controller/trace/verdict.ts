@@ -135,6 +135,22 @@ export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, establ
   if (!target.endpoint && !target.arp && outOfPorts.length > 0) {
     return { verdict: 'delivered', summary: `${target.what}: out of ${outOfPorts.join(', ')}`, deliveredTo };
   }
+  // Sent up to the controller: weft's DHCP server answers what the dhcp app's flow sends it.
+  const punted = hops.find((h) => h.outputs.some((o) => o.to === 'controller'));
+  if (punted && deliveredTo.length === 0 && outOfPorts.length === 0) {
+    const dhcp = punted.steps.some((s) => s.flow?.app === 'dhcp');
+    return dhcp
+      ? {
+          verdict: 'answered',
+          summary: `${target.what}: answered by weft's DHCP server (the dhcp flow on ${punted.chassis} sends it to the controller)`,
+          deliveredTo,
+        }
+      : {
+          verdict: 'not-delivered',
+          summary: `${target.what}: sent to the controller on ${punted.chassis}`,
+          deliveredTo,
+        };
+  }
   const reached = [...deliveredTo, ...outOfPorts];
   const noOwner = target.endpoint ? '' : ', no endpoint of the network has the address';
   const elsewhere = reached.length > 0 ? `; it reached ${reached.join(', ')}` : '';

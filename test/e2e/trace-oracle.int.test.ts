@@ -130,6 +130,20 @@ describe('weft trace agrees with ofproto/trace and with real traffic', () => {
     await expectOvsAgrees(unknown);
   }, 60_000);
 
+  it('a DHCP request: to the controller where the network serves DHCP (OVS agrees), flooded before', async () => {
+    const dhcp = { to: '255.255.255.255', protocol: 'udp', port: 67, srcPort: 68 };
+    const before = await weftTrace('c', dhcp);
+    expect(before.verdict).not.toBe('answered');
+    await expectOvsAgrees(before);
+    await e.api.patch('/v1/networks/n1?wait=applied&timeout=20s', { dhcp: {} });
+    const a = await weftTrace('c', dhcp);
+    expect(a.verdict).toBe('answered');
+    expect(a.hops[0]!.outputs).toEqual([{ to: 'controller', port: 0xfffffffd }]);
+    await expectOvsAgrees(a);
+    const ovs = await traceOn(e.lab.hv('hv1'), ovsFlowAt(a, 0));
+    expect(ovs.text).toMatch(/controller\(reason=1/);
+  }, 60_000);
+
   it('ends with dump-flows and dump-groups on every bridge equal to the desired state', async () => {
     await expectConverged(e.lab, e.controller.engine);
   }, 60_000);

@@ -124,6 +124,31 @@ describe('weft trace: a probe through the desired flows', () => {
     expect(w.trace('r1', { to: '10.0.0.2', protocol: 'tcp', port: 2323 }).verdict).toBe('delivered');
   });
 
+  it("follows a DHCP request to weft's DHCP server where the network serves DHCP, and nowhere else", async () => {
+    const dhcp = { to: '255.255.255.255', protocol: 'udp' as const, port: 67, srcPort: 68 };
+    const before = w.trace('r1', dhcp);
+    expect(before.verdict).not.toBe('answered');
+    expect(before.hops.flatMap((h) => h.outputs).some((o) => o.to === 'controller')).toBe(false);
+    await w.applied((await w.svc.update('network', 'red-net', { dhcp: {} })).revision);
+    try {
+      const a = w.trace('r1', dhcp);
+      expect(a.verdict).toBe('answered');
+      expect(a.summary).toBe(
+        "udp from r1 to 255.255.255.255:67: answered by weft's DHCP server (the dhcp flow on hv1 sends it to the controller)",
+      );
+      expect(a.hops).toHaveLength(1);
+      expect(a.hops[0]!.steps.at(-1)).toMatchObject({
+        table: TABLE.PORT_SECURITY,
+        flow: { app: 'dhcp', owner: 'network/red-net' },
+      });
+      // blue does not serve DHCP: its request is not sent up.
+      expect(w.trace('b1', dhcp).verdict).not.toBe('answered');
+    } finally {
+      await w.applied((await w.svc.update('network', 'red-net', { dhcp: { enabled: false } })).revision);
+    }
+    expect(w.trace('r1', dhcp).verdict).toBe(before.verdict);
+  });
+
   it('answers ARP for a known address on the spot, and floods one for an unknown address within the tenant', () => {
     const known = w.trace('r1', { to: '10.0.0.2', protocol: 'arp' });
     expect(known.verdict).toBe('answered');
