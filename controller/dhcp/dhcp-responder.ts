@@ -59,7 +59,7 @@ export class DhcpResponder {
     private readonly wallClock: () => number = () => Date.now(),
   ) {}
 
-  /** The decision for one PACKET_IN of switch `dpid` (pure apart from the per-port rate limit). */
+  /** The decision for one PACKET_IN of switch `dpid` (pure but for the per-port rate limit and the note of the last answer). */
   handle(dpid: string, msg: PacketIn): DhcpOutcome {
     if (appOf(msg.cookie) !== 'dhcp') return { kind: 'not-dhcp' };
     if (!this.ctx.isLeader())
