@@ -28,8 +28,7 @@ export function youngGenerationTuned(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions = process.env.NODE_OPTIONS ?? '',
 ): boolean {
-  const flagged = (a: string) => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(a);
-  return execArgv.some(flagged) || nodeOptions.split(/\s+/).some(flagged) || youngGenerationMb() >= 100;
+  return nodeFlagGiven('max-semi-space-size', execArgv, nodeOptions) || youngGenerationMb() >= 100;
 }
 
 /** What small machines should pass node: one V8 helper thread (GC, compilation) beside the main one. */
@@ -47,7 +46,12 @@ export function gcThreadsAdvice(
   execArgv: readonly string[] = process.execArgv,
   nodeOptions = process.env.NODE_OPTIONS ?? '',
 ): string | undefined {
-  const set = (a: string) => /^--v8[-_]pool[-_]size(=|$)/.test(a);
-  if (cores > 2 || execArgv.some(set) || nodeOptions.split(/\s+/).some(set)) return undefined;
+  if (cores > 2 || nodeFlagGiven('v8-pool-size', execArgv, nodeOptions)) return undefined;
   return `this machine has ${cores} core(s) and node runs 4 V8 helper threads: after a large recompute they preempt the engine for ms at a time; start node with ${GC_THREADS_FLAG} (NODE_OPTIONS works)`;
+}
+
+/** Whether node got `--NAME` (any mix of - and _) on its command line or in NODE_OPTIONS. */
+function nodeFlagGiven(name: string, execArgv: readonly string[], nodeOptions: string): boolean {
+  const flag = new RegExp(`^--${name.replace(/-/g, '[-_]')}(=|$)`);
+  return execArgv.some((a) => flag.test(a)) || nodeOptions.split(/\s+/).some((a) => flag.test(a));
 }

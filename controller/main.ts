@@ -156,13 +156,14 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       networkByVni: (vni) => intents.networkByVni(vni),
       endpointByMac: (networkId, mac) => intents.endpointByMac(networkId, mac),
       isLeader: () => (ha ? ha.leadership.isLeader : true),
+      onEndpointDeleted: (cb) =>
+        intents.onChange(({ changes }) => {
+          for (const c of changes) if (c.kind === 'endpoint' && !c.after) cb(c.id);
+        }),
     },
     log.child({ part: 'dhcp' }),
     metricsRegistry,
   );
-  intents.onChange(({ changes }) => {
-    for (const c of changes) if (c.kind === 'endpoint' && !c.after) dhcp.forgetEndpoint(c.id);
-  });
   observe = (r) => {
     metrics.observe(r);
     ha?.notePossiblyApplied();

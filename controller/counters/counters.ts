@@ -5,8 +5,8 @@ import type {
   PortCounters,
 } from '../../northbound/counters-schema.js';
 import type { FlowStats, PortStats } from '../../southbound/openflow/codec/index.js';
-import { appOf, fnv1a32, OWNER_MASK, OWNER_VALUE } from '../pipeline/cookies.js';
-import { PIPELINE, TABLE } from '../pipeline/tables.js';
+import { APP, appOf, fnv1a32, OWNER_MASK, OWNER_VALUE } from '../pipeline/cookies.js';
+import { PIPELINE, tableDecl, tableName } from '../pipeline/tables.js';
 
 /**
  * Counters of what really crossed the switches, read back from OVS by cookie: the flows an
@@ -20,19 +20,15 @@ export function objectSelector(objectKey: string): { cookie: bigint; cookieMask:
 }
 
 /** Every flow of the pipeline app: the table misses. */
-export const TABLE_MISS_SELECTOR = { cookie: OWNER_VALUE | (1n << 48n), cookieMask: 0xffff000000000000n };
+export const TABLE_MISS_SELECTOR = {
+  cookie: OWNER_VALUE | (BigInt(APP.pipeline) << 48n),
+  cookieMask: 0xffff000000000000n,
+};
 
-const tableName = (id: number) => PIPELINE.find((t) => t.id === id)?.name ?? `table ${id}`;
-
-/** Why a table's miss drops, in words an operator can act on. */
-export const DROP_REASON: Readonly<Record<number, string>> = {
-  [TABLE.CLASSIFY]: 'from a port that is no bound endpoint, tunnel or VLAN binding',
-  [TABLE.PORT_SECURITY]: "source MAC or address not the endpoint's own (port security)",
-  [TABLE.EGRESS_SG_CT]: 'no egress security-group rule admits it (default deny)',
-  [TABLE.ARP_REPLY]: 'not an ARP request weft answers',
-  [TABLE.L2_LOOKUP]: 'destination MAC of no endpoint in the network (unknown unicast)',
-  [TABLE.INGRESS_SG_CT]: 'no ingress security-group rule admits it (default deny)',
-  [TABLE.OUTPUT]: 'no local port for it',
+/** Why a table drops what nothing matched (the pipeline declaration says), by table id. */
+const dropReason = (id: number): string => {
+  const miss = tableDecl(id)?.miss;
+  return miss?.kind === 'drop' ? miss.why : 'no flow matches';
 };
 
 /** Tables whose miss drops (the rest go on to another table). */
@@ -102,7 +98,7 @@ export function dropCounters(
       .map((f) => ({
         table: f.tableId,
         tableName: tableName(f.tableId),
-        reason: DROP_REASON[f.tableId] ?? 'no flow matches',
+        reason: dropReason(f.tableId),
         packets: n(f.packetCount),
         bytes: n(f.byteCount),
       }))
@@ -125,7 +121,7 @@ export function dropCounters(
     .map(([table, c]) => ({
       table,
       tableName: tableName(table),
-      reason: DROP_REASON[table] ?? 'no flow matches',
+      reason: dropReason(table),
       ...c,
     }))
     .sort((a, b) => b.packets - a.packets || a.table - b.table);

@@ -1,3 +1,4 @@
+import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import type { Endpoint, Network } from '../intent/model.js';
 import { type Cidr, cidrContains, parseCidr, parseIp } from '../intent/net.js';
 import { DHCP, type DhcpReply, type DhcpRequest } from './dhcp-packet.js';
@@ -139,8 +140,7 @@ function toClient(req: DhcpRequest, yiaddr: string): { ethDst: string; ipDst: st
 const broadcast = () => ({ ethDst: BROADCAST_MAC, ipDst: BROADCAST_IP });
 
 function maskText(prefix: number): string {
-  const m = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-  return [m >>> 24, (m >>> 16) & 255, (m >>> 8) & 255, m & 255].join('.');
+  return formatIpv4(prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0);
 }
 
 /**
@@ -149,11 +149,6 @@ function maskText(prefix: number): string {
  * ARP for it there, the client rebinds by broadcast at 7/8 of the lease, which weft answers.
  */
 function firstOtherHost(subnet: Cidr, clientIp: string): string {
-  const n = Number(subnet.network);
-  const pick = (k: number) => {
-    const v = (n + k) >>> 0;
-    return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.');
-  };
-  const first = pick(1);
-  return first === clientIp ? pick(2) : first;
+  const first = formatIpv4((Number(subnet.network) + 1) >>> 0);
+  return first === clientIp ? formatIpv4((Number(subnet.network) + 2) >>> 0) : first;
 }

@@ -18,6 +18,8 @@ export interface DhcpContext {
   endpointByMac(networkId: string, mac: string): Endpoint | undefined;
   /** False on an HA standby: only the leader answers (it alone holds the switches). */
   isLeader(): boolean;
+  /** Calls back with the id of each deleted endpoint (its last answer is then forgotten). */
+  onEndpointDeleted?(cb: (endpointId: string) => void): void;
 }
 
 /** Per VM port: a client retries every few seconds; more than this is a VM flooding weft. */
@@ -150,6 +152,7 @@ export function startDhcpResponder(
   metrics?: Registry,
 ): DhcpResponder {
   const responder = new DhcpResponder(ctx);
+  ctx.onEndpointDeleted?.((id) => responder.forgetEndpoint(id));
   const replies = new Counter({
     name: 'weft_dhcp_replies_total',
     help: 'DHCP answers weft sent, by type (offer, ack, nak)',

@@ -26,7 +26,8 @@ export const TABLE = {
 } as const;
 export type TableId = (typeof TABLE)[keyof typeof TABLE];
 
-export type MissAction = { kind: 'drop' } | { kind: 'goto'; table: TableId };
+/** A drop says why, in words an operator can act on (weft drops, /metrics). */
+export type MissAction = { kind: 'drop'; why: string } | { kind: 'goto'; table: TableId };
 
 export interface TableDecl {
   id: TableId;
@@ -52,7 +53,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'in_port -> network (VNI in metadata) and port class in reg5; tunnel: tun_id -> network; VLAN binding port: vlan_vid -> network, tag popped',
     matches: ['in_port', 'tun_id', 'vlan_vid'],
     next: [TABLE.PORT_SECURITY, TABLE.ARP_RESPONDER, TABLE.L2_LOOKUP],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: 'from a port that is no bound endpoint, tunnel or VLAN binding' },
   },
   {
     id: TABLE.PORT_SECURITY,
@@ -73,7 +74,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'udp_dst',
     ],
     next: [TABLE.EGRESS_ACL],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: "source MAC or address not the endpoint's own (port security)" },
   },
   {
     id: TABLE.EGRESS_ACL,
@@ -98,7 +99,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'security group egress rules after conntrack: established/related pass, new must match a rule (commit), rest dropped',
     matches: ['in_port', ...L2, ...L3, ...L4, ...CT],
     next: [TABLE.ARP_RESPONDER],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: 'no egress security-group rule admits it (default deny)' },
   },
   {
     id: TABLE.ARP_RESPONDER,
@@ -116,7 +117,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'one flow for every answer: the request becomes the reply in place (sha/spa <- the answer, tha/tpa <- the asker) and goes back out of in_port',
     matches: ['eth_type', 'arp_op'],
     next: [],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: 'not an ARP request weft answers' },
   },
   {
     id: TABLE.L2_LOOKUP,
@@ -125,7 +126,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'dl_dst -> local port (reg7) | remote chassis (tun_dst + tun_id, VXLAN port) ; broadcast/multicast -> flood group',
     matches: ['metadata', 'eth_dst', 'reg5'],
     next: [TABLE.INGRESS_ACL],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: 'destination MAC of no endpoint in the network (unknown unicast)' },
   },
   {
     id: TABLE.INGRESS_ACL,
@@ -151,7 +152,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'security group ingress rules after conntrack: established/related pass, new must match a rule (commit), rest dropped',
     matches: ['reg7', ...L2, ...L3, ...L4, ...CT],
     next: [TABLE.OUTPUT],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: 'no ingress security-group rule admits it (default deny)' },
   },
   {
     id: TABLE.OUTPUT,
@@ -159,7 +160,7 @@ export const PIPELINE: readonly TableDecl[] = [
     purpose: 'reg7 -> output to the local port (VLAN binding ports get their tag pushed)',
     matches: ['reg7'],
     next: [],
-    miss: { kind: 'drop' },
+    miss: { kind: 'drop', why: 'no local port for it' },
   },
 ];
 
@@ -168,3 +169,6 @@ const byId = new Map<number, TableDecl>(PIPELINE.map((t) => [t.id, t]));
 export function tableDecl(id: number): TableDecl | undefined {
   return byId.get(id);
 }
+
+/** The table's name as docs/PIPELINE.md and `weft trace` print it (`table N` if undeclared). */
+export const tableName = (id: number): string => byId.get(id)?.name ?? `table ${id}`;

@@ -4,7 +4,7 @@ import { formatInstructions } from '../../southbound/openflow/text/format-action
 import { formatMatch } from '../../southbound/openflow/text/format-match.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow } from '../pipeline/flow.js';
-import { tableDecl } from '../pipeline/tables.js';
+import { tableName } from '../pipeline/tables.js';
 import { type SimOutput, type SimStep, simulateBridge } from './bridge-sim.js';
 import { bitsOf, fieldText, onNextBridge, type Packet } from './packet.js';
 
@@ -84,7 +84,7 @@ function stepView(s: SimStep, world: TraceWorld): TraceStepView {
     pass: s.pass,
     depth: s.depth,
     table: s.table,
-    tableName: tableDecl(s.table)?.name ?? `table ${s.table}`,
+    tableName: tableName(s.table),
     drop: !s.flow || !forwards(s.flow),
   };
   if (s.group !== undefined) view.group = s.group;
