@@ -3,15 +3,17 @@ import type { Kind } from './model.js';
 import { type IntentState, keyOf, parseKey } from './state.js';
 
 /**
- * Which objects a delete removes. Dependants (a network's endpoints, ACLs and VLAN bindings; a
- * tenant's networks, security groups and tokens; a chassis' VLAN bindings) block the delete with a
- * conflict unless `cascade` is set, in which case they go in the same transaction. A security
- * group still used by an endpoint or another group's rule always blocks (cascade would silently
- * open or close traffic on endpoints the caller did not name).
+ * Which objects a delete removes. Dependants (a network's endpoints, ACLs, VLAN bindings and
+ * router; a tenant's networks, security groups, routers and tokens; a chassis' VLAN bindings)
+ * block the delete with a conflict unless `cascade` is set, in which case they go in the same
+ * transaction. A security group still used by an endpoint or another group's rule always blocks
+ * (cascade would silently open or close traffic on endpoints the caller did not name).
  */
 const CASCADES: Partial<Record<Kind, Kind[]>> = {
-  tenant: ['network', 'securityGroup', 'token'],
-  network: ['endpoint', 'networkAcl', 'vlanBinding'],
+  tenant: ['network', 'securityGroup', 'router', 'token'],
+  // A router is deleted whole with any of its networks: one without that interface is a different
+  // router (other addresses reachable), which the caller should write on purpose.
+  network: ['endpoint', 'networkAcl', 'vlanBinding', 'router'],
   chassis: ['vlanBinding'],
 };
 

@@ -1,4 +1,27 @@
-import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { type Static, type TObject, Type } from '@sinclair/typebox';
+import {
+  CidrSchema,
+  Description,
+  Direction,
+  Ethertype,
+  IdSchema,
+  IpSchema,
+  MacSchema,
+  Mtu,
+  Name,
+  Port,
+  Protocol,
+  UnderlayMtu,
+  Vni,
+  withMeta,
+} from './model-base.js';
+import {
+  RouterCreateSchema,
+  type RouterInterfaceInputSchema,
+  type RouterInterfaceSchema,
+  RouterPatchSchema,
+  RouterSchema,
+} from './model-router.js';
 
 /**
  * The intent model: what users ask for, in the form the store keeps it. Three schemas per kind:
@@ -17,57 +40,13 @@ export const KINDS = [
   'networkAcl',
   'chassis',
   'vlanBinding',
+  'router',
   'token',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
-/** Inclusive VNI bounds: 0 and 16777215 (2^24-1) are reserved and refused. */
-export const VNI_MIN = 1;
-export const VNI_MAX = 16_777_214;
-export const DEFAULT_VNI_RANGE: [number, number] = [4096, 16_777_214];
-/** VXLAN over IPv4: outer IPv4 (20) + UDP (8) + VXLAN (8) + inner Ethernet (14). */
-export const VXLAN_OVERHEAD = 50;
-export const DEFAULT_UNDERLAY_MTU = 1500;
-
-// Ids are client-choosable (PUT) and part of store keys and URLs: no '/', no spaces.
-export const IdSchema = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$',
-  description: 'letters, digits, . _ : - (first a letter or digit), at most 64',
-});
-const Name = Type.String({ minLength: 1, maxLength: 128 });
-const Description = Type.String({ maxLength: 1024 });
-/** An IPv4 or IPv6 prefix such as 10.0.0.0/24 or fd00::/64 (checked exactly by the service). */
-export const CidrSchema = Type.String({ minLength: 3, maxLength: 49, description: 'IPv4 or IPv6 CIDR' });
-/** One IPv4 or IPv6 address without prefix length (checked exactly by the service). */
-export const IpSchema = Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address' });
-export const MacSchema = Type.String({
-  pattern: '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$',
-  description: 'unicast MAC, e.g. 02:00:00:00:00:01',
-});
-const Vni = Type.Integer({ minimum: VNI_MIN, maximum: VNI_MAX, description: '1-16777214' });
-const Mtu = Type.Integer({ minimum: 576, maximum: 9216 });
-const UnderlayMtu = Type.Integer({ minimum: 626, maximum: 9266 });
-const Port = Type.Integer({ minimum: 0, maximum: 65535 });
-const Direction = Type.Union([Type.Literal('ingress'), Type.Literal('egress')]);
-const Ethertype = Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6')]);
-const Protocol = Type.Union([
-  Type.Literal('tcp'),
-  Type.Literal('udp'),
-  Type.Literal('icmp'),
-  Type.Literal('any'),
-]);
-
-/** Every stored object: `revision` is the store revision of its last write (its ETag). */
-export const MetaSchema = Type.Object({
-  revision: Type.Integer({ minimum: 1 }),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-});
-export type Meta = Static<typeof MetaSchema>;
-const withMeta = <P extends TProperties>(props: P) =>
-  Type.Object({ ...props, ...MetaSchema.properties }, { additionalProperties: false });
+export * from './model-base.js';
+export * from './model-router.js';
 
 // ---------- tenant ----------
 const TenantFields = { name: Name, description: Type.Optional(Description) };
@@ -353,6 +332,11 @@ export type ChassisPatch = Static<typeof ChassisPatchSchema>;
 export type VlanBinding = Static<typeof VlanBindingSchema>;
 export type VlanBindingCreate = Static<typeof VlanBindingCreateSchema>;
 export type VlanBindingPatch = Static<typeof VlanBindingPatchSchema>;
+export type RouterInterface = Static<typeof RouterInterfaceSchema>;
+export type RouterInterfaceInput = Static<typeof RouterInterfaceInputSchema>;
+export type Router = Static<typeof RouterSchema>;
+export type RouterCreate = Static<typeof RouterCreateSchema>;
+export type RouterPatch = Static<typeof RouterPatchSchema>;
 export type ApiToken = Static<typeof ApiTokenSchema>;
 export type ApiTokenCreate = Static<typeof ApiTokenCreateSchema>;
 export type ApiTokenPatch = Static<typeof ApiTokenPatchSchema>;
@@ -366,6 +350,7 @@ export interface ObjectOf {
   networkAcl: NetworkAcl;
   chassis: Chassis;
   vlanBinding: VlanBinding;
+  router: Router;
   token: ApiToken;
 }
 /** Create/replace input per kind (tokens are made with IntentService.createToken instead). */
@@ -377,6 +362,7 @@ export interface CreateInputOf {
   networkAcl: NetworkAclCreate;
   chassis: ChassisCreate;
   vlanBinding: VlanBindingCreate;
+  router: RouterCreate;
   token: ApiTokenCreate;
 }
 /** Patch input per kind. */
@@ -388,6 +374,7 @@ export interface PatchOf {
   networkAcl: NetworkAclPatch;
   chassis: ChassisPatch;
   vlanBinding: VlanBindingPatch;
+  router: RouterPatch;
   token: ApiTokenPatch;
 }
 export type AnyObject = ObjectOf[Kind];
@@ -404,6 +391,7 @@ export const SCHEMAS: { [K in Kind]: { object: TObject; create: TObject; patch: 
   networkAcl: { object: NetworkAclSchema, create: NetworkAclCreateSchema, patch: NetworkAclPatchSchema },
   chassis: { object: ChassisSchema, create: ChassisCreateSchema, patch: ChassisPatchSchema },
   vlanBinding: { object: VlanBindingSchema, create: VlanBindingCreateSchema, patch: VlanBindingPatchSchema },
+  router: { object: RouterSchema, create: RouterCreateSchema, patch: RouterPatchSchema },
   token: { object: ApiTokenSchema, create: ApiTokenCreateSchema, patch: ApiTokenPatchSchema },
 };
 
@@ -413,4 +401,5 @@ export const TENANT_OWNED: ReadonlySet<Kind> = new Set([
   'endpoint',
   'securityGroup',
   'networkAcl',
+  'router',
 ]);

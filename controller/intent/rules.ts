@@ -11,64 +11,31 @@ import {
   parseCidr,
   parseIp,
 } from './net.js';
+import {
+  checkEndpointIp,
+  checkEndpointMac,
+  checkNetworkSubnets,
+  isRouterMac,
+  router,
+} from './router-rules.js';
+import {
+  type Draft,
+  type Fields,
+  immutable,
+  mustRef,
+  type RuleEnv,
+  subnetsOf,
+  tenantOf,
+} from './rule-env.js';
 import { type IntentState, vlanSlot } from './state.js';
+
+export type { Draft, RuleEnv } from './rule-env.js';
 
 /**
  * The domain rules: given the current intent and a proposed object (all fields, no meta), check it
  * against the other objects and return it normalised. Pure apart from the injected generators.
  * Throws IntentError (invalid / conflict) naming the field.
  */
-
-export interface RuleEnv {
-  state: IntentState;
-  /** Tenant of a tenant-scoped caller: references to other tenants read as "does not exist". */
-  tenantScope?: string;
-  vniRange: [number, number];
-  newId(): string;
-  randomMac(): string;
-  /** Next-fit cursor of the VNI allocator (the last VNI handed out). */
-  vniCursor: { last: number };
-}
-
-type Fields<K extends Kind> = Omit<ObjectOf[K], 'revision' | 'createdAt' | 'updatedAt'>;
-export type Draft = Record<string, unknown> & { id: string };
-
-/** Looks up a referenced object of the same tenant, or throws `invalid` naming the field. */
-function mustRef<K extends Kind>(
-  env: RuleEnv,
-  kind: K,
-  id: string,
-  field: string,
-  tenantId?: string,
-): ObjectOf[K] {
-  const o = env.state.get(kind, id);
-  const owner = o && 'tenantId' in o ? o.tenantId : undefined;
-  if (!o || (env.tenantScope && owner && owner !== env.tenantScope)) {
-    throw invalid(field, `${kind} '${id}' does not exist`);
-  }
-  if (tenantId && owner && owner !== tenantId) {
-    throw invalid(field, `${kind} '${id}' belongs to tenant '${owner}', not '${tenantId}'`);
-  }
-  return o;
-}
-
-function tenantOf(env: RuleEnv, d: Draft, existing: AnyObject | undefined): string {
-  const given = d.tenantId as string | undefined;
-  const tenantId = given ?? (existing as { tenantId?: string } | undefined)?.tenantId ?? env.tenantScope;
-  if (!tenantId) throw invalid('tenantId', 'is required');
-  if (env.tenantScope && tenantId !== env.tenantScope)
-    throw invalid('tenantId', `tenant '${tenantId}' does not exist`);
-  mustRef(env, 'tenant', tenantId, 'tenantId');
-  return tenantId;
-}
-
-function immutable(d: Draft, existing: AnyObject | undefined, field: string): void {
-  if (!existing) return;
-  const before = (existing as Record<string, unknown>)[field];
-  if (d[field] !== undefined && d[field] !== before) {
-    throw invalid(field, `cannot change from '${String(before)}' to '${String(d[field])}'`);
-  }
-}
 
 function cidrList(list: string[], field: string): Cidr[] {
   const out: Cidr[] = [];
@@ -128,6 +95,8 @@ function allocateVni(env: RuleEnv): number {
 
 function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields<'network'> {
   immutable(d, existing, 'tenantId');
+  // The VNI names the network on the wire and derives its router MAC: it is fixed at creation.
+  immutable(d, existing, 'vni');
   const tenantId = tenantOf(env, d, existing);
   let vni = (d.vni as number | undefined) ?? existing?.vni;
   if (vni === undefined) vni = allocateVni(env);
@@ -146,6 +115,7 @@ function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields
       }
     }
   }
+  if (existing) checkNetworkSubnets(env.state, d.id, subnets);
   const mtu = (d.mtu as number | undefined) ?? existing?.mtu ?? minUnderlayMtu(env.state) - VXLAN_OVERHEAD;
   const out: Fields<'network'> = {
     id: d.id,
@@ -158,17 +128,6 @@ function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields
   const dhcp = normalizeDhcp(d.dhcp, subnets);
   if (dhcp) out.dhcp = dhcp;
   return out;
-}
-
-/** Parsed subnets per network object (objects are immutable, so the cache never goes stale). */
-const parsedSubnets = new WeakMap<ObjectOf['network'], Cidr[]>();
-function subnetsOf(net: ObjectOf['network']): Cidr[] {
-  let cidrs = parsedSubnets.get(net);
-  if (!cidrs) {
-    cidrs = net.subnets.map((s) => parseCidr(s) as Cidr);
-    parsedSubnets.set(net, cidrs);
-  }
-  return cidrs;
 }
 
 function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fields<'endpoint'> {
@@ -184,6 +143,7 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     if (!m) throw invalid('mac', `'${d.mac}' is not a MAC address (xx:xx:xx:xx:xx:xx)`);
     if (isMulticastMac(m)) throw invalid('mac', `${m} is a multicast address; endpoints need unicast`);
     if (m === '00:00:00:00:00:00') throw invalid('mac', 'the all-zero address is not usable');
+    checkEndpointMac(m);
     const owner = macs?.get(m);
     if (owner !== undefined && owner !== d.id)
       throw conflict('mac', `${m} is already used in network '${net.id}'`);
@@ -192,7 +152,7 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     mac = existing.mac;
   } else {
     do mac = env.randomMac();
-    while (macs?.has(mac));
+    while (macs?.has(mac) || isRouterMac(mac));
   }
   const subnets = subnetsOf(net);
   const ips: string[] = [];
@@ -210,6 +170,7 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     const owner = taken?.get(a.text);
     if (owner !== undefined && owner !== d.id)
       throw conflict(`ips[${i}]`, `${a.text} is already used in network '${net.id}'`);
+    checkEndpointIp(env.state, net.id, a.text, `ips[${i}]`);
     ips.push(a.text);
   }
   const ifaceId = (d.ifaceId as string | undefined) ?? existing?.ifaceId ?? d.id;
@@ -385,6 +346,8 @@ export function buildObject(
       return chassis(env, d);
     case 'vlanBinding':
       return vlanBinding(env, d, ex);
+    case 'router':
+      return router(env, d, ex);
     case 'token':
       return token(env, d, ex);
   }

@@ -12,6 +12,7 @@ import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf } from
 import { DEFAULT_VNI_RANGE, VNI_MAX, VNI_MIN } from './model.js';
 import type { Plan } from './pipeline.js';
 import { IntentReplica } from './replica.js';
+import { routerOn } from './router-rules.js';
 import { buildObject, type RuleEnv } from './rules.js';
 import { type IdempotencyRecord, type IntentState, keyOf, parseKey } from './state.js';
 import { hashSecret, newSecret, sameHash } from './tokens.js';
@@ -35,7 +36,7 @@ export interface IntentContext {
   requestId?: string;
 }
 export interface DeleteContext extends IntentContext {
-  /** Delete dependants (a network's endpoints/ACLs/VLAN bindings; a tenant's everything) too. */
+  /** Delete dependants (a network's endpoints/ACLs/VLAN bindings/router; a tenant's everything) too. */
   cascade?: boolean;
 }
 
@@ -91,10 +92,11 @@ export interface CreatedToken {
  * - A write that changes nothing (a repeated PUT, a PATCH to the same values) commits nothing and
  *   returns the object with its current revision.
  * - References to missing objects (networkId, securityGroupIds, remoteGroupId, chassisId,
- *   tenantId) are `invalid` naming the field; to another tenant's objects likewise.
+ *   tenantId, interfaces[i].networkId) are `invalid` naming the field; to another tenant's
+ *   objects likewise.
  * - Tenant-scoped callers see only their tenant (get/list/update of their own tenant object, their
- *   tenant's networks, endpoints, security groups and ACLs); chassis, VLAN bindings and tokens are
- *   admin-only and read as not_found.
+ *   tenant's networks, endpoints, security groups, ACLs and routers); chassis, VLAN bindings and
+ *   tokens are admin-only and read as not_found.
  * - `waitApplied(rev, timeout)`: until the engine registers an ApplyTracker, "applied" means the
  *   revision is in this controller's intent (no switch is affected yet): it resolves
  *   `{applied: true}` at once for any revision this controller has, or after it arrives through
@@ -216,6 +218,11 @@ export class IntentService {
     const state = this.replica.committed;
     const id = state.tunnelIps.get(ip);
     return id === undefined ? undefined : state.get('chassis', id);
+  }
+
+  /** The router with an interface on this network (a network is on at most one) and that interface. */
+  routerOnNetwork(networkId: string): ReturnType<typeof routerOn> {
+    return routerOn(this.replica.committed, networkId);
   }
 
   /** Ids of the `ofKind` objects that reference kind/id (a network's endpoints or ACLs), ascending. */

@@ -4,7 +4,8 @@ import { KINDS } from './model.js';
 
 /**
  * The in-memory intent at one revision, with the indexes the domain rules need (unique VNIs,
- * MACs/IPs per network, iface-ids, tunnel IPs, VLAN slots, who references whom). Fed only by store
+ * MACs/IPs per network, iface-ids, tunnel IPs, VLAN slots, the router of each network, who
+ * references whom). Fed only by store
  * operations (`apply`), so it can be rebuilt from a snapshot and followed through the change feed.
  * Objects are treated as immutable: a write replaces the object, never edits it.
  */
@@ -52,6 +53,10 @@ export function referencesOf(kind: Kind, o: AnyObject): string[] {
       const x = o as ObjectOf['vlanBinding'];
       return [keyOf('chassis', x.chassisId), keyOf('network', x.networkId)];
     }
+    case 'router': {
+      const x = o as ObjectOf['router'];
+      return [keyOf('tenant', x.tenantId), ...x.interfaces.map((i) => keyOf('network', i.networkId))];
+    }
     case 'token': {
       const x = o as ObjectOf['token'];
       return x.tenantId ? [keyOf('tenant', x.tenantId)] : [];
@@ -76,6 +81,8 @@ export class IntentState {
   readonly ifaceIds = new Map<string, string>();
   readonly tunnelIps = new Map<string, string>();
   readonly vlanSlots = new Map<string, string>();
+  /** networkId -> id of the router with an interface on it (at most one). */
+  readonly routerOfNetwork = new Map<string, string>();
   readonly tokenHashes = new Map<string, string>();
   /** "kind/id" -> keys of the objects that reference it. */
   readonly referrers = new Map<string, Set<string>>();
@@ -192,6 +199,9 @@ export class IntentState {
         each(this.vlanSlots, vlanSlot(b.chassisId, b.port, b.vlan));
         break;
       }
+      case 'router':
+        for (const i of (o as ObjectOf['router']).interfaces) each(this.routerOfNetwork, i.networkId);
+        break;
       case 'token':
         each(this.tokenHashes, (o as ObjectOf['token']).hash);
         break;

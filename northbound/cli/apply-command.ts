@@ -16,7 +16,8 @@ Sends every operation in FILE as one atomic batch (POST /v1/batch): all land at 
 or none does and the error names the operation as ops[N] (N counts the file's items from 0).
 
 FILE (JSON or YAML; - reads stdin) holds a list of items, {ops: [...]}, or YAML documents:
-  - kind: network            # tenant, network, endpoint, security-group, acl, chassis, vlan-binding
+  - kind: network            # tenant, network, endpoint, security-group, acl, chassis, vlan-binding,
+                             # router (list items in order: a router after its networks)
     id: blue                 # with an id the default op is replace (create or overwrite)
     tenantId: t1             # the object's fields, inline or under body:
     name: blue
@@ -50,6 +51,7 @@ const KIND_WORDS: Record<string, string> = {
   chassis: 'chassis',
   vlanBinding: 'vlanBinding',
   'vlan-binding': 'vlanBinding',
+  router: 'router',
 };
 const kindOf = (word: string): string | undefined =>
   KIND_WORDS[word] ?? (word.endsWith('s') ? KIND_WORDS[word.slice(0, -1)] : undefined);

@@ -33,6 +33,8 @@ export interface ResourceCli {
   verbs?: Verb[];
   /** More read-only verbs: `weft WORD VERB ID` prints GET /v1/PATH/ID/SUB. */
   reads?: ReadVerb[];
+  /** Read-modify-write verbs: `weft WORD VERB ID ARGS` patches the object as it is now. */
+  edits?: EditVerb[];
 }
 
 /** A read of something about one object, e.g. `weft chassis offload hv1`. */
@@ -43,6 +45,27 @@ export interface ReadVerb {
   /** The answer for people (`--json` prints it as it came). */
   print: (body: Record<string, unknown>) => string;
 }
+
+/**
+ * A change computed from the object's current content, e.g. `weft router attach r1 web=10.0.0.1`
+ * (a PATCH can only replace a list, so adding one item means reading the list first).
+ */
+export interface EditVerb {
+  verb: string;
+  /** What follows the ID, for the usage line, e.g. `NET=IP`. */
+  args: string;
+  help: string;
+  /** Checks the arguments after the ID (throws UsageError) and returns the PATCH body maker. */
+  edit(args: string[]): (current: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** An edit that makes no sense for the object as it is (printed like an API error, exit 1). */
+export class EditRefused extends Error {
+  override name = 'EditRefused';
+}
+
+/** Reads and retries of an edit that keeps losing the race with other writers (412). */
+const EDIT_ATTEMPTS = 5;
 
 const pluralOf = (r: ResourceCli) => r.plural ?? `${r.noun}s`;
 
@@ -56,7 +79,7 @@ const common = {
   help: { type: 'boolean', short: 'h', help: 'this help' },
   id: { type: 'string', help: 'create: client-chosen id (PUT, idempotent)' },
   data: { type: 'string', help: 'create/update: JSON object merged under the field flags' },
-  'if-match': { type: 'string', help: 'update/delete: only if the object is still at this revision' },
+  'if-match': { type: 'string', help: 'writes to one object: only if it is still at this revision' },
   'idempotency-key': { type: 'string', help: 'create without --id: retry-safe key' },
   cascade: { type: 'boolean', help: 'delete: also delete what depends on the object' },
   wait: { type: 'boolean', help: 'writes: answer once every affected switch applied the change' },
@@ -75,11 +98,13 @@ export const usage = (r: ResourceCli): string => {
     ...Object.entries(common).map(([k, v]) => [`--${k}${v.type === 'string' ? ' VALUE' : ''}`, v.help]),
   ];
   const w = Math.max(...flags.map(([a]) => a!.length));
+  const more = [...(r.reads ?? []), ...(r.edits ?? [])];
   return [
-    `Usage: weft ${r.word} ${[...verbs, ...(r.reads ?? []).map((x) => x.verb)].join('|')} [ID] [options]`,
+    `Usage: weft ${r.word} ${[...verbs, ...more.map((x) => x.verb)].join('|')} [ID] [options]`,
     '',
     ...verbs.map((v) => `  weft ${r.word} ${v}${v === 'create' || v === 'list' ? '' : ' ID'}`),
     ...(r.reads ?? []).map((x) => `  weft ${r.word} ${x.verb} ID`.padEnd(32) + x.help),
+    ...(r.edits ?? []).map((x) => `  weft ${r.word} ${x.verb} ID ${x.args}`.padEnd(32) + x.help),
     '',
     'Options:',
     ...flags.map(([a, b]) => `  ${a!.padEnd(w)}  ${b}`),
@@ -242,10 +267,48 @@ async function runRead(
   io.stdout.write(values.json ? `${JSON.stringify(res.body, null, 2)}\n` : read.print(res.body));
 }
 
+/**
+ * `weft WORD VERB ID ARGS`: reads the object, makes the PATCH from it and sends it with If-Match
+ * on the revision read, so a write made in between is never overwritten; on 412 it reads again
+ * and redoes the edit (unless --if-match pinned the revision: then 412 is the answer).
+ */
+async function runEdit(
+  r: ResourceCli,
+  verb: EditVerb,
+  args: string[],
+  values: Record<string, unknown>,
+  io: CliIo,
+): Promise<void> {
+  const [id, ...rest] = args;
+  if (id === undefined) throw new UsageError(`${verb.verb} needs the ${r.noun} ID`);
+  const make = verb.edit(rest);
+  const client = clientFromFlags(values, io.env);
+  const url = `/v1/${r.path}/${encodeURIComponent(id)}`;
+  const pinned = values['if-match'] as string | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const current = (await client.request<Record<string, unknown>>('GET', url)).body;
+    const body = make(current);
+    try {
+      const res = await client.request('PATCH', url, {
+        body,
+        query: writeQuery(values),
+        headers: { 'if-match': `"${pinned ?? current.revision}"` },
+      });
+      io.stdout.write(
+        values.json ? `${JSON.stringify(res.body, null, 2)}\n` : details(res.body as Record<string, unknown>),
+      );
+      return;
+    } catch (err) {
+      const raced = err instanceof ApiCallError && err.status === 412 && pinned === undefined;
+      if (!raced || attempt >= EDIT_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /** `weft <resource> <verb> ...` over the REST API: table output by default, `--json` on request. */
 export const resourceCommand = (r: ResourceCli): CliCommand => ({
   name: r.word,
-  summary: `${(r.verbs ?? allVerbs).join('/')} ${pluralOf(r)} over the REST API`,
+  summary: `${[...(r.verbs ?? allVerbs), ...(r.edits ?? []).map((x) => x.verb)].join('/')} ${pluralOf(r)} over the REST API`,
   async run(argv, io) {
     const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {};
     for (const [k, v] of Object.entries(common)) {
@@ -266,18 +329,21 @@ export const resourceCommand = (r: ResourceCli): CliCommand => ({
       return verb === undefined && !parsed.values.help ? 2 : 0;
     }
     const read = r.reads?.find((x) => x.verb === verb);
-    if (!read && !(r.verbs ?? allVerbs).includes(verb as Verb))
+    const edit = r.edits?.find((x) => x.verb === verb);
+    if (!read && !edit && !(r.verbs ?? allVerbs).includes(verb as Verb))
       throw new UsageError(`unknown action '${verb}'`);
     // Filters share flags with fields (e.g. --tenant); as filters they take the last value.
     const values: Record<string, unknown> = { ...parsed.values };
     if (verb === 'list') for (const f of r.filters) values[f] = (values[f] as string[] | undefined)?.at(-1);
     try {
       if (read) await runRead(r, read, rest, values, io);
+      else if (edit) await runEdit(r, edit, rest, values, io);
       else await runVerb(r, verb as Verb, rest, values, io);
       return 0;
     } catch (err) {
-      if (!(err instanceof ApiCallError)) throw err;
-      io.stderr.write(`weft ${r.word}: ${describeApiError(err)}\n`);
+      if (err instanceof EditRefused) io.stderr.write(`weft ${r.word}: ${err.message}\n`);
+      else if (err instanceof ApiCallError) io.stderr.write(`weft ${r.word}: ${describeApiError(err)}\n`);
+      else throw err;
       return 1;
     }
   },

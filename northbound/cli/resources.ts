@@ -1,6 +1,7 @@
 import { type CliCommand, UsageError } from '../../controller/cli/command.js';
 import { type Column, cell, col } from './format.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
+import { routerCli } from './router-cli.js';
 
 const revision = col('REV', 'revision');
 
@@ -335,6 +336,7 @@ export const resourceClis: ResourceCli[] = [
       revision,
     ],
   },
+  routerCli,
   {
     word: 'token',
     path: 'tokens',

@@ -37,6 +37,7 @@ export const registerOpenApi = async (app: FastifyInstance, opts: OpenApiOptions
         { name: 'acls' },
         { name: 'chassis' },
         { name: 'vlan-bindings' },
+        { name: 'routers' },
         { name: 'batch' },
         { name: 'tokens' },
         { name: 'status' },

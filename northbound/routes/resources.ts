@@ -109,4 +109,15 @@ export const resourceDefs = (status: StatusProvider): ResourceDef[] => [
     filters: ['network'],
     schemas: schemasOf('vlanBinding', 'VlanBinding'),
   },
+  {
+    kind: 'router',
+    path: 'routers',
+    tag: 'routers',
+    noun: 'router',
+    adminOnly: false,
+    adminWrites: false,
+    // ?network= finds the router on a network (routers reference each network they are on).
+    filters: ['tenant', 'network'],
+    schemas: schemasOf('router', 'Router'),
+  },
 ];

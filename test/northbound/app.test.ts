@@ -95,6 +95,7 @@ describe('health, metrics and docs', () => {
       '/v1/acls',
       '/v1/chassis/{id}',
       '/v1/vlan-bindings',
+      '/v1/routers/{id}',
       '/v1/tokens',
       '/v1/status',
       '/healthz',

@@ -29,6 +29,7 @@ describe('weft resource commands over the API', () => {
       'acl',
       'chassis',
       'vlan-binding',
+      'router',
       'token',
       'status',
     ]) {

@@ -73,6 +73,11 @@ const cases: Case[] = [
     create: { chassisId: 'c1', port: 'eth1', vlan: 100, networkId: 'n1' },
     patch: { vlan: 200 },
   },
+  {
+    path: 'routers',
+    create: { tenantId: 't1', interfaces: [{ networkId: 'n1', ip: '10.0.0.1' }] },
+    patch: { name: 'edge' },
+  },
 ];
 
 describe.each(cases)('/v1/$path', ({ path, create, patch }) => {

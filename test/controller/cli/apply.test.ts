@@ -101,6 +101,30 @@ describe('weft apply', () => {
     expect(() => h.intents.get('endpoint', 'db1')).toThrow(/not found/);
   });
 
+  it('applies networks and a router on them from one file (router listed after its networks)', async () => {
+    const path = await file(
+      'routed.yaml',
+      `- {kind: tenant, id: red, name: red}
+- {kind: network, id: web, tenantId: red, name: web, subnets: [10.0.0.0/24]}
+- {kind: network, id: db, tenantId: red, name: db, subnets: [10.0.1.0/24]}
+- kind: routers
+  id: r1
+  tenantId: red
+  interfaces:
+    - {networkId: web, ip: 10.0.0.1}
+    - {networkId: db, ip: 10.0.1.1}
+`,
+    );
+    const r = await weft(['apply', '-f', path]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^router\s+1\s+0\s+0\s+0$/m);
+    expect(h.intents.get('router', 'r1').interfaces.map((i) => `${i.networkId}=${i.ip}`)).toEqual([
+      'web=10.0.0.1',
+      'db=10.0.1.1',
+    ]);
+    expect((await weft(['apply', '-f', path])).out).toMatch(/^router\s+0\s+0\s+1\s+0$/m);
+  });
+
   it('--dry-run validates on the server and commits nothing; --wait reports confirmation', async () => {
     const path = await file('green.yaml', 'kind: network\nid: green\ntenantId: acme\nname: green\n');
     const rev = h.intents.revision();

@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import { Description, IdSchema, MacSchema, Name, withMeta } from './model-base.js';
+
+/** The router kind's schemas (controller/intent/model.ts re-exports them). */
+
+// ---------- router ----------
+/** A router joins at most this many of its tenant's networks. */
+export const ROUTER_MAX_INTERFACES = 64;
+/**
+ * Router interface MACs: locally administered unicast (0x0a), then "Wr", then the network's VNI.
+ * One MAC per network, derived rather than stored-and-allocated, so every controller and every
+ * hypervisor agrees on it without coordination; endpoints may not use the prefix.
+ */
+export const ROUTER_MAC_PREFIX = '0a:57:72:';
+/** The MAC of a router's interface on the network with this VNI: vni 4097 -> 0a:57:72:00:10:01. */
+export function routerMac(vni: number): string {
+  const hex = (vni & 0xff_ffff).toString(16).padStart(6, '0');
+  return `${ROUTER_MAC_PREFIX}${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
+}
+const RouterIp = Type.String({
+  minLength: 2,
+  maxLength: 45,
+  description: "IPv4 address of the router on that network, inside one of the network's IPv4 subnets",
+});
+export const RouterInterfaceSchema = Type.Object(
+  {
+    networkId: IdSchema,
+    ip: RouterIp,
+    /** Read-only: routerMac(vni of the network). */
+    mac: MacSchema,
+  },
+  { additionalProperties: false },
+);
+/** What a client sends per interface: the MAC is derived, never given. */
+export const RouterInterfaceInputSchema = Type.Object(
+  { networkId: IdSchema, ip: RouterIp },
+  { additionalProperties: false },
+);
+const RouterFields = {
+  name: Type.Optional(Name),
+  description: Type.Optional(Description),
+};
+export const RouterSchema = withMeta({
+  id: IdSchema,
+  tenantId: IdSchema,
+  ...RouterFields,
+  interfaces: Type.Array(RouterInterfaceSchema, { maxItems: ROUTER_MAX_INTERFACES }),
+});
+export const RouterCreateSchema = Type.Object(
+  {
+    id: Type.Optional(IdSchema),
+    /** Optional for tenant-scoped callers (their tenant is implied). */
+    tenantId: Type.Optional(IdSchema),
+    ...RouterFields,
+    interfaces: Type.Optional(Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES })),
+  },
+  { additionalProperties: false },
+);
+export const RouterPatchSchema = Type.Partial(
+  Type.Object({
+    name: Name,
+    description: Description,
+    /** Replaces the whole list. */
+    interfaces: Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES }),
+  }),
+  { additionalProperties: false },
+);

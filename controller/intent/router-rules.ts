@@ -1,0 +1,172 @@
+import { conflict, invalid } from './errors.js';
+import {
+  type Network,
+  ROUTER_MAC_PREFIX,
+  type Router,
+  type RouterInterface,
+  type RouterInterfaceInput,
+  routerMac,
+} from './model.js';
+import { type Address, type Cidr, cidrContains, cidrsOverlap, parseIp } from './net.js';
+import {
+  type Draft,
+  type Fields,
+  immutable,
+  mustRef,
+  type RuleEnv,
+  subnetsOf,
+  tenantOf,
+} from './rule-env.js';
+import type { IntentState } from './state.js';
+
+/**
+ * The rules of routers, and what they ask of networks and endpoints. A router joins some of its
+ * tenant's networks; on each it owns one IPv4 address (the VMs' default gateway) and a MAC derived
+ * from the network's VNI. The engine routes between the joined networks on every hypervisor, so
+ * whatever would make "which network holds this address" ambiguous is refused here: a network on
+ * two routers, overlapping subnets on one router, a router address also held by an endpoint.
+ * Throws IntentError (invalid / conflict) naming the field.
+ */
+
+const v4 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 4);
+const listed = (cidrs: readonly Cidr[]): string => cidrs.map((c) => c.text).join(', ') || 'none';
+
+/**
+ * Why `a` cannot be a router address in these IPv4 subnets ("outside" when none holds it), or
+ * undefined when it can.
+ */
+function misplaced(a: Address, subnets: readonly Cidr[]): string | undefined {
+  const home = subnets.find((c) => cidrContains(c, a));
+  if (!home) return 'outside';
+  // /31 and /32 have neither a network nor a broadcast address (RFC 3021).
+  if (home.prefix > 30) return undefined;
+  const hostBits = (1n << BigInt(32 - home.prefix)) - 1n;
+  if (a.value === home.network) return `the network address of ${home.text}`;
+  if (a.value === (home.network | hostBits)) return `the broadcast address of ${home.text}`;
+  return undefined;
+}
+
+/** The first pair of overlapping IPv4 subnets between two networks, as text. */
+function overlapOf(a: Network, b: Network): string | undefined {
+  for (const x of v4(a)) {
+    const y = v4(b).find((c) => cidrsOverlap(x, c));
+    if (y) return `${x.text} of network '${a.id}' overlaps ${y.text} of network '${b.id}'`;
+  }
+  return undefined;
+}
+
+export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'router'> {
+  immutable(d, existing, 'tenantId');
+  const tenantId = tenantOf(env, d, existing);
+  const given = (d.interfaces as RouterInterfaceInput[] | undefined) ?? [];
+  const nets: Network[] = [];
+  const interfaces = given.map((itf, i): RouterInterface => {
+    const at = (f: string) => `interfaces[${i}].${f}`;
+    const net = mustRef(env, 'network', itf.networkId, at('networkId'), tenantId);
+    const twice = nets.findIndex((n) => n.id === net.id);
+    if (twice >= 0) {
+      throw invalid(at('networkId'), `network '${net.id}' is already interfaces[${twice}]; one per network`);
+    }
+    const owner = env.state.routerOfNetwork.get(net.id);
+    if (owner !== undefined && owner !== d.id) {
+      throw conflict(at('networkId'), `network '${net.id}' is already on router '${owner}'`);
+    }
+    for (const [j, other] of nets.entries()) {
+      const clash = overlapOf(net, other);
+      if (clash)
+        throw invalid(at('networkId'), `${clash} (interfaces[${j}]); routed subnets must not overlap`);
+    }
+    nets.push(net);
+    const a = parseIp(itf.ip);
+    if (a?.family !== 4) throw invalid(at('ip'), `'${itf.ip}' is not an IPv4 address`);
+    const subnets = v4(net);
+    if (subnets.length === 0) {
+      throw invalid(at('ip'), `network '${net.id}' has no IPv4 subnet; a router interface needs one`);
+    }
+    const why = misplaced(a, subnets);
+    if (why === 'outside') {
+      throw invalid(
+        at('ip'),
+        `${a.text} is outside the IPv4 subnets of network '${net.id}' (${listed(subnets)})`,
+      );
+    }
+    if (why) throw invalid(at('ip'), `${a.text} is ${why}, not a usable address`);
+    const holder = env.state.ips.get(net.id)?.get(a.text);
+    if (holder !== undefined) {
+      throw conflict(at('ip'), `${a.text} is already used by endpoint '${holder}' in network '${net.id}'`);
+    }
+    return { networkId: net.id, ip: a.text, mac: routerMac(net.vni) };
+  });
+  const out: Fields<'router'> = { id: d.id, tenantId, interfaces };
+  if (d.name !== undefined) out.name = d.name as string;
+  if (d.description !== undefined) out.description = d.description as string;
+  return out;
+}
+
+/** The router on a network and its interface there, if any (a network is on at most one). */
+export function routerOn(
+  state: IntentState,
+  networkId: string,
+): { router: Router; iface: RouterInterface } | undefined {
+  const id = state.routerOfNetwork.get(networkId);
+  const r = id === undefined ? undefined : state.get('router', id);
+  const iface = r?.interfaces.find((x) => x.networkId === networkId);
+  return r && iface ? { router: r, iface } : undefined;
+}
+
+/**
+ * A network's new subnets (PUT or PATCH) against its router: the interface address must
+ * stay usable, and the subnets must not come to overlap those of the router's other networks.
+ */
+export function checkNetworkSubnets(state: IntentState, networkId: string, subnets: readonly Cidr[]): void {
+  const on = routerOn(state, networkId);
+  if (!on) return;
+  const rid = on.router.id;
+  const mine = subnets.filter((c) => c.family === 4);
+  const why = misplaced(parseIp(on.iface.ip)!, mine);
+  if (why) {
+    const what = why === 'outside' ? `outside the IPv4 subnets (${listed(mine)})` : why;
+    throw invalid(
+      'subnets',
+      `router '${rid}' has its interface ${on.iface.ip} on this network, which would be ${what}; detach the network from the router first`,
+    );
+  }
+  for (const other of on.router.interfaces) {
+    if (other.networkId === networkId) continue;
+    const them = state.get('network', other.networkId);
+    const theirs = them ? v4(them) : [];
+    for (const c of subnets) {
+      const y = theirs.find((t) => cidrsOverlap(c, t));
+      if (y) {
+        throw invalid(
+          'subnets',
+          `${c.text} overlaps ${y.text} of network '${other.networkId}', also on router '${rid}'`,
+        );
+      }
+    }
+  }
+}
+
+/** An endpoint address that is its network's router address: the router's, refused. */
+export function checkEndpointIp(state: IntentState, networkId: string, ip: string, field: string): void {
+  const on = routerOn(state, networkId);
+  if (on?.iface.ip === ip) {
+    throw conflict(field, `${ip} is the address of router '${on.router.id}' on network '${networkId}'`);
+  }
+}
+
+/** A MAC of weft's router interfaces (whatever the VNI): never an endpoint's, given or generated. */
+export const isRouterMac = (mac: string): boolean => mac.startsWith(ROUTER_MAC_PREFIX);
+
+/**
+ * Endpoint MACs may not take the router prefix: an endpoint with its gateway's MAC would collide
+ * with the router interface on its network (and could take the traffic sent to the gateway).
+ */
+export function checkEndpointMac(mac: string): void {
+  if (isRouterMac(mac)) {
+    throw invalid(
+      'mac',
+      `${mac}: the prefix ${ROUTER_MAC_PREFIX.slice(0, -1)} is reserved for weft's router interfaces`,
+    );
+  }
+}

@@ -1,0 +1,102 @@
+import { UsageError } from '../../controller/cli/command.js';
+import { col } from './format.js';
+import { EditRefused, type ResourceCli } from './resource-command.js';
+
+/** `weft router ...`: routers between a tenant's networks, and attach/detach of one network. */
+
+interface InterfaceInput {
+  networkId: string;
+  ip: string;
+}
+
+/** `web=10.0.0.1` -> {networkId: 'web', ip: '10.0.0.1'} (the server checks the address itself). */
+export const parseInterface = (text: string, flag = '--interface'): InterfaceInput => {
+  const eq = text.indexOf('=');
+  const networkId = text.slice(0, eq);
+  const ip = text.slice(eq + 1);
+  if (eq < 1 || ip === '' || ip.includes('=')) {
+    throw new UsageError(`${flag} '${text}': expected NET=IP, e.g. web=10.0.0.1`);
+  }
+  return { networkId, ip };
+};
+
+/** The interfaces as a client sends them back: the MAC is derived by the server, never given. */
+const inputsOf = (router: Record<string, unknown>): InterfaceInput[] =>
+  ((router.interfaces as InterfaceInput[] | undefined) ?? []).map(({ networkId, ip }) => ({ networkId, ip }));
+
+/** `web=10.0.0.1 db=10.0.1.1`, or '-' for a router on no network yet. */
+export const interfacesCell = (o: Record<string, unknown>): string => {
+  const list = inputsOf(o);
+  return list.length === 0 ? '-' : list.map((i) => `${i.networkId}=${i.ip}`).join(' ');
+};
+
+const oneArg = (verb: string, what: string, args: string[]): string => {
+  if (args.length !== 1) throw new UsageError(`${verb} needs the router ID and ${what}`);
+  return args[0]!;
+};
+
+export const routerCli: ResourceCli = {
+  word: 'router',
+  path: 'routers',
+  noun: 'router',
+  fields: [
+    {
+      flag: 'tenant',
+      field: 'tenantId',
+      type: 'string',
+      help: 'owning tenant (implied for tenant tokens)',
+      createOnly: true,
+    },
+    { flag: 'name', field: 'name', type: 'string', help: 'display name' },
+    { flag: 'description', field: 'description', type: 'string', help: 'free text' },
+    {
+      flag: 'interface',
+      field: 'interfaces',
+      type: 'custom',
+      help: 'NET=IP: the router on network NET with address IP; repeatable, replaces all interfaces',
+      parse: (v) => v.map((text) => parseInterface(text)),
+    },
+  ],
+  filters: ['tenant', 'network'],
+  columns: [
+    col('ID', 'id'),
+    col('TENANT', 'tenantId'),
+    { header: 'INTERFACES', value: interfacesCell },
+    col('REV', 'revision'),
+  ],
+  edits: [
+    {
+      verb: 'attach',
+      args: 'NET=IP',
+      help: 'add an interface on network NET with address IP',
+      edit: (args) => {
+        const add = parseInterface(oneArg('attach', 'NET=IP', args), 'attach');
+        return (router) => {
+          const list = inputsOf(router);
+          const there = list.find((i) => i.networkId === add.networkId);
+          if (there) {
+            throw new EditRefused(
+              `router '${router.id}' is already on network '${add.networkId}' (${there.ip}); detach it first`,
+            );
+          }
+          return { interfaces: [...list, add] };
+        };
+      },
+    },
+    {
+      verb: 'detach',
+      args: 'NET',
+      help: 'remove the interface on network NET',
+      edit: (args) => {
+        const net = oneArg('detach', 'NET', args);
+        return (router) => {
+          const list = inputsOf(router);
+          if (!list.some((i) => i.networkId === net)) {
+            throw new EditRefused(`router '${router.id}' has no interface on network '${net}'`);
+          }
+          return { interfaces: list.filter((i) => i.networkId !== net) };
+        };
+      },
+    },
+  ],
+};

@@ -1,0 +1,14 @@
+import type { IntentService } from '../../../controller/intent/service.js';
+
+/** A router r1 of tenant red on network web. */
+export const r1 = { tenantId: 'red', name: 'r1', interfaces: [{ networkId: 'web', ip: '10.0.0.1' }] };
+
+/** Tenant red with networks web, db and app (VNIs 4097-4099); tenant blue with bnet (10.0.0.0/24 too). */
+export async function seedRedBlue(svc: IntentService): Promise<void> {
+  await svc.put('tenant', 'red', { name: 'red' });
+  await svc.put('tenant', 'blue', { name: 'blue' });
+  await svc.put('network', 'web', { tenantId: 'red', name: 'web', vni: 4097, subnets: ['10.0.0.0/24'] });
+  await svc.put('network', 'db', { tenantId: 'red', name: 'db', vni: 4098, subnets: ['10.0.1.0/24'] });
+  await svc.put('network', 'app', { tenantId: 'red', name: 'app', vni: 4099, subnets: ['10.0.2.0/24'] });
+  await svc.put('network', 'bnet', { tenantId: 'blue', name: 'bnet', subnets: ['10.0.0.0/24'] });
+}

@@ -1,0 +1,157 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { interfacesCell, parseInterface } from '../../northbound/cli/router-cli.js';
+import { ADMIN, type Harness, startHarness } from './harness.js';
+import { runWeft } from './run-weft.js';
+
+let h: Harness;
+let api: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  api = await h.app.listen({ host: '127.0.0.1', port: 0 });
+  await h.intents.put('tenant', 'red', { name: 'red' });
+  for (const [id, subnet] of [
+    ['web', '10.0.0.0/24'],
+    ['db', '10.0.1.0/24'],
+    ['app', '10.0.2.0/24'],
+  ] as const) {
+    await h.intents.put('network', id, { tenantId: 'red', name: id, subnets: [subnet] });
+  }
+});
+afterAll(async () => {
+  await h.close();
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const r of h.intents.list('router').items) await h.intents.delete('router', r.id);
+});
+
+const weft = (args: string) => runWeft(args, { WEFT_API: api, WEFT_TOKEN: ADMIN });
+
+describe('parseInterface', () => {
+  it('reads NET=IP and names the flag when malformed', () => {
+    expect(parseInterface('web=10.0.0.1')).toEqual({ networkId: 'web', ip: '10.0.0.1' });
+    for (const bad of ['web', '=10.0.0.1', 'web=', 'web=10.0.0.1=x']) {
+      expect(() => parseInterface(bad)).toThrow(`--interface '${bad}': expected NET=IP, e.g. web=10.0.0.1`);
+    }
+  });
+
+  it('shows the interfaces as NET=IP words', () => {
+    expect(interfacesCell({ interfaces: [] })).toBe('-');
+    expect(
+      interfacesCell({
+        interfaces: [
+          { networkId: 'web', ip: '10.0.0.1', mac: 'x' },
+          { networkId: 'db', ip: '10.0.1.1', mac: 'y' },
+        ],
+      }),
+    ).toBe('web=10.0.0.1 db=10.0.1.1');
+  });
+});
+
+describe('weft router', () => {
+  it('is listed, with attach and detach, in weft --help and weft router --help', async () => {
+    expect((await weft('--help')).out).toMatch(
+      /\n {2}router\s+create\/list\/show\/update\/delete\/attach\/detach routers over the REST API\n/,
+    );
+    const help = await weft('router --help');
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/^Usage: weft router create\|list\|show\|update\|delete\|attach\|detach /);
+    expect(help.out).toMatch(/\n {2}weft router attach ID NET=IP\s+add an interface/);
+    expect(help.out).toMatch(/\n {2}weft router detach ID NET\s+remove the interface/);
+    expect(help.out).toMatch(/--interface VALUE\s+NET=IP/);
+  });
+
+  it('creates with repeated --interface, lists ID TENANT INTERFACES REV, and update replaces the list', async () => {
+    const made = await weft(
+      'router create --id r1 --tenant red --name r1 --interface web=10.0.0.1 --interface db=10.0.1.1',
+    );
+    expect(made.code, made.err).toBe(0);
+    expect(made.out).toMatch(/^id:\s+r1$/m);
+    expect(made.out).toMatch(/^ {2}- .*"networkId":"web".*"mac":"0a:57:72:/m);
+    const list = await weft('router list --network db');
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+INTERFACES\s+REV$/);
+    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+\d+$/m);
+    const updated = await weft('router update r1 --interface app=10.0.2.1 --json');
+    expect(updated.code, updated.err).toBe(0);
+    expect(JSON.parse(updated.out).interfaces).toEqual([
+      { networkId: 'app', ip: '10.0.2.1', mac: expect.stringMatching(/^0a:57:72:/) },
+    ]);
+    expect((await weft('router update r1 --tenant red')).err).toContain(
+      '--tenant cannot be changed by update',
+    );
+    expect((await weft('router create --interface web')).code).toBe(2);
+  });
+
+  it('prints the API error naming the field and exits 1', async () => {
+    const r = await weft('router create --tenant red --interface web=10.0.9.1');
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('[interfaces[0].ip] (HTTP 400 invalid)');
+  });
+
+  it('attaches and detaches one network, keeping the others', async () => {
+    expect((await weft('router create --id r1 --tenant red --interface web=10.0.0.1')).code).toBe(0);
+    const attached = await weft('router attach r1 db=10.0.1.1 --json');
+    expect(attached.code, attached.err).toBe(0);
+    expect(JSON.parse(attached.out).interfaces.map((i: { networkId: string }) => i.networkId)).toEqual([
+      'web',
+      'db',
+    ]);
+    const detached = await weft('router detach r1 web');
+    expect(detached.code, detached.err).toBe(0);
+    expect(h.intents.get('router', 'r1').interfaces.map((i) => i.networkId)).toEqual(['db']);
+  });
+
+  it('refuses attaching a network twice or detaching one it is not on (exit 1), and bad arguments (exit 2)', async () => {
+    expect((await weft('router create --id r1 --tenant red --interface web=10.0.0.1')).code).toBe(0);
+    const twice = await weft('router attach r1 web=10.0.0.2');
+    expect(twice).toMatchObject({
+      code: 1,
+      err: "weft router: router 'r1' is already on network 'web' (10.0.0.1); detach it first\n",
+    });
+    const absent = await weft('router detach r1 db');
+    expect(absent).toMatchObject({
+      code: 1,
+      err: "weft router: router 'r1' has no interface on network 'db'\n",
+    });
+    expect((await weft('router attach r1')).err).toContain('attach needs the router ID and NET=IP');
+    expect((await weft('router attach r1 db')).err).toContain("attach 'db': expected NET=IP");
+    expect((await weft('router detach r1 db app')).err).toContain('detach needs the router ID and NET');
+    expect((await weft('router attach')).err).toContain('attach needs the router ID');
+    const missing = await weft('router attach nope db=10.0.1.1');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain("router 'nope' not found");
+    expect(h.intents.get('router', 'r1').interfaces).toHaveLength(1);
+  });
+
+  it('does not lose an edit made between its read and its write: 412, read again, redo', async () => {
+    expect((await weft('router create --id r1 --tenant red --interface web=10.0.0.1')).code).toBe(0);
+    const realFetch = globalThis.fetch;
+    let raced = false;
+    vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+      if (init?.method === 'PATCH' && !raced) {
+        // Someone else attaches app right after our read.
+        raced = true;
+        const r = h.intents.get('router', 'r1');
+        const keep = r.interfaces.map(({ networkId, ip }) => ({ networkId, ip }));
+        await h.intents.update('router', 'r1', {
+          interfaces: [...keep, { networkId: 'app', ip: '10.0.2.1' }],
+        });
+      }
+      return realFetch(input, init);
+    });
+    const r = await weft('router attach r1 db=10.0.1.1');
+    expect(r.code, r.err).toBe(0);
+    expect(raced).toBe(true);
+    expect(h.intents.get('router', 'r1').interfaces.map((i) => i.networkId)).toEqual(['web', 'app', 'db']);
+  });
+
+  it('with --if-match pinned, a stale revision is the answer (412, exit 1), not a retry', async () => {
+    const made = JSON.parse((await weft('router create --id r1 --tenant red --json')).out);
+    await h.intents.update('router', 'r1', { name: 'moved on' });
+    const r = await weft(`router attach r1 web=10.0.0.1 --if-match ${made.revision}`);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('HTTP 412 precondition_failed');
+    expect(h.intents.get('router', 'r1').interfaces).toEqual([]);
+  });
+});

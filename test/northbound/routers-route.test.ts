@@ -1,0 +1,202 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from './harness.js';
+
+let h: Harness;
+let red: { authorization: string };
+let blue: { authorization: string };
+beforeEach(async () => {
+  h = await startHarness();
+  red = await h.tenantAuth('red');
+  blue = await h.tenantAuth('blue');
+  ok(await call('PUT', '/v1/networks/web', red, { name: 'web', subnets: ['10.0.0.0/24'], vni: 4097 }), 201);
+  ok(await call('PUT', '/v1/networks/db', red, { name: 'db', subnets: ['10.0.1.0/24'] }), 201);
+  ok(await call('PUT', '/v1/networks/bnet', blue, { name: 'bnet', subnets: ['10.0.0.0/24'] }), 201);
+});
+afterEach(async () => {
+  await h.close();
+});
+
+type Res = Awaited<ReturnType<Harness['app']['inject']>>;
+const call = (
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  payload?: unknown,
+): Promise<Res> =>
+  h.app.inject({
+    method: method as 'GET',
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+const ok = (res: Res, status: number) => {
+  expect(res.statusCode, res.body).toBe(status);
+  return res.json();
+};
+
+const r1 = {
+  name: 'r1',
+  interfaces: [
+    { networkId: 'web', ip: '10.0.0.1' },
+    { networkId: 'db', ip: '10.0.1.1' },
+  ],
+};
+
+describe('/v1/routers', () => {
+  it('creates a router with a tenant token (tenant implied), shows it with derived MACs, lists and filters', async () => {
+    const res = await call('PUT', '/v1/routers/r1', red, r1);
+    const obj = ok(res, 201);
+    expect(res.headers.location).toBe('/v1/routers/r1');
+    expect(obj).toMatchObject({
+      id: 'r1',
+      tenantId: 'red',
+      interfaces: [
+        { networkId: 'web', ip: '10.0.0.1', mac: '0a:57:72:00:10:01' },
+        { networkId: 'db', ip: '10.0.1.1', mac: expect.stringMatching(/^0a:57:72:/) },
+      ],
+    });
+    expect(ok(await call('GET', '/v1/routers/r1', red), 200)).toEqual(obj);
+    const byNet = ok(await call('GET', '/v1/routers?network=db', red), 200);
+    expect(byNet.items.map((r: { id: string }) => r.id)).toEqual(['r1']);
+    expect(ok(await call('GET', '/v1/routers?network=web&tenant=red', h.admin), 200).items).toHaveLength(1);
+    expect(ok(await call('GET', '/v1/routers?tenant=blue', h.admin), 200).items).toEqual([]);
+  });
+
+  it("keeps tenants apart: no seeing, changing or deleting another's router, no attaching another's network", async () => {
+    ok(await call('PUT', '/v1/routers/r1', red, r1), 201);
+    expect(ok(await call('GET', '/v1/routers', blue), 200).items).toEqual([]);
+    expect(ok(await call('GET', '/v1/routers?network=web', blue), 200).items).toEqual([]);
+    expect(ok(await call('GET', '/v1/routers/r1', blue), 404).error.code).toBe('not_found');
+    expect(ok(await call('PATCH', '/v1/routers/r1', blue, { name: 'x' }), 404).error.code).toBe('not_found');
+    expect(ok(await call('DELETE', '/v1/routers/r1', blue), 404).error.code).toBe('not_found');
+    const sneaky = ok(
+      await call('POST', '/v1/routers', blue, { interfaces: [{ networkId: 'web', ip: '10.0.0.9' }] }),
+      400,
+    );
+    expect(sneaky.error).toMatchObject({
+      code: 'invalid',
+      field: 'interfaces[0].networkId',
+      message: "interfaces[0].networkId: network 'web' does not exist",
+    });
+    const otherTenant = ok(await call('POST', '/v1/routers', blue, { tenantId: 'red' }), 400);
+    expect(otherTenant.error.field).toBe('tenantId');
+    // An admin is told whose network it is.
+    const mixed = ok(
+      await call('POST', '/v1/routers', h.admin, {
+        tenantId: 'red',
+        interfaces: [{ networkId: 'bnet', ip: '10.0.0.1' }],
+      }),
+      400,
+    );
+    expect(mixed.error.message).toBe(
+      "interfaces[0].networkId: network 'bnet' belongs to tenant 'blue', not 'red'",
+    );
+  });
+
+  it('answers 409 naming the other router, 400 naming the field, and refuses a MAC on input', async () => {
+    ok(await call('PUT', '/v1/routers/r1', red, r1), 201);
+    const taken = ok(
+      await call('POST', '/v1/routers', red, { interfaces: [{ networkId: 'web', ip: '10.0.0.2' }] }),
+      409,
+    );
+    expect(taken.error).toMatchObject({
+      code: 'conflict',
+      field: 'interfaces[0].networkId',
+      message: "interfaces[0].networkId: network 'web' is already on router 'r1'",
+    });
+    const outside = ok(
+      await call('PATCH', '/v1/routers/r1', red, { interfaces: [{ networkId: 'web', ip: '10.0.9.1' }] }),
+      400,
+    );
+    expect(outside.error.field).toBe('interfaces[0].ip');
+    const withMac = ok(
+      await call('PATCH', '/v1/routers/r1', red, {
+        interfaces: [{ networkId: 'web', ip: '10.0.0.1', mac: '0a:57:72:00:10:01' }],
+      }),
+      400,
+    );
+    // Shape errors come from the route's schema check, which writes paths with dots.
+    expect(withMac.error).toMatchObject({
+      field: 'interfaces.0.mac',
+      message: expect.stringContaining('is not a known field'),
+    });
+    const tooMany = ok(
+      await call('PATCH', '/v1/routers/r1', red, {
+        interfaces: Array.from({ length: 65 }, (_, i) => ({ networkId: `n${i}`, ip: '10.0.0.1' })),
+      }),
+      400,
+    );
+    expect(tooMany.error.field).toBe('interfaces');
+    const clash = ok(await call('POST', '/v1/endpoints', red, { networkId: 'db', ips: ['10.0.1.1'] }), 409);
+    expect(clash.error).toMatchObject({ field: 'ips[0]', message: expect.stringContaining("router 'r1'") });
+  });
+
+  it('PATCH replaces the interfaces under If-Match; a stale one is 412', async () => {
+    const first = ok(await call('PUT', '/v1/routers/r1', red, r1), 201);
+    const res = await call(
+      'PATCH',
+      '/v1/routers/r1',
+      { ...red, 'if-match': `"${first.revision}"` },
+      { interfaces: [{ networkId: 'db', ip: '10.0.1.254' }] },
+    );
+    const patched = ok(res, 200);
+    expect(patched.interfaces).toEqual([{ networkId: 'db', ip: '10.0.1.254', mac: first.interfaces[1].mac }]);
+    expect(res.headers.etag).toBe(`"${patched.revision}"`);
+    const stale = await call(
+      'PATCH',
+      '/v1/routers/r1',
+      { ...red, 'if-match': `"${first.revision}"` },
+      { interfaces: [] },
+    );
+    expect(ok(stale, 412).error.code).toBe('precondition_failed');
+  });
+
+  it('blocks deleting a network on a router with 409 naming it; cascade deletes the router too', async () => {
+    ok(await call('PUT', '/v1/routers/r1', red, r1), 201);
+    const blocked = ok(await call('DELETE', '/v1/networks/web', red), 409);
+    expect(blocked.error.message).toBe(
+      "network 'web' still has 1 router (router/r1); delete them first or use cascade",
+    );
+    const gone = ok(await call('DELETE', '/v1/networks/web?cascade=true', red), 200);
+    expect(gone.cascaded).toEqual([
+      { kind: 'network', id: 'web' },
+      { kind: 'router', id: 'r1' },
+    ]);
+    expect(ok(await call('GET', '/v1/routers/r1', red), 404).error.code).toBe('not_found');
+  });
+
+  it('takes routers in a batch after their networks, with a tenant token', async () => {
+    const res = ok(
+      await call('POST', '/v1/batch', red, {
+        ops: [
+          { op: 'create', kind: 'network', id: 'app', body: { name: 'app', subnets: ['10.0.2.0/24'] } },
+          {
+            op: 'replace',
+            kind: 'router',
+            id: 'r2',
+            body: { interfaces: [{ networkId: 'app', ip: '10.0.2.1' }] },
+          },
+        ],
+      }),
+      200,
+    );
+    expect(res.results.map((r: { kind: string }) => r.kind)).toEqual(['network', 'router']);
+    expect(ok(await call('GET', '/v1/routers/r2', red), 200).tenantId).toBe('red');
+    const unknown = ok(
+      await call('POST', '/v1/batch', red, { ops: [{ op: 'create', kind: 'routr', body: {} }] }),
+      400,
+    );
+    expect(unknown.error.message).toMatch(/router/);
+  });
+
+  it('is in the OpenAPI document with its schemas', async () => {
+    const doc = ok(await call('GET', '/openapi.json', {}), 200);
+    expect(doc.paths['/v1/routers']).toBeDefined();
+    expect(doc.paths['/v1/routers/{id}'].patch).toBeDefined();
+    const create = doc.paths['/v1/routers'].post.requestBody.content['application/json'].schema;
+    expect(create.properties.interfaces.items.properties.mac).toBeUndefined();
+    expect(create.properties.interfaces.maxItems).toBe(64);
+    const list = doc.paths['/v1/routers'].get.parameters.map((p: { name: string }) => p.name);
+    expect(list).toEqual(expect.arrayContaining(['tenant', 'network']));
+  });
+});
