@@ -3,9 +3,11 @@ import type {
   Endpoint,
   Network,
   NetworkAcl,
+  Router,
   SecurityGroup,
   VlanBinding,
 } from '../controller/intent/model.js';
+import { networkRouter, routerPorts } from './router/ports.js';
 import type {
   DatapathView,
   NetworkOnChassis,
@@ -22,6 +24,8 @@ export interface IntentView {
   vlanBindings: readonly VlanBinding[];
   networkAcls: readonly NetworkAcl[];
   securityGroups: readonly SecurityGroup[];
+  /** Absent: no routers. */
+  routers?: readonly Router[];
 }
 
 /** Facts learned from each chassis's OVSDB: where ports are bound and what their numbers are. */
@@ -59,8 +63,9 @@ const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id 
 
 /**
  * Joins intent and chassis facts into one DatapathView per chassis. A network is present on a
- * chassis when one of its endpoints is bound there or a VLAN binding of it lives there; only
- * those chassis get its flows. Unbound endpoints are reachable from nowhere until they bind.
+ * chassis when one of its endpoints is bound there or a VLAN binding of it lives there (it is
+ * hosted there), or when a network on the same router is hosted there (that chassis routes into
+ * it); only those chassis get its flows. Unbound endpoints are reachable from nowhere until they bind.
  */
 export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map<string, DatapathView> {
   const chassisById = new Map(intent.chassis.map((c) => [c.id, c]));
@@ -89,6 +94,28 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
   for (const list of aclsByNetwork.values()) list.sort((a, b) => b.priority - a.priority || byId(a, b));
   const resolvedGroups = resolveSecurityGroups(intent);
 
+  const netById = new Map(intent.networks.map((n) => [n.id, n]));
+  /** network -> its router's view of it; and the networks of each router. */
+  const routed = new Map<string, ReturnType<typeof networkRouter>>();
+  const mates = new Map<string, string[]>();
+  for (const r of intent.routers ?? []) {
+    const ports = routerPorts(r, (id) => netById.get(id));
+    for (const p of ports) {
+      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId));
+      mates.set(
+        p.networkId,
+        ports.map((q) => q.networkId),
+      );
+    }
+  }
+  const hostedOn = new Map<string, Set<string>>();
+  for (const net of intent.networks) {
+    const hosts = new Set<string>();
+    for (const p of placedByNetwork.get(net.id) ?? []) hosts.add(p.chassisId);
+    for (const v of vlanByNetwork.get(net.id) ?? []) hosts.add(v.chassisId);
+    hostedOn.set(net.id, hosts);
+  }
+
   const views = new Map<string, DatapathView>();
   for (const c of [...intent.chassis].sort(byId)) {
     const ports = facts.ports.get(c.id);
@@ -106,11 +133,13 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
   for (const net of [...intent.networks].sort((a, b) => a.vni - b.vni)) {
     const placed = (placedByNetwork.get(net.id) ?? []).sort((a, b) => byId(a.ep, b.ep));
     const vlans = (vlanByNetwork.get(net.id) ?? []).sort(byId);
-    const hosts = new Set([...placed.map((p) => p.chassisId), ...vlans.map((v) => v.chassisId)]);
+    const real = hostedOn.get(net.id)!;
+    const hosts = new Set(real);
+    for (const m of mates.get(net.id) ?? []) for (const h of hostedOn.get(m) ?? []) hosts.add(h);
     for (const chassisId of [...hosts].sort()) {
       const view = views.get(chassisId);
       if (!view) continue;
-      const remoteChassis: RemoteChassis[] = [...hosts]
+      const remoteChassis: RemoteChassis[] = [...real]
         .filter((h) => h !== chassisId)
         .sort()
         .map((h) => ({ chassisId: h, tunnelIp: chassisById.get(h)!.tunnelIp }));
@@ -146,7 +175,10 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
         hasVlanBinding: vlans.length > 0,
         acls: aclsByNetwork.get(net.id) ?? [],
         dhcp: net.dhcp?.enabled === true,
+        fromTunnel: hosts.size > 1,
       };
+      const router = routed.get(net.id);
+      if (router) entry.router = router;
       view.networks.push(entry);
       const groups = view.securityGroups as Map<string, ResolvedSecurityGroup>;
       for (const port of entry.local) {

@@ -16,11 +16,12 @@ export function computeDatapath(view: DatapathView): Desired {
   const parts: Desired[] = [chassisUnit()];
   for (const net of view.networks) {
     parts.push(networkUnit(view, net));
+    const arpNet = { vni: net.vni, routed: net.router !== undefined };
     for (const port of net.local) {
       const rules = port.securityGroupIds.flatMap((id) => view.securityGroups.get(id)?.rules ?? []);
-      parts.push(localEndpointUnit(net, port, rules), endpointArpUnit(net, port));
+      parts.push(localEndpointUnit(net, port, rules), endpointArpUnit(arpNet, port));
     }
-    for (const ep of net.remote) parts.push(remoteEndpointUnit(view, net, ep), endpointArpUnit(net, ep));
+    for (const ep of net.remote) parts.push(remoteEndpointUnit(view, net, ep), endpointArpUnit(arpNet, ep));
   }
   const flows: DesiredFlow[] = [];
   const groups: DesiredGroup[] = [];

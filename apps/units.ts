@@ -7,6 +7,7 @@ import { computeNetwork as floodNetwork } from './flood/compute.js';
 import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
 import { compute as pipeline } from './pipeline/compute.js';
 import { portFlows as portSecurityFlows } from './port-security/compute.js';
+import { endpointNeighborFlows, routerNetworkFlows } from './router/compute.js';
 import type { DatapathCtx, LocalPort, NetworkOnChassis, RemoteEndpoint, ResolvedRule } from './view.js';
 import { vlanNetworkFlows } from './vlan/compute.js';
 
@@ -18,14 +19,15 @@ import { vlanNetworkFlows } from './vlan/compute.js';
  * - chassis unit: the pipeline's table-miss flows and the one arp-reply flow (the same on every
  *   chassis).
  * - network unit: what one network needs on one chassis as a whole: the tunnel classifier,
- *   flood groups and flows, VLAN ports, network ACLs. Reads the network's local ports (for flood
+ *   flood groups and flows, VLAN ports, network ACLs, DHCP, its router gateway. Reads the network's local ports (for flood
  *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
  * - local endpoint unit: an endpoint bound to this chassis: its overlay flows, port security and
  *   security groups.
  * - remote endpoint unit: an endpoint of the network bound elsewhere: the unicast flow into the
  *   tunnel. It reads only the endpoint, the VNI and the chassis's tunnel port and profile, so
  *   chassis alike in those share one computed result.
- * - endpoint ARP unit: the ARP answers for an endpoint's addresses, the same on every chassis
+ * - endpoint ARP unit: the ARP answers for an endpoint's addresses (and, in a network on a
+ *   router, the l3-neighbor flows that lead routed packets to its MAC), the same on every chassis
  *   hosting its network (where it is local and where it is remote), so it is computed once.
  */
 
@@ -44,6 +46,7 @@ export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
   vlanNetworkFlows(net, flows);
   for (const f of networkAclFlows(net)) flows.push(f);
   dhcpNetworkFlows(net, flows);
+  routerNetworkFlows(net, flows);
   return { flows, groups };
 }
 
@@ -70,10 +73,11 @@ export function remoteEndpointUnit(
 }
 
 export function endpointArpUnit(
-  net: Pick<NetworkOnChassis, 'vni'>,
+  net: { vni: number; routed: boolean },
   ep: { endpointId: string; mac: string; ips: readonly string[] },
 ): Desired {
   const flows: DesiredFlow[] = [];
   endpointArpFlows(net, ep, flows);
+  if (net.routed) endpointNeighborFlows(net, ep, flows);
   return { flows, groups: [] };
 }

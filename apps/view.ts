@@ -55,6 +55,34 @@ export interface NetworkOnChassis {
   acls: NetworkAcl[];
   /** weft answers the DHCP requests of the network's endpoints (the network's `dhcp.enabled`). */
   dhcp: boolean;
+  /**
+   * Traffic of this network may arrive through the tunnel: another chassis hosts it, or hosts a
+   * network routed to it (`remoteChassis` lists only the former: floods go where its ports are).
+   */
+  fromTunnel: boolean;
+  /** The router this network has an interface on, if any. */
+  router?: NetworkRouter;
+}
+
+/** One interface of a router: the gateway of one network. */
+export interface RouterPort {
+  networkId: string;
+  vni: number;
+  /** The gateway's MAC in that network (derived from the VNI, see routerMac). */
+  mac: string;
+  /** The gateway's IPv4 address in that network. */
+  ip: string;
+  /** The network's IPv4 subnets: what the router sends into it. */
+  cidrs: string[];
+}
+
+/** What a network's flows need of the router it is attached to. */
+export interface NetworkRouter {
+  routerId: string;
+  /** This network's interface. */
+  self: RouterPort;
+  /** Every interface of the router, this network's included, sorted by network id. */
+  ports: RouterPort[];
 }
 
 /** A security-group rule with its remote group resolved to the member endpoints' addresses. */

@@ -11,6 +11,7 @@ import { REG_SCRATCH } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { DatapathView, NetworkOnChassis } from '../view.js';
@@ -69,6 +70,17 @@ export function endpointArpFlows(
       instructions,
     });
   }
+}
+
+/** One answer outside the endpoints' (a router's gateway address): `ip` is at `mac`. */
+export function arpAnswerFlow(meta: OxmTlv, ip: string, mac: string, cookie: bigint): DesiredFlow {
+  return {
+    tableId: TABLE.ARP_RESPONDER,
+    priority: 100,
+    cookie,
+    match: [meta, IS_ARP, IS_REQUEST, { field: 'arp_tpa', value: ip }],
+    instructions: [apply(ETH_SRC_TO_DST, setField('eth_src', mac)), TO_REPLY],
+  };
 }
 
 let replyFlow: DesiredFlow | undefined;

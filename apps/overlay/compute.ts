@@ -84,7 +84,7 @@ export function networkFlows(view: DatapathCtx, net: NetworkOnChassis, flows: De
   const tunnelPort = tunnelPortFor(view, net.vni);
   const netCookie = cookieFor('overlay', `network/${net.networkId}`);
 
-  if (tunnelPort !== undefined && net.remoteChassis.length > 0) {
+  if (tunnelPort !== undefined && net.fromTunnel) {
     flows.push({
       tableId: TABLE.CLASSIFY,
       priority: 100,

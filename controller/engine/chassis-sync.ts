@@ -29,7 +29,8 @@ export class ChassisSync {
       // per-VNI tunnel ports of asap2 chassis: a network change to every asap2 chassis, an
       // endpoint change to the asap2 chassis its port is bound on (not to 1,000 of them).
       if (ev.changes.some((c) => c.kind === 'chassis')) return this.provisionAll();
-      if (ev.changes.some((c) => c.kind === 'network')) return this.provisionAll('asap2');
+      if (ev.changes.some((c) => c.kind === 'network' || c.kind === 'router'))
+        return this.provisionAll('asap2');
       const on = new Set<string>();
       for (const c of ev.changes) {
         if (c.kind !== 'endpoint') continue;
@@ -104,15 +105,25 @@ export class ChassisSync {
     }
   }
 
-  /** VNIs of networks with an endpoint bound on the chassis (asap2: one fixed-key port each). */
+  /**
+   * VNIs of networks with an endpoint bound on the chassis, and of the networks their routers
+   * join (the chassis routes into those: its packets enter the tunnel with their VNI), asap2:
+   * one fixed-key port each.
+   */
   private vnisOn(systemId: string): number[] {
     const agent = this.manager.agentOf(systemId);
-    const vnis = new Set<number>();
+    const networks = new Set<string>();
     for (const ifaceId of agent?.currentBindings.keys() ?? []) {
       const ep = this.intents.endpointOfIface(ifaceId);
-      if (!ep) continue;
+      if (!ep || networks.has(ep.networkId)) continue;
+      networks.add(ep.networkId);
+      for (const i of this.intents.routerOnNetwork(ep.networkId)?.router.interfaces ?? [])
+        networks.add(i.networkId);
+    }
+    const vnis = new Set<number>();
+    for (const id of networks) {
       try {
-        vnis.add(this.intents.get('network', ep.networkId).vni);
+        vnis.add(this.intents.get('network', id).vni);
       } catch {
         // network deleted meanwhile
       }

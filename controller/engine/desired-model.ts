@@ -7,16 +7,8 @@ import {
   networkUnit,
   remoteEndpointUnit,
 } from '../../apps/units.js';
-import type {
-  DatapathCtx,
-  LocalPort,
-  NetworkOnChassis,
-  RemoteChassis,
-  ResolvedRule,
-  VlanPort,
-} from '../../apps/view.js';
+import type { DatapathCtx, LocalPort, ResolvedRule } from '../../apps/view.js';
 import { tunnelPortFor } from '../../apps/view.js';
-import type { NetworkAcl } from '../intent/model.js';
 import type { ObjectChange } from '../intent/service.js';
 import { checkFlow, type Desired, type DesiredFlow } from '../pipeline/flow.js';
 import { flowKey } from '../reconcile/canonical.js';
@@ -34,8 +26,9 @@ import {
 import type { FactsDelta } from './facts-delta.js';
 import { entry, type IndexedEndpoint, type Placement } from './index-records.js';
 import { IntentIndex } from './intent-index.js';
+import { networkOnChassis } from './network-entry.js';
 
-const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const _byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export type { ChassisChanges, ChassisDesired } from './desired-state.js';
 
@@ -125,6 +118,8 @@ export class DesiredModel {
     }
     const touched = dirty.touchedNetworks();
     for (const net of rebuildOn.keys()) touched.add(net);
+    // Where a network on a router comes or goes, the others of its router follow (they route into it).
+    for (const net of [...touched]) for (const m of ix.matesOf(net)) touched.add(m);
     for (const net of touched) this.flushNetwork(net, rebuildOn.get(net));
 
     for (const epId of dirty.localUnits) {
@@ -150,7 +145,7 @@ export class DesiredModel {
   private flushNetwork(networkId: string, rebuildOn: Set<string> | undefined): void {
     const ix = this.index;
     const dirty = ix.dirty;
-    const hosts = ix.hostsOf(networkId);
+    const { all: hosts, real } = ix.hostsOf(networkId);
     const old = this.hosted.get(networkId) ?? [];
     const oldSet = new Set(old);
     const hostsChanged = old.length !== hosts.length || hosts.some((h, i) => h !== old[i]);
@@ -190,14 +185,14 @@ export class DesiredModel {
       const st = this.states.get(c)!;
       const nc = st.nets.get(networkId);
       if (!nc || full || !oldSet.has(c) || rebuildOn?.has(c)) {
-        this.rebuildNetwork(st, networkId, hosts);
+        this.rebuildNetwork(st, networkId, hosts, real);
         continue;
       }
       const removed: Array<Unit | undefined> = [];
       const added: Array<Unit | undefined> = [];
       if (hostsChanged || dirty.networkUnits.has(networkId) || unitOn?.has(c)) {
         removed.push(nc.unit);
-        nc.unit = this.networkUnitOf(st, networkId, hosts);
+        nc.unit = this.networkUnitOf(st, networkId, hosts, real);
         added.push(nc.unit);
       }
       for (const epId of endpoints) {
@@ -217,12 +212,12 @@ export class DesiredModel {
   }
 
   /** Builds the network's part of a chassis from nothing (joined, or too much changed). */
-  private rebuildNetwork(st: ChassisState, networkId: string, hosts: string[]): void {
+  private rebuildNetwork(st: ChassisState, networkId: string, hosts: string[], real: string[]): void {
     const ix = this.index;
     const old = st.nets.get(networkId);
     if (old) st.dropNetwork(old);
     const nc = new NetOnChassis(this.tableFor(networkId, st.ctx));
-    nc.unit = this.networkUnitOf(st, networkId, hosts);
+    nc.unit = this.networkUnitOf(st, networkId, hosts, real);
     for (const ep of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
       nc.local.set(ep.id, this.localUnitOf(ep, ep.placement!.ofport, nc.table));
     }
@@ -270,7 +265,8 @@ export class DesiredModel {
       tunnelIp,
     };
     // Neither unit has groups, so the ARP part of the entry is exactly its flows.
-    const arp = this.keyed(() => endpointArpUnit({ vni }, remote));
+    const routed = this.index.routerByNetwork.has(ep.networkId);
+    const arp = this.keyed(() => endpointArpUnit({ vni, routed }, remote));
     const tunnel = this.keyed(() => remoteEndpointUnit(table.ctx, { vni }, remote));
     return new RemoteEntry(p.chassisId, unitOf(arp, tunnel), 2 * (arp?.flows.length ?? 0));
   }
@@ -297,47 +293,9 @@ export class DesiredModel {
     return unitOf(this.keyed(() => localEndpointUnit({ vni }, port, rules), tunnel));
   }
 
-  private networkUnitOf(st: ChassisState, networkId: string, hosts: string[]): Unit {
-    const ix = this.index;
-    const net = ix.networks.get(networkId)!;
-    const local: LocalPort[] = [];
-    for (const ep of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
-      local.push({
-        endpointId: ep.id,
-        ofport: ep.placement!.ofport,
-        mac: ep.mac,
-        ips: ep.ips,
-        portSecurity: ep.portSecurity,
-        securityGroupIds: ep.securityGroupIds,
-      });
-    }
-    local.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
-    const remoteChassis: RemoteChassis[] = hosts
-      .filter((h) => h !== st.chassisId)
-      .map((h) => ({ chassisId: h, tunnelIp: ix.chassis.get(h)!.tunnelIp }));
-    const byName = ix.ports.get(st.chassisId)?.byName;
-    const vlans = [...(ix.vlansByNetwork.get(networkId) ?? [])]
-      .map((id) => ix.vlanBindings.get(id)!)
-      .filter((v) => ix.chassis.has(v.chassisId))
-      .sort(byId);
-    const vlanPorts: VlanPort[] = vlans
-      .filter((v) => v.chassisId === st.chassisId && byName?.get(v.port) !== undefined)
-      .map((v) => ({ bindingId: v.id, ofport: byName!.get(v.port)!, vlan: v.vlan }));
-    const acls: NetworkAcl[] = [...(ix.aclsByNetwork.get(networkId) ?? [])]
-      .map((id) => ix.acls.get(id)!)
-      .sort((a, b) => b.priority - a.priority || byId(a, b));
-    const entry: NetworkOnChassis = {
-      networkId,
-      tenantId: net.tenantId,
-      vni: net.vni,
-      local,
-      remote: [],
-      remoteChassis,
-      vlanPorts,
-      hasVlanBinding: vlans.length > 0,
-      acls,
-      dhcp: net.dhcp?.enabled === true,
-    };
+  /** `hosts`: every chassis the network is present on; `real`: those hosting it (not only routing into it). */
+  private networkUnitOf(st: ChassisState, networkId: string, hosts: string[], real: string[]): Unit {
+    const entry = networkOnChassis(this.index, st.chassisId, networkId, hosts, real);
     return this.unit(() => networkUnit(st.ctx, entry));
   }
 

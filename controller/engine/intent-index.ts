@@ -10,6 +10,7 @@ import type {
   Endpoint,
   Network,
   NetworkAcl,
+  Router,
   SecurityGroup,
   VlanBinding,
 } from '../intent/model.js';
@@ -44,6 +45,9 @@ export class IntentIndex {
   readonly vlanBindings = new Map<string, VlanBinding>();
   readonly acls = new Map<string, NetworkAcl>();
   readonly securityGroups = new Map<string, SecurityGroup>();
+  readonly routers = new Map<string, Router>();
+  /** network -> the router with an interface on it. */
+  readonly routerByNetwork = new Map<string, string>();
   readonly ports = new Map<string, ChassisPorts>();
   /** network -> chassis -> placed endpoints. */
   readonly members = new Map<string, Map<string, Set<IndexedEndpoint>>>();
@@ -64,6 +68,7 @@ export class IntentIndex {
     for (const v of intent.vlanBindings) this.putVlan(v);
     for (const a of intent.networkAcls) this.putAcl(a);
     for (const sg of intent.securityGroups) this.putSecurityGroup(sg);
+    for (const r of intent.routers ?? []) this.putRouter(r);
     // forEach, not for-of over entries: no [key, value] pair allocated per binding.
     facts.bindings.forEach((b, iface) => {
       this.ifaces.set(iface, { binding: b, endpoints: undefined });
@@ -86,6 +91,13 @@ export class IntentIndex {
         if (after) this.networks.set(c.id, after as Network);
         else this.networks.delete(c.id);
         this.dirty.networks.add(c.id);
+        // The other networks of its router route into its subnets.
+        for (const m of this.matesOf(c.id)) if (m !== c.id) this.dirty.networkUnits.add(m);
+        return;
+      case 'router':
+        // Rare: every network it is or was on is rebuilt (hosts, gateway, l3-neighbor flows).
+        if (before) this.removeRouter(before as Router);
+        if (after) this.putRouter(after as Router);
         return;
       case 'endpoint': {
         const b = before as Endpoint | undefined;
@@ -183,8 +195,21 @@ export class IntentIndex {
     return this.endpoints.get(epId)?.placement;
   }
 
-  /** Chassis currently hosting a network: where its endpoints are bound or its VLAN bindings live. */
-  hostsOf(networkId: string): string[] {
+  /**
+   * Chassis a network is present on (`all`, sorted): where it is hosted (`real`: its endpoints are
+   * bound or its VLAN bindings live there) and where a network on the same router is hosted
+   * (those chassis route into it). Without a router the two are the same array.
+   */
+  hostsOf(networkId: string): { all: string[]; real: string[] } {
+    const real = this.realHostsOf(networkId);
+    const mates = this.matesOf(networkId);
+    if (mates.length <= 1 || !this.networks.has(networkId)) return { all: real, real };
+    const all = new Set(real);
+    for (const m of mates) if (m !== networkId) for (const h of this.realHostsOf(m)) all.add(h);
+    return { all: [...all].sort(), real };
+  }
+
+  private realHostsOf(networkId: string): string[] {
     if (!this.networks.has(networkId)) return [];
     const hosts = new Set(this.members.get(networkId)?.keys() ?? []);
     for (const id of this.vlansByNetwork.get(networkId) ?? []) {
@@ -192,6 +217,28 @@ export class IntentIndex {
       if (this.chassis.has(v.chassisId)) hosts.add(v.chassisId);
     }
     return [...hosts].sort();
+  }
+
+  /** The networks on the same router as this one (itself included), or none. */
+  matesOf(networkId: string): string[] {
+    const r = this.routerByNetwork.get(networkId);
+    return r === undefined ? [] : this.routers.get(r)!.interfaces.map((i) => i.networkId);
+  }
+
+  private putRouter(r: Router): void {
+    this.routers.set(r.id, r);
+    for (const i of r.interfaces) {
+      this.routerByNetwork.set(i.networkId, r.id);
+      this.dirty.networks.add(i.networkId);
+    }
+  }
+
+  private removeRouter(r: Router): void {
+    this.routers.delete(r.id);
+    for (const i of r.interfaces) {
+      if (this.routerByNetwork.get(i.networkId) === r.id) this.routerByNetwork.delete(i.networkId);
+      this.dirty.networks.add(i.networkId);
+    }
   }
 
   /** Networks with a placed endpoint or a VLAN binding on a chassis (before any pending flush). */

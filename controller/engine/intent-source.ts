@@ -31,6 +31,7 @@ export function intentSource(intents: IntentService): IntentSource {
       vlanBindings: allOf(intents, 'vlanBinding'),
       networkAcls: allOf(intents, 'networkAcl'),
       securityGroups: allOf(intents, 'securityGroup'),
+      routers: allOf(intents, 'router'),
     }),
     onChange: (cb) => {
       intents.onChange((ev) => cb(ev.changes));

@@ -21,6 +21,7 @@ export const APP = {
   vlan: 6,
   acl: 7,
   dhcp: 8,
+  router: 9,
 } as const;
 export type AppName = keyof typeof APP;
 

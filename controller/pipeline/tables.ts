@@ -18,6 +18,8 @@ export const TABLE = {
   EGRESS_SG_CT: 26,
   ARP_RESPONDER: 30,
   ARP_REPLY: 31,
+  L3_ROUTE: 35,
+  L3_NEIGHBOR: 36,
   L2_LOOKUP: 40,
   INGRESS_ACL: 50,
   INGRESS_SG: 55,
@@ -107,8 +109,8 @@ export const PIPELINE: readonly TableDecl[] = [
     purpose:
       "answer ARP requests for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src, on to arp-reply",
     matches: ['metadata', 'eth_type', 'arp_op', 'arp_tpa'],
-    next: [TABLE.L2_LOOKUP, TABLE.ARP_REPLY],
-    miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
+    next: [TABLE.L3_ROUTE, TABLE.ARP_REPLY],
+    miss: { kind: 'goto', table: TABLE.L3_ROUTE },
   },
   {
     id: TABLE.ARP_REPLY,
@@ -118,6 +120,23 @@ export const PIPELINE: readonly TableDecl[] = [
     matches: ['eth_type', 'arp_op'],
     next: [],
     miss: { kind: 'drop', why: 'not an ARP request weft answers' },
+  },
+  {
+    id: TABLE.L3_ROUTE,
+    name: 'l3-route',
+    purpose:
+      "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first)",
+    matches: ['metadata', 'eth_dst', 'eth_type', 'ip_proto', 'ipv4_dst', 'icmp_type'],
+    next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
+    miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
+  },
+  {
+    id: TABLE.L3_NEIGHBOR,
+    name: 'l3-neighbor',
+    purpose: "a routed packet's destination address -> the endpoint's MAC into eth_dst, on to l2-lookup",
+    matches: ['metadata', 'eth_type', 'ipv4_dst'],
+    next: [TABLE.L2_LOOKUP],
+    miss: { kind: 'drop', why: 'routed to an address no endpoint of the destination network holds' },
   },
   {
     id: TABLE.L2_LOOKUP,

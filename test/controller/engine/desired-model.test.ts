@@ -9,6 +9,7 @@ import type {
   Endpoint,
   Kind,
   NetworkAcl,
+  Router,
   SecurityGroup,
   VlanBinding,
 } from '../../../controller/intent/model.js';
@@ -37,7 +38,9 @@ type Op =
   | { t: 'chassis'; id: string; ip: number; offload: boolean }
   | { t: 'chassisDel'; id: string }
   | { t: 'tunnel'; id: string; port: number | null }
-  | { t: 'net'; id: string }
+  | { t: 'net'; id: string; wide: boolean }
+  | { t: 'router'; nets: number[] }
+  | { t: 'routerDel' }
   | { t: 'netDel'; id: string }
   | { t: 'sg'; id: string; remote: number | null; port: number }
   | { t: 'sgDel'; id: string }
@@ -72,7 +75,9 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     id: pick(CHASSIS),
     port: fc.option(fc.constantFrom(100, 101), { nil: null }),
   }),
-  fc.record({ t: fc.constant('net' as const), id: pick(NETWORKS) }),
+  fc.record({ t: fc.constant('net' as const), id: pick(NETWORKS), wide: fc.boolean() }),
+  fc.record({ t: fc.constant('router' as const), nets: fc.subarray([0, 1], { minLength: 1 }) }),
+  fc.record({ t: fc.constant('routerDel' as const) }),
   fc.record({ t: fc.constant('netDel' as const), id: pick(NETWORKS) }),
   fc.record({
     t: fc.constant('sg' as const),
@@ -139,6 +144,7 @@ class World {
       vlanBindings: this.all<VlanBinding>('vlanBinding'),
       networkAcls: this.all<NetworkAcl>('networkAcl'),
       securityGroups: this.all<SecurityGroup>('securityGroup'),
+      routers: this.all<Router>('router'),
     };
   }
 
@@ -207,8 +213,25 @@ class World {
         this.ports.set(CHASSIS[op.on]!, { ...p, byName });
         return chassisDelta(CHASSIS[op.on]!);
       }
-      case 'net':
-        return this.put('network', network(op.id, 't1', op.id === 'n1' ? 1001 : 1002));
+      case 'net': {
+        // Distinct subnets (a router's must not overlap); a wide n1 holds n2's: longest prefix wins.
+        const n = NETWORKS.indexOf(op.id) + 1;
+        const subnets = [op.wide ? `10.${n}.0.0/16` : `10.1.${n}.0/24`];
+        return this.put('network', { ...network(op.id, 't1', 1000 + n), subnets });
+      }
+      case 'router':
+        return this.put('router', {
+          ...meta,
+          id: 'r1',
+          tenantId: 't1',
+          interfaces: op.nets.map((i) => ({
+            networkId: NETWORKS[i]!,
+            ip: `10.1.${i + 1}.254`,
+            mac: `0a:57:72:00:03:e${i + 9}`,
+          })),
+        } as Router);
+      case 'routerDel':
+        return this.del('router', 'r1');
       case 'netDel':
         return this.del('network', op.id);
       case 'sg':
@@ -320,7 +343,7 @@ describe('DesiredModel (incremental) equals the full computation', () => {
       fc.property(fc.array(fc.tuple(opArb, fc.boolean()), { minLength: 1, maxLength: 40 }), (ops) => {
         const w = new World();
         for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
-        w.apply({ t: 'net', id: 'n1' });
+        w.apply({ t: 'net', id: 'n1', wide: false });
         for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
         const model = new DesiredModel();
         model.reset(w.intent(), w.facts());
@@ -339,7 +362,7 @@ describe('DesiredModel (incremental) equals the full computation', () => {
   it('starts equal from a populated snapshot and follows a binding move', () => {
     const w = new World();
     for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
-    w.apply({ t: 'net', id: 'n1' });
+    w.apply({ t: 'net', id: 'n1', wide: false });
     for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
     for (const [i, e] of EPS.entries()) {
       w.apply({ t: 'ep', id: e, net: 0, ip: i, sgs: [0], ps: true });

@@ -1,0 +1,167 @@
+import { parseCidr } from '../../controller/intent/net.js';
+import { objectCookie } from '../../controller/pipeline/cookies.js';
+import {
+  apply,
+  type DesiredFlow,
+  goto,
+  output,
+  setField,
+  writeMetadata,
+} from '../../controller/pipeline/flow.js';
+import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
+import { isIpv4 } from '../../southbound/openflow/codec/values.js';
+import { arpAnswerFlow } from '../arp-responder/compute.js';
+import { frozen, vniMetadataTlv } from '../interned.js';
+import type { NetworkOnChassis, RouterPort } from '../view.js';
+
+/**
+ * Distributed routing between the networks of one router: every chassis hosting one of them
+ * routes what its own VMs send, so there is no gateway node and a routed packet crosses the
+ * underlay at most once (straight to the hypervisor of its destination).
+ *
+ * Per network with a router interface, on each chassis hosting it (the network unit):
+ * - arp-responder: the gateway IP is answered with the gateway MAC (VMs find their router).
+ * - l3-route, IPv4 to the gateway MAC:
+ *   - an ICMP echo request to any interface IP of the router is answered in place (priority 300);
+ *   - a destination in a subnet of a network of the router: TTL decremented, the destination
+ *     network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (priority
+ *     100 + prefix length: the longest prefix wins);
+ *   - anything else sent to the gateway is dropped here, by a flow that says so (priority 10).
+ * Per endpoint address of a routed network, on every chassis hosting the network (the endpoint's
+ * ARP unit, the same everywhere):
+ * - l3-neighbor: `ipv4_dst=<address>` -> the endpoint's MAC into eth_dst, on to l2-lookup, which
+ *   delivers it locally (through the destination's ingress policy) or into the tunnel.
+ * The source network's egress policy ran before l3-route; the destination's ingress policy runs
+ * after l2-lookup, so routed traffic meets both as bridged traffic does.
+ */
+
+const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
+const IS_ICMP = frozen({ field: 'ip_proto', value: 1 });
+const ECHO_REQUEST = frozen({ field: 'icmp_type', value: 8 });
+const ECHO_REPLY = 0;
+const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
+const TO_L2 = goto(TABLE.L2_LOOKUP);
+export const ROUTE_PRIORITY_BASE = 100;
+export const ECHO_PRIORITY = 300;
+export const NO_ROUTE_PRIORITY = 10;
+
+const move = (src: string, dst: string, nBits: number): Action => ({
+  type: 'reg_move',
+  src: { field: src, ofs: 0, nBits },
+  dst: { field: dst, ofs: 0, nBits },
+});
+
+/** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */
+export function ipv4DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
+  const c = parseCidr(cidr);
+  if (typeof c === 'string' || c.family !== 4 || c.prefix === 0) return undefined;
+  const text = (n: bigint) => {
+    const v = Number(n);
+    return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.');
+  };
+  const tlv: OxmTlv = { field: 'ipv4_dst', value: text(c.network) };
+  if (c.prefix < 32) tlv.mask = text((0xffffffffn << BigInt(32 - c.prefix)) & 0xffffffffn);
+  return { tlv, prefix: c.prefix };
+}
+
+/** The network's gateway: its ARP answer and its l3-route flows. */
+export function routerNetworkFlows(
+  net: Pick<NetworkOnChassis, 'vni' | 'router'>,
+  flows: DesiredFlow[],
+): void {
+  const r = net.router;
+  if (!r) return;
+  const cookie = objectCookie('router', 'router', r.routerId);
+  const meta = vniMetadataTlv.get(net.vni);
+  const toGateway = { field: 'eth_dst', value: r.self.mac };
+  flows.push(arpAnswerFlow(meta, r.self.ip, r.self.mac, cookie));
+  for (const p of r.ports) {
+    flows.push(echoReplyFlow(cookie, meta, toGateway, r.self.mac, p.ip));
+    routeFlows(cookie, meta, toGateway, p, flows);
+  }
+  flows.push({
+    tableId: TABLE.L3_ROUTE,
+    priority: NO_ROUTE_PRIORITY,
+    cookie,
+    match: [meta, toGateway],
+    instructions: [],
+  });
+}
+
+/** A ping to one of the router's addresses: the request turned into the reply, back out of in_port. */
+function echoReplyFlow(
+  cookie: bigint,
+  meta: OxmTlv,
+  toGateway: OxmTlv,
+  gatewayMac: string,
+  routerIp: string,
+): DesiredFlow {
+  return {
+    tableId: TABLE.L3_ROUTE,
+    priority: ECHO_PRIORITY,
+    cookie,
+    match: [meta, toGateway, IS_IP, IS_ICMP, ECHO_REQUEST, { field: 'ipv4_dst', value: routerIp }],
+    instructions: [
+      apply(
+        move('eth_src', 'eth_dst', 48),
+        setField('eth_src', gatewayMac),
+        // The names OVS dumps the fields by (the reconciler compares moves by name).
+        move('ip_src', 'ip_dst', 32),
+        setField('ipv4_src', routerIp),
+        // OVS adjusts the ICMP checksum when it rewrites the type.
+        setField('icmp_type', ECHO_REPLY),
+        output(ofpp.IN_PORT),
+      ),
+    ],
+  };
+}
+
+/** Into one network of the router: a flow per IPv4 subnet of it. */
+function routeFlows(
+  cookie: bigint,
+  meta: OxmTlv,
+  toGateway: OxmTlv,
+  into: RouterPort,
+  flows: DesiredFlow[],
+): void {
+  for (const cidr of into.cidrs) {
+    const dst = ipv4DstTlv(cidr);
+    if (!dst) continue;
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: ROUTE_PRIORITY_BASE + dst.prefix,
+      cookie,
+      match: [meta, toGateway, IS_IP, dst.tlv],
+      instructions: [
+        apply({ type: 'dec_nw_ttl' }, setField('eth_src', into.mac)),
+        writeMetadata(metadataForVni(into.vni), METADATA_VNI_MASK),
+        TO_NEIGHBOR,
+      ],
+    });
+  }
+}
+
+/** l3-neighbor: each IPv4 address of an endpoint of a routed network leads to its MAC. */
+export function endpointNeighborFlows(
+  net: Pick<NetworkOnChassis, 'vni'>,
+  ep: { endpointId: string; mac: string; ips: readonly string[] },
+  flows: DesiredFlow[],
+): void {
+  const meta = vniMetadataTlv.get(net.vni);
+  let instructions: DesiredFlow['instructions'] | undefined;
+  for (const ip of ep.ips) {
+    if (!isIpv4(ip)) continue;
+    instructions ??= [apply(setField('eth_dst', ep.mac)), TO_L2];
+    flows.push({
+      tableId: TABLE.L3_NEIGHBOR,
+      priority: 100,
+      cookie: objectCookie('router', 'endpoint', ep.endpointId),
+      match: [meta, IS_IP, { field: 'ipv4_dst', value: ip }],
+      instructions,
+    });
+  }
+}

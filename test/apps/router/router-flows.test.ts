@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { endpointNeighborFlows, ipv4DstTlv, routerNetworkFlows } from '../../../apps/router/compute.js';
+import type { NetworkRouter, RouterPort } from '../../../apps/view.js';
+import { appOf } from '../../../controller/pipeline/cookies.js';
+import { checkFlow, type DesiredFlow } from '../../../controller/pipeline/flow.js';
+import { formatFlow } from '../../../southbound/openflow/text/index.js';
+
+const web: RouterPort = {
+  networkId: 'web',
+  vni: 100,
+  mac: '0a:57:72:00:00:64',
+  ip: '10.0.0.1',
+  cidrs: ['10.0.0.0/24'],
+};
+const db: RouterPort = {
+  networkId: 'db',
+  vni: 200,
+  mac: '0a:57:72:00:00:c8',
+  ip: '10.0.1.1',
+  cidrs: ['10.0.1.0/24', '10.9.0.0/16'],
+};
+const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web] };
+
+const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));
+
+describe('router app', () => {
+  it("a network's gateway: ARP answer, pings to every router address, a route per subnet, a no-route drop", () => {
+    const flows: DesiredFlow[] = [];
+    routerNetworkFlows({ vni: 100, router: onWeb }, flows);
+    for (const f of flows) checkFlow(f);
+    expect(new Set(flows.map((f) => appOf(f.cookie)))).toEqual(new Set(['router']));
+    expect(text(flows)).toEqual([
+      'table=30, priority=100,arp,metadata=0x64,arp_tpa=10.0.0.1,arp_op=1 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,goto_table:31',
+      'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.1.1->ip_src,set_field:0->icmp_type,IN_PORT',
+      'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
+      'table=35, priority=116,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.9.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
+      'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.0.1->ip_src,set_field:0->icmp_type,IN_PORT',
+      'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36',
+      'table=35, priority=10,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=drop',
+    ]);
+  });
+
+  it('emits nothing for a network without a router', () => {
+    const flows: DesiredFlow[] = [];
+    routerNetworkFlows({ vni: 100 }, flows);
+    expect(flows).toEqual([]);
+  });
+
+  it('l3-neighbor: each IPv4 address of an endpoint leads to its MAC (IPv6 ones are not routed)', () => {
+    const flows: DesiredFlow[] = [];
+    endpointNeighborFlows(
+      { vni: 200 },
+      { endpointId: 'vm-db', mac: '02:00:00:00:00:09', ips: ['10.0.1.9', 'fd00::9', '10.9.0.9'] },
+      flows,
+    );
+    for (const f of flows) checkFlow(f);
+    expect(text(flows)).toEqual([
+      'table=36, priority=100,ip,metadata=0xc8,nw_dst=10.0.1.9 actions=set_field:02:00:00:00:00:09->eth_dst,goto_table:40',
+      'table=36, priority=100,ip,metadata=0xc8,nw_dst=10.9.0.9 actions=set_field:02:00:00:00:00:09->eth_dst,goto_table:40',
+    ]);
+  });
+
+  it('ipv4DstTlv masks by prefix and refuses /0 and IPv6', () => {
+    expect(ipv4DstTlv('10.0.1.0/24')).toEqual({
+      tlv: { field: 'ipv4_dst', value: '10.0.1.0', mask: '255.255.255.0' },
+      prefix: 24,
+    });
+    expect(ipv4DstTlv('10.0.1.7/32')).toEqual({ tlv: { field: 'ipv4_dst', value: '10.0.1.7' }, prefix: 32 });
+    expect(ipv4DstTlv('0.0.0.0/0')).toBeUndefined();
+    expect(ipv4DstTlv('fd00::/64')).toBeUndefined();
+    expect(ipv4DstTlv('nonsense')).toBeUndefined();
+  });
+});
