@@ -59,6 +59,11 @@ const TraceStep = Type.Object(
     flow: Type.Optional(TraceFlow),
     group: Type.Optional(Type.Integer({ description: 'inside a bucket of this group' })),
     drop: Type.Boolean({ description: 'a copy of the packet ends here' }),
+    stopped: Type.Optional(
+      Type.String({
+        description: "why the flow's actions stopped short, ending the packet (the TTL ran out)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -123,7 +128,16 @@ export const TraceAnswer = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    router: Type.Optional(
+      Type.String({ description: 'the router that routed the probe to its endpoint, or answered it' }),
+    ),
     packet: Type.Record(Type.String(), Type.String(), { description: 'the probe as it left the VM' }),
+    received: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'the headers as the receiver got them (routed: gateway MAC as source, TTL decremented), or the answer given back to the sender',
+      }),
+    ),
     hops: Type.Array(TraceHop),
   },
   { title: 'Trace', additionalProperties: false },

@@ -14,7 +14,9 @@ import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
  * write_metadata, goto_table; an ALL group runs each bucket on its own copy of the packet;
  * resubmit looks a table up in the middle of a flow's actions and comes back; an output to the
  * packet's own in_port is dropped unless it says IN_PORT; ct(table=N) starts another pass at N
- * with the conntrack state the caller chose (a trace has no connection table to ask).
+ * with the conntrack state the caller chose (a trace has no connection table to ask); dec_ttl of
+ * an IP packet whose TTL is 1 (or 0) ends the flow's actions there, goto_table included, so the
+ * packet goes no further (OVS's "decrement TTL exception": weft asks for no packet-in of it).
  */
 
 export interface SimStep {
@@ -27,6 +29,8 @@ export interface SimStep {
   flow?: DesiredFlow;
   /** The group this step ran inside, if any. */
   group?: number;
+  /** Why the flow's actions stopped short (the TTL ran out): the packet went no further. */
+  stopped?: string;
 }
 
 export interface SimOutput {
@@ -144,9 +148,16 @@ function instructions(
   depth: number,
 ): number | undefined {
   let next: number | undefined;
+  const step = run.result.steps.at(-1);
   for (const i of ins) {
-    if (i.type === 'apply_actions') actions(run, pass, i.actions, p, depth);
-    else if (i.type === 'write_metadata') {
+    if (i.type === 'apply_actions') {
+      const stopped = actions(run, pass, i.actions, p, depth);
+      if (stopped) {
+        // OVS turns the instructions into one action list, so the rest of it (goto too) is skipped.
+        if (step) step.stopped = stopped;
+        return undefined;
+      }
+    } else if (i.type === 'write_metadata') {
       const md = p.get('metadata') ?? 0n;
       p.set('metadata', (md & ~i.mask) | (i.metadata & i.mask));
     } else if (i.type === 'goto_table') next = i.tableId;
@@ -168,11 +179,40 @@ function writeSub(p: Packet, sf: Subfield, bits: bigint): void {
   p.set(name, ((p.get(name) ?? 0n) & ~mask) | ((bits << BigInt(sf.ofs)) & mask));
 }
 
-function actions(run: Run, pass: number, list: readonly Action[], p: Packet, depth: number): void {
-  for (const a of list) action(run, pass, a, p, depth);
+/** Runs an action list; returns why it stopped short, if it did (the rest is not run). */
+function actions(
+  run: Run,
+  pass: number,
+  list: readonly Action[],
+  p: Packet,
+  depth: number,
+): string | undefined {
+  for (const a of list) {
+    const stopped = action(run, pass, a, p, depth);
+    if (stopped) return stopped;
+  }
+  return undefined;
 }
 
-function action(run: Run, pass: number, a: Action, p: Packet, depth: number): void {
+const TTL = canonical('nw_ttl');
+
+/**
+ * dec_ttl as OVS runs it: on a packet without an IP header it does nothing; at TTL 1 or 0 it
+ * stops the actions (returns why).
+ */
+function decTtl(run: Run, p: Packet): string | undefined {
+  const ttl = p.get(TTL);
+  if (ttl === undefined) return undefined;
+  if (ttl > 1n) {
+    p.set(TTL, ttl - 1n);
+    return undefined;
+  }
+  const why = `the TTL ran out (dec_ttl at TTL ${ttl}): OVS drops the packet`;
+  run.result.notes.push(why);
+  return why;
+}
+
+function action(run: Run, pass: number, a: Action, p: Packet, depth: number): string | undefined {
   const { result } = run;
   switch (a.type) {
     case 'output': {
@@ -236,6 +276,12 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number): vo
       p.set('ct_state', 0n);
       p.set('ct_zone', 0n);
       p.set('ct_mark', 0n);
+      return;
+    case 'dec_nw_ttl':
+      return decTtl(run, p);
+    case 'set_nw_ttl':
+      // Only a packet with an IP header has a TTL to set.
+      if (p.has(TTL)) p.set(TTL, BigInt(a.ttl));
       return;
     case 'note':
       return;

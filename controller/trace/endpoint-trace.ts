@@ -2,14 +2,16 @@ import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import { canonicalIpv6, isIpv4, isIpv6, isMac } from '../../southbound/openflow/codec/values.js';
 import { conflict, IntentError, invalid, notFound } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
-import { describePacket, packetOf } from './packet.js';
-import { type TraceHop, type TraceWorld, traceAcross } from './trace-across.js';
-import { type TraceVerdict, verdictOf } from './verdict.js';
+import { type DestinationLookups, destinationOf } from './destination.js';
+import { describePacket, type Packet, packetOf } from './packet.js';
+import { type TraceHop, type TraceRun, type TraceWorld, traceAcross } from './trace-across.js';
+import { type TraceTarget, type TraceVerdict, verdictOf } from './verdict.js';
 
 /**
  * `weft trace`: a probe from an endpoint's VM port, the way the VM would send it (its own MAC and
- * address, the destination's MAC as ARP would have resolved it), followed through weft's desired
- * flows across hypervisors. The answer is a verdict a person can act on and every step on the way.
+ * address, TTL 64, the destination's MAC as ARP would have resolved it, or its gateway's for an
+ * address a router leads to), followed through weft's desired flows across hypervisors. The answer
+ * is a verdict a person can act on and every step on the way.
  */
 export type TraceProtocol = 'icmp' | 'tcp' | 'udp' | 'arp';
 
@@ -26,9 +28,8 @@ export interface TraceRequest {
   established?: boolean;
 }
 
-export interface TraceLookups {
+export interface TraceLookups extends DestinationLookups {
   endpoint(id: string): Endpoint | undefined;
-  endpointByIp(networkId: string, ip: string): Endpoint | undefined;
   binding(ifaceId: string): { chassisId: string; ofport: number } | undefined;
 }
 
@@ -41,6 +42,11 @@ export interface TraceAnswer extends TraceVerdict {
   state: 'new' | 'established';
   /** The probe's headers as it left the VM. */
   packet: Record<string, string>;
+  /**
+   * The headers as the receiver got them: the copy delivered to the target (or out of a VLAN
+   * port), or the answer given back to the sender in place. Absent when nothing arrived.
+   */
+  received?: Record<string, string>;
   hops: TraceHop[];
 }
 
@@ -48,6 +54,8 @@ const CT_TRK = 0x20n;
 const CT_NEW = 0x01n;
 const CT_EST = 0x02n;
 const DEFAULT_SRC_PORT = 40000;
+/** What Linux puts in a VM's packets (net.ipv4.ip_default_ttl, IPv6 hop limit). */
+const VM_TTL = 64;
 const PACKET_FIELDS = [
   'in_port',
   'eth_src',
@@ -63,6 +71,7 @@ const PACKET_FIELDS = [
   'ipv6_src',
   'ipv6_dst',
   'ip_proto',
+  'nw_ttl',
   'tcp_src',
   'tcp_dst',
   'udp_src',
@@ -130,17 +139,13 @@ export function traceEndpoint(
       `no desired state for chassis ${binding.chassisId} yet: this controller is standby or still starting (trace on the leader)`,
     );
   }
-  const holder = lookups.endpointByIp(from.networkId, to);
-  // With another MAC than the holder's, the packet is meant for some other host (behind a VLAN).
-  const target = req.dstMac === undefined || req.dstMac.toLowerCase() === holder?.mac ? holder : undefined;
-  // The limited broadcast goes to every host of the segment (a DHCP client's first request).
-  const dstMac = req.dstMac ?? target?.mac ?? (to === '255.255.255.255' ? 'ff:ff:ff:ff:ff:ff' : undefined);
-  if (!dstMac && req.protocol !== 'arp') {
-    throw invalid(
-      'to',
-      `no endpoint of network ${from.networkId} has address ${to}; give dstMac to trace to a host outside the intent (behind a VLAN binding)`,
-    );
-  }
+  // Throws, naming `to`, where the VM would have nowhere to send it; a MAC for all but ARP.
+  const { dstMac, target, gateway } = destinationOf(lookups, from, {
+    to,
+    v6,
+    arp: req.protocol === 'arp',
+    ...(req.dstMac === undefined ? {} : { dstMac: req.dstMac }),
+  });
   const headers: Record<string, OxmValue> =
     req.protocol === 'arp'
       ? {
@@ -153,27 +158,32 @@ export function traceEndpoint(
           arp_tha: '00:00:00:00:00:00',
         }
       : {
-          eth_dst: dstMac!,
+          eth_dst: dstMac!, // destinationOf gives every IP probe one
           eth_type: v6 ? 0x86dd : 0x0800,
           ...(v6 ? { ipv6_src: srcIp, ipv6_dst: to } : { ip_src: srcIp, ip_dst: to }),
+          nw_ttl: VM_TTL,
           ...l4(req, v6),
         };
   const packet = packetOf({ in_port: binding.ofport, eth_src: from.mac, vlan_vid: 0, ...headers });
   const established = req.established === true;
-  const hops = traceAcross(world, binding.chassisId, packet, {
+  const run = traceAcross(world, binding.chassisId, packet, {
     ctState: CT_TRK | (established ? CT_EST : CT_NEW),
   });
+  const { hops } = run;
   const what =
     req.protocol === 'tcp' || req.protocol === 'udp'
       ? `${req.protocol} from ${fromId} to ${v6 ? `[${to}]` : to}:${req.port}`
       : req.protocol === 'arp'
         ? `ARP from ${fromId} for ${to}`
         : `ping from ${fromId} to ${to}`;
-  const verdict = verdictOf(
-    hops,
-    { ...(target ? { endpoint: target.id } : {}), arp: req.protocol === 'arp', what },
-    established,
-  );
+  const goal: TraceTarget = {
+    ...(target ? { endpoint: target.id } : {}),
+    arp: req.protocol === 'arp',
+    what,
+    ...(gateway ? { gateway } : {}),
+  };
+  const verdict = verdictOf(hops, goal, established);
+  const received = receivedOf(run, verdict, goal);
   return {
     from: fromId,
     chassis: binding.chassisId,
@@ -183,6 +193,24 @@ export function traceEndpoint(
     state: established ? 'established' : 'new',
     ...verdict,
     packet: describePacket(packet, PACKET_FIELDS),
+    ...(received ? { received: describePacket(received, RECEIVED_FIELDS) } : {}),
     hops,
   };
+}
+
+/** in_port of a received copy is the bridge's business (a tunnel port), not the receiver's. */
+const RECEIVED_FIELDS = PACKET_FIELDS.filter((f) => f !== 'in_port');
+
+/** The copy the verdict is about: delivered to the target (or out of a port), or answered back. */
+function receivedOf(run: TraceRun, verdict: TraceVerdict, target: TraceTarget): Packet | undefined {
+  const outputs = run.hops.flatMap((h) => h.outputs);
+  const o =
+    verdict.verdict === 'answered'
+      ? run.hops[0]?.outputs.find((x) => x.to === 'sender')
+      : verdict.verdict === 'delivered'
+        ? target.endpoint
+          ? outputs.find((x) => x.to === 'endpoint' && x.endpoint === target.endpoint)
+          : outputs.find((x) => x.to === 'port')
+        : undefined;
+  return o && run.packets.get(o);
 }

@@ -35,6 +35,8 @@ export interface TraceStepView {
   group?: number;
   /** This step is where a copy of the packet ended without being sent anywhere. */
   drop: boolean;
+  /** Why the flow's actions stopped short, ending the packet here (the TTL ran out). */
+  stopped?: string;
 }
 
 export type TraceOutput =
@@ -53,6 +55,15 @@ export interface TraceHop {
   outputs: TraceOutput[];
   notes: string[];
 }
+
+/** The hops, and the packet each output sent (as it left the bridge), for whoever reads them out. */
+export interface TraceRun {
+  hops: TraceHop[];
+  packets: Map<TraceOutput, Packet>;
+}
+
+/** Adds an output to the hop, remembering the packet it sent. */
+type Report = (hop: TraceHop, output: TraceOutput, packet: Packet) => void;
 
 export interface TraceOptions {
   ctState: bigint;
@@ -85,9 +96,10 @@ function stepView(s: SimStep, world: TraceWorld): TraceStepView {
     depth: s.depth,
     table: s.table,
     tableName: tableName(s.table),
-    drop: !s.flow || !forwards(s.flow),
+    drop: !s.flow || !forwards(s.flow) || s.stopped !== undefined,
   };
   if (s.group !== undefined) view.group = s.group;
+  if (s.stopped !== undefined) view.stopped = s.stopped;
   if (s.flow) {
     const app = appOf(s.flow.cookie);
     const owner = world.ownerOf(s.flow.cookie);
@@ -120,8 +132,13 @@ export function traceAcross(
   chassisId: string,
   packet: Packet,
   opts: TraceOptions,
-): TraceHop[] {
+): TraceRun {
   const hops: TraceHop[] = [];
+  const packets = new Map<TraceOutput, Packet>();
+  const report: Report = (hop, o, p) => {
+    hop.outputs.push(o);
+    packets.set(o, p);
+  };
   const queue: Array<{ chassis: string; packet: Packet; from?: string }> = [{ chassis: chassisId, packet }];
   const maxHops = opts.maxHops ?? 64;
   while (queue.length > 0) {
@@ -145,21 +162,21 @@ export function traceAcross(
     hop.notes.push(...sim.notes);
     const ports = world.ports(chassis);
     for (const out of sim.outputs) {
-      if (out.port === ofpp.CONTROLLER) hop.outputs.push({ to: 'controller', port: out.port });
+      if (out.port === ofpp.CONTROLLER) report(hop, { to: 'controller', port: out.port }, out.packet);
       else if (isTunnelPort(ports, out.port)) {
-        const arrival = intoTunnel(world, hop, out);
+        const arrival = intoTunnel(world, hop, out, report);
         if (arrival && hops.length + queue.length >= maxHops)
           hop.notes.push(`stopped following after ${maxHops} bridges`);
         else if (arrival) queue.push(arrival);
-      } else if (out.port === hop.inPort && !from) hop.outputs.push({ to: 'sender', port: out.port });
+      } else if (out.port === hop.inPort && !from) report(hop, { to: 'sender', port: out.port }, out.packet);
       else {
         const endpoint = world.endpointAt(chassis, out.port);
-        if (endpoint) hop.outputs.push({ to: 'endpoint', port: out.port, endpoint });
-        else hop.outputs.push(physicalOutput(ports, out.port, out.packet));
+        if (endpoint) report(hop, { to: 'endpoint', port: out.port, endpoint }, out.packet);
+        else report(hop, physicalOutput(ports, out.port, out.packet), out.packet);
       }
     }
   }
-  return hops;
+  return { hops, packets };
 }
 
 /**
@@ -170,11 +187,16 @@ function intoTunnel(
   world: TraceWorld,
   hop: TraceHop,
   out: SimOutput,
+  report: Report,
 ): { chassis: string; packet: Packet; from: string } | undefined {
   const tunnelIp = String(fieldText('tun_dst', out.packet.get('tun_dst') ?? 0n));
   const vni = Number(out.packet.get('tun_id') ?? 0n);
   const next = world.chassisOfTunnelIp(tunnelIp);
-  hop.outputs.push({ to: 'tunnel', port: out.port, ...(next ? { chassis: next } : {}), tunnelIp, vni });
+  report(
+    hop,
+    { to: 'tunnel', port: out.port, ...(next ? { chassis: next } : {}), tunnelIp, vni },
+    out.packet,
+  );
   if (!next) {
     hop.notes.push(`no chassis has tunnel address ${tunnelIp}: the copy sent there is lost`);
     return undefined;

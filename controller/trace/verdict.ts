@@ -1,10 +1,11 @@
-import { TABLE } from '../pipeline/tables.js';
+import { TABLE, tableDecl } from '../pipeline/tables.js';
 import type { TraceHop, TraceStepView } from './trace-across.js';
 
 /**
  * What a trace comes to, in one line a person can act on: delivered to the endpoint it was meant
- * for, answered on the spot (ARP), or dropped, naming the chassis, the table and the object whose
- * flow (or whose absence of a flow) decided it. Pure.
+ * for (bridged, or routed by the tenant's router), answered on the spot (ARP, a ping to a router,
+ * DHCP), or dropped, naming the chassis, the table and the object whose flow (or whose absence of a
+ * flow) decided it. Pure.
  */
 export type Verdict = 'delivered' | 'answered' | 'dropped' | 'not-delivered';
 
@@ -23,6 +24,8 @@ export interface TraceVerdict {
   /** Endpoints that received a copy (a broadcast reaches several). */
   deliveredTo: string[];
   droppedAt?: DropPoint;
+  /** The router that routed the probe to its endpoint, or answered it (a ping to its address). */
+  router?: string;
 }
 
 export interface TraceTarget {
@@ -32,6 +35,11 @@ export interface TraceTarget {
   arp: boolean;
   /** Describes the probe in the summary ("tcp to 10.0.0.2:8080"). */
   what: string;
+  /**
+   * The probe goes to the gateway of the sender's network `from`: `router` routes it into network
+   * `into` (where `endpoint` is), or, with `routerAddress`, it is a ping to the router itself.
+   */
+  gateway?: { router: string; from: string; into?: string; routerAddress?: boolean };
 }
 
 /** The security-group port (endpoint) the conntrack tables of this hop work for. */
@@ -45,6 +53,7 @@ function sgEndpoint(steps: readonly TraceStepView[], upTo: number): string | und
 
 function reasonOf(steps: readonly TraceStepView[], at: number, established: boolean): string {
   const s = steps[at]!;
+  if (s.stopped) return s.stopped;
   const owner = s.flow?.owner;
   const isMiss = owner?.startsWith('table-miss/') ?? !s.flow;
   switch (s.table) {
@@ -67,11 +76,27 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
     }
     case TABLE.L2_LOOKUP:
       return 'no endpoint of the network has this destination MAC where the packet is (unknown unicast is not flooded)';
-    default:
-      return isMiss
-        ? `no flow of table ${s.tableName} matches`
-        : `the flow of ${owner ?? 'an unknown owner'} drops it`;
+    case TABLE.L3_ROUTE:
+      // The router's lowest flow: sent to the gateway, in no subnet of the router's networks.
+      if (owner?.startsWith('router/')) {
+        const r = owner.slice('router/'.length);
+        return `no route: router ${r} joins no network whose subnet holds the destination (its no-route flow drops it)`;
+      }
+      break;
   }
+  const miss = tableDecl(s.table)?.miss;
+  if (isMiss) return miss?.kind === 'drop' ? miss.why : `no flow of table ${s.tableName} matches`;
+  return `the flow of ${owner ?? 'an unknown owner'} drops it`;
+}
+
+/** Whether the router's own flows in l3-route handled the packet (routed it, or answered it). */
+const throughRouter = (hops: readonly TraceHop[], router: string): boolean =>
+  hops.some((h) => h.steps.some((s) => s.table === TABLE.L3_ROUTE && s.flow?.owner === `router/${router}`));
+
+/** Who answered an ARP request in place: a router for its gateway address, else the responder. */
+function arpAnswerer(hop: TraceHop): string {
+  const owner = hop.steps.find((s) => s.table === TABLE.ARP_RESPONDER)?.flow?.owner;
+  return owner?.startsWith('router/') ? ` by router ${owner.slice('router/'.length)}` : '';
 }
 
 /** The drop on the last hop that has one (the copy that got furthest), last step first. */
@@ -97,11 +122,21 @@ export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, establ
   const deliveredTo = [
     ...new Set(hops.flatMap((h) => h.outputs.flatMap((o) => (o.to === 'endpoint' ? [o.endpoint] : [])))),
   ];
-  if (target.arp && hops[0]?.outputs.some((o) => o.to === 'sender')) {
+  const back = hops[0]?.outputs.some((o) => o.to === 'sender') ? hops[0] : undefined;
+  if (target.arp && back) {
     return {
       verdict: 'answered',
-      summary: `${target.what}: answered on ${hops[0].chassis} without leaving it`,
+      summary: `${target.what}: answered${arpAnswerer(back)} on ${back.chassis} without leaving it`,
       deliveredTo,
+    };
+  }
+  const gw = target.gateway;
+  if (gw?.routerAddress && back && throughRouter([back], gw.router)) {
+    return {
+      verdict: 'answered',
+      summary: `${target.what}: answered by router ${gw.router} on ${back.chassis} (its echo reply goes back out of the sender's port)`,
+      deliveredTo,
+      router: gw.router,
     };
   }
   if (target.endpoint && deliveredTo.includes(target.endpoint)) {
@@ -109,17 +144,25 @@ export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, establ
       h.outputs.some((o) => o.to === 'endpoint' && o.endpoint === target.endpoint),
     )!;
     const path = hops.indexOf(hop) === 0 ? `on ${hop.chassis}` : `on ${hop.chassis} through the tunnel`;
+    const routed = gw?.into !== undefined && throughRouter(hops, gw.router) ? gw : undefined;
+    const how = routed ? `routed by ${routed.router} from ${routed.from} to ${routed.into}, ` : '';
     return {
       verdict: 'delivered',
-      summary: `${target.what}: delivered to ${target.endpoint} ${path}`,
+      summary: `${target.what}: ${how}delivered to ${target.endpoint} ${path}`,
       deliveredTo,
+      ...(routed ? { router: routed.router } : {}),
     };
   }
   const drop = lastDrop(hops, established);
   if (drop) {
+    // Not a ping to the router's address: routed into its network like any other packet there.
+    const onlyPings =
+      gw?.routerAddress && !target.arp
+        ? ` (router ${gw.router} answers pings to its addresses, nothing else)`
+        : '';
     return {
       verdict: 'dropped',
-      summary: `${target.what}: dropped on ${drop.chassis} in table ${drop.tableName} (${drop.table}): ${drop.reason}`,
+      summary: `${target.what}: dropped on ${drop.chassis} in table ${drop.tableName} (${drop.table}): ${drop.reason}${onlyPings}`,
       deliveredTo,
       droppedAt: drop,
     };

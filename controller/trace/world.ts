@@ -1,8 +1,11 @@
 import type { ChassisFacts } from '../../apps/build-view.js';
+import type { Network, Router } from '../intent/model.js';
+import { parseCidr } from '../intent/net.js';
 import type { IntentService } from '../intent/service.js';
 import { cookieFor } from '../pipeline/cookies.js';
 import type { Desired } from '../pipeline/flow.js';
 import { PIPELINE } from '../pipeline/tables.js';
+import type { TraceRouter } from './destination.js';
 import type { TraceLookups } from './endpoint-trace.js';
 import type { TraceWorld } from './trace-across.js';
 
@@ -12,26 +15,33 @@ export interface DesiredSource {
 }
 
 /**
- * The object keys whose flows a trace in one network can meet, by cookie: the pipeline's
+ * The object keys whose flows a trace from one network can meet, by cookie: the pipeline's
  * table-miss flows, the network, its endpoints (overlay, port security, ARP, security groups),
- * its ACLs and VLAN bindings. Cookies hash their object's key (controller/pipeline/cookies.ts),
- * so names are found by hashing the candidates, only those of the one network.
+ * its ACLs and VLAN bindings, and where the network is on a router, the router's flows and all
+ * of that for every network of the router too (a routed packet is delivered by the flows of its
+ * destination's network). Cookies hash their object's key (controller/pipeline/cookies.ts), so
+ * names are found by hashing the candidates, only those of these networks.
  */
 function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint, string> {
   const owners = new Map<bigint, string>();
   const add = (app: Parameters<typeof cookieFor>[0], key: string) => owners.set(cookieFor(app, key), key);
   for (const t of PIPELINE) add('pipeline', `table-miss/${t.id}`);
   add('arpResponder', 'arp-reply');
-  add('overlay', `network/${networkId}`);
-  add('flood', `network/${networkId}`);
-  add('dhcp', `network/${networkId}`);
-  for (const id of intents.referrerIds('network', networkId, 'endpoint')) {
-    for (const app of ['overlay', 'portSecurity', 'arpResponder'] as const) add(app, `endpoint/${id}`);
-    add('acl', `sg-port/${id}`);
+  const on = intents.routerOnNetwork(networkId);
+  if (on) add('router', `router/${on.router.id}`);
+  const networks = on ? on.router.interfaces.map((i) => i.networkId) : [networkId];
+  for (const net of networks) {
+    add('overlay', `network/${net}`);
+    add('flood', `network/${net}`);
+    add('dhcp', `network/${net}`);
+    for (const id of intents.referrerIds('network', net, 'endpoint')) {
+      for (const app of ['overlay', 'portSecurity', 'arpResponder'] as const) add(app, `endpoint/${id}`);
+      add('acl', `sg-port/${id}`);
+      if (on) add('router', `endpoint/${id}`);
+    }
+    for (const id of intents.referrerIds('network', net, 'networkAcl')) add('acl', `acl/${id}`);
+    for (const id of intents.referrerIds('network', net, 'vlanBinding')) add('vlan', `vlan-binding/${id}`);
   }
-  for (const id of intents.referrerIds('network', networkId, 'networkAcl')) add('acl', `acl/${id}`);
-  for (const id of intents.referrerIds('network', networkId, 'vlanBinding'))
-    add('vlan', `vlan-binding/${id}`);
   return owners;
 }
 
@@ -98,5 +108,30 @@ export function traceLookups(intents: IntentService, facts: () => ChassisFacts):
     },
     endpointByIp: (networkId, ip) => intents.endpointByIp(networkId, ip),
     binding: (ifaceId) => facts().bindings.get(ifaceId),
+    routerOf(networkId) {
+      const on = intents.routerOnNetwork(networkId);
+      return on && traceRouter(intents, on.router);
+    },
+  };
+}
+
+const isIpv4Cidr = (text: string): boolean => {
+  const c = parseCidr(text);
+  return typeof c !== 'string' && c.family === 4;
+};
+
+/** A router's interfaces with the IPv4 subnets of their networks (what it routes into). */
+function traceRouter(intents: IntentService, router: Router): TraceRouter {
+  return {
+    id: router.id,
+    interfaces: router.interfaces.map((i) => {
+      let net: Network | undefined;
+      try {
+        net = intents.get('network', i.networkId);
+      } catch {
+        // The intent rules keep a router's networks in place; an absent one routes nothing.
+      }
+      return { ...i, mac: i.mac.toLowerCase(), subnets: net?.subnets.filter(isIpv4Cidr) ?? [] };
+    }),
   };
 }

@@ -178,20 +178,24 @@ function hopLines(hop: Hop, cols: Columns, ct: string, width: number): string[] 
 }
 
 /**
- * A trace for people, like `ovn-trace` but compact: the verdict, the probe, then per hypervisor
- * every table the packet went through with the flow that matched (priority, app and object, match
- * -> actions), DROP where a copy ended, the conntrack passes and where the copies left. Pure.
+ * A trace for people, like `ovn-trace` but compact: the verdict, the probe and the packet as it
+ * was received, then per hypervisor every table the packet went through with the flow that matched
+ * (priority, app and object, match -> actions), DROP where a copy ended, the conntrack passes and
+ * where the copies left. Pure.
  */
 export function traceText(answer: TraceAnswerBody, width = DEFAULT_WIDTH): string {
   const cols = columnsOf(answer.hops);
   const ct = answer.state === 'established' ? '+trk+est' : '+trk+new';
-  const packet = Object.entries(answer.packet)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
-  const lines = [
-    answer.summary,
-    ...wrap(packet, width - 8).map((l, i) => (i === 0 ? 'packet: ' : ' '.repeat(8)) + l),
-  ];
+  const headers = (label: string, fields: Record<string, string>) => {
+    const text = Object.entries(fields)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    const lead = `${label}: `;
+    return wrap(text, width - lead.length).map((l, i) => (i === 0 ? lead : ' '.repeat(lead.length)) + l);
+  };
+  const lines = [answer.summary, ...headers('packet', answer.packet)];
+  // What arrived differs from what was sent where a router rewrote it (MACs, TTL) or answered it.
+  if (answer.received) lines.push(...headers('received', answer.received));
   for (const hop of answer.hops) lines.push('', ...hopLines(hop, cols, ct, width));
   return `${lines.join('\n')}\n`;
 }

@@ -227,6 +227,32 @@ describe('traceText', () => {
     expect(more.map((l) => l.slice(64)).join('')).toBe(arpReply);
   });
 
+  it('prints the packet as received under the probe: a routed one with the gateway MAC and TTL 63', () => {
+    const routed = answer({
+      from: 'w1',
+      to: '10.2.0.5',
+      verdict: 'delivered',
+      summary: 'ping from w1 to 10.2.0.5: routed by r1 from web to db, delivered to d1 on hv1',
+      router: 'r1',
+      deliveredTo: ['d1'],
+      packet: { in_port: '1', eth_src: '02:00:00:00:01:05', eth_dst: '0a:57:72:00:00:64', nw_ttl: '64' },
+      received: { eth_src: '0a:57:72:00:00:65', eth_dst: '02:00:00:00:02:05', nw_ttl: '63' },
+      hops: [hop('hv1:1', { outputs: [{ to: 'endpoint', port: 2, endpoint: 'd1' }] })],
+    });
+    expect(traceText(routed, 200).split('\n').slice(0, 4)).toEqual([
+      routed.summary,
+      'packet: in_port=1,eth_src=02:00:00:00:01:05,eth_dst=0a:57:72:00:00:64,nw_ttl=64',
+      'received: eth_src=0a:57:72:00:00:65,eth_dst=02:00:00:00:02:05,nw_ttl=63',
+      '',
+    ]);
+    // Broken after a comma like the probe, under its own label.
+    expect(traceText(routed, 50).split('\n').slice(3, 5)).toEqual([
+      'received: eth_src=0a:57:72:00:00:65,',
+      '          eth_dst=02:00:00:00:02:05,nw_ttl=63',
+    ]);
+    expect(traceText(delivered)).not.toContain('received:');
+  });
+
   it('indents group steps, names a table without a matching flow, prints ports, the controller and notes', () => {
     const lines = traceText(flooded, 200).split('\n');
     expect(lines.slice(3)).toEqual([

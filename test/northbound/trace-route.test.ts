@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyStatus } from '../../northbound/status.js';
+import { routedWorld } from '../controller/trace/routed-fixture.js';
 import { redBlueWorld } from '../controller/trace/trace-fixture.js';
 import { type Harness, startHarness } from './harness.js';
 
-/** GET /v1/endpoints/{id}/trace over the real trace of a red/blue world (trace-fixture.ts). */
+/**
+ * GET /v1/endpoints/{id}/trace over the real trace of a red/blue world (trace-fixture.ts), and of
+ * a routed tenant (routed-fixture.ts).
+ */
 let w: Awaited<ReturnType<typeof redBlueWorld>>;
 let h: Harness;
 beforeAll(async () => {
@@ -84,5 +88,35 @@ describe('GET /v1/endpoints/:id/trace', () => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('GET /v1/endpoints/:id/trace through a router', () => {
+  let r: Awaited<ReturnType<typeof routedWorld>>;
+  let rh: Harness;
+  beforeAll(async () => {
+    r = await routedWorld();
+    rh = await startHarness({
+      intents: r.svc,
+      statusProvider: { ...emptyStatus, trace: (id, req) => r.trace(id, req) },
+    });
+  });
+  afterAll(async () => {
+    await rh?.close();
+    await r?.close();
+  });
+
+  it('serializes the router, the packet as received and the routed hops whole', async () => {
+    const routed = await rh.app.inject({ url: '/v1/endpoints/w1/trace?to=10.2.0.6', headers: rh.admin });
+    expect(routed.statusCode).toBe(200);
+    expect(routed.json()).toEqual(JSON.parse(JSON.stringify(r.trace('w1', { to: '10.2.0.6' }))));
+    expect(routed.json()).toMatchObject({ verdict: 'delivered', router: 'r1', received: { nw_ttl: '63' } });
+    const ping = await rh.app.inject({ url: '/v1/endpoints/w1/trace?to=10.1.0.1', headers: rh.admin });
+    expect(ping.json()).toMatchObject({ verdict: 'answered', router: 'r1', received: { icmp_type: '0' } });
+    const own = await rh.app.inject({ url: '/v1/endpoints/w1/trace?to=10.1.0.99', headers: rh.admin });
+    expect(own.statusCode).toBe(400);
+    expect(own.json().error.message).toMatch(
+      /^to: no endpoint of network web or of the networks router r1 joins/,
+    );
   });
 });

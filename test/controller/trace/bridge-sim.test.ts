@@ -177,4 +177,67 @@ describe('simulateBridge', () => {
       '02:00:00:00:00:01',
     );
   });
+
+  describe('TTL', () => {
+    // Like the router's l3-route flow: dec_ttl, a MAC rewrite, the VNI into metadata, on to the next table.
+    const flows = [
+      flow(
+        0,
+        1,
+        [],
+        [
+          apply({ type: 'dec_nw_ttl' }, { type: 'set_field', field: 'eth_src', value: '0a:57:72:00:00:65' }),
+          { type: 'write_metadata', metadata: 0x65n, mask: 0xffffffn },
+          goto(40),
+        ],
+      ),
+      flow(40, 1, [], [apply(out(2))]),
+    ];
+    const ip = (ttl: number) =>
+      packetOf({ in_port: 1, eth_src: '02:00:00:00:01:05', eth_type: 0x800, ip_proto: 1, nw_ttl: ttl });
+    const run = (p: ReturnType<typeof packetOf>) => {
+      const r = simulateBridge({ flows, groups: [] }, p, NEW);
+      return { ...r, steps: r.steps.map((s) => [s.table, s.stopped]) };
+    };
+
+    it('dec_ttl takes one off and the flow goes on; a packet without an IP header keeps going untouched', () => {
+      const r = simulateBridge({ flows, groups: [] }, ip(64), NEW);
+      expect(r.outputs).toHaveLength(1);
+      const sent = r.outputs[0]!.packet;
+      expect([Number(sent.get('nw_ttl')), fieldText('eth_src', sent.get('eth_src')!)]).toEqual([
+        63,
+        '0a:57:72:00:00:65',
+      ]);
+      expect(sent.get('metadata')).toBe(0x65n);
+      expect(r.notes).toEqual([]);
+      const arp = simulateBridge(
+        { flows, groups: [] },
+        packetOf({ in_port: 1, eth_type: 0x806, arp_op: 1 }),
+        NEW,
+      );
+      expect(arp.outputs.map((o) => [o.port, o.packet.has('nw_ttl')])).toEqual([[2, false]]);
+    });
+
+    it('at TTL 1 (or 0) dec_ttl ends the packet: no later action, no write_metadata, no goto; a note says why', () => {
+      for (const ttl of [1, 0]) {
+        const r = run(ip(ttl));
+        const why = `the TTL ran out (dec_ttl at TTL ${ttl}): OVS drops the packet`;
+        expect(r.steps).toEqual([[0, why]]);
+        expect(r.outputs).toEqual([]);
+        expect(r.notes).toEqual([why]);
+      }
+      expect(run(ip(2)).steps).toEqual([
+        [0, undefined],
+        [40, undefined],
+      ]);
+    });
+
+    it('set_nw_ttl sets the TTL of an IP packet and gives none to a packet without one', () => {
+      const set = [flow(0, 1, [], [apply({ type: 'set_nw_ttl', ttl: 5 }, out(2))])];
+      const r = simulateBridge({ flows: set, groups: [] }, ip(64), NEW);
+      expect(Number(r.outputs[0]!.packet.get('nw_ttl'))).toBe(5);
+      const arp = simulateBridge({ flows: set, groups: [] }, packetOf({ in_port: 1, eth_type: 0x806 }), NEW);
+      expect(arp.outputs[0]!.packet.has('nw_ttl')).toBe(false);
+    });
+  });
 });

@@ -41,7 +41,11 @@ describe('weft trace: a probe through the desired flows', () => {
       in_port: '5',
       eth_src: '02:00:00:00:01:01',
       eth_dst: '02:00:00:00:01:02',
+      nw_ttl: '64',
     });
+    // Bridged: received as sent, TTL untouched.
+    const { in_port: _, ...sent } = a.packet;
+    expect(a.received).toEqual(sent);
     expect(a.hops.map((h) => h.chassis)).toEqual(['hv1', 'hv2']);
     expect(path(a, 0)).toEqual([
       `${TABLE.CLASSIFY}:endpoint/r1`,
@@ -49,6 +53,7 @@ describe('weft trace: a probe through the desired flows', () => {
       `${TABLE.EGRESS_ACL}:table-miss/20`,
       `${TABLE.EGRESS_SG}:table-miss/25`,
       `${TABLE.ARP_RESPONDER}:table-miss/30`,
+      `${TABLE.L3_ROUTE}:table-miss/35`,
       `${TABLE.L2_LOOKUP}:endpoint/r2`,
     ]);
     expect(a.hops[0]!.outputs).toEqual([
@@ -207,6 +212,7 @@ describe('weft trace: a probe through the desired flows', () => {
     const lookups = {
       endpoint: () => w.svc.get('endpoint', 'r1'),
       endpointByIp: () => undefined,
+      routerOf: () => undefined,
       binding: () => ({ chassisId: 'hv1', ofport: 5 }),
     };
     const world = {

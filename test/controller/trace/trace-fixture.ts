@@ -19,52 +19,58 @@ export async function redBlueWorld() {
   });
   const t = await serviceEngine(facts, [dpidOf(0), dpidOf(1)]);
   const { svc } = t;
-  for (const [i, id] of ['hv1', 'hv2'].entries())
-    await svc.create('chassis', { id, name: id, tunnelIp: `192.168.70.${i + 1}` });
-  for (const [tenant, vni] of [
-    ['red', 100],
-    ['blue', 200],
-  ] as const) {
-    await svc.create('tenant', { id: tenant, name: tenant });
-    await svc.create('network', {
-      id: `${tenant}-net`,
-      tenantId: tenant,
-      name: tenant,
-      vni,
-      subnets: ['10.0.0.0/24'],
+  // A failed setup must not leave the service's temp store behind.
+  try {
+    for (const [i, id] of ['hv1', 'hv2'].entries())
+      await svc.create('chassis', { id, name: id, tunnelIp: `192.168.70.${i + 1}` });
+    for (const [tenant, vni] of [
+      ['red', 100],
+      ['blue', 200],
+    ] as const) {
+      await svc.create('tenant', { id: tenant, name: tenant });
+      await svc.create('network', {
+        id: `${tenant}-net`,
+        tenantId: tenant,
+        name: tenant,
+        vni,
+        subnets: ['10.0.0.0/24'],
+      });
+    }
+    await svc.create('securityGroup', {
+      id: 'web',
+      tenantId: 'blue',
+      name: 'web',
+      rules: [{ direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 }],
     });
+    const red = { networkId: 'red-net' };
+    const blue = { networkId: 'blue-net' };
+    for (const ep of [
+      { ...red, id: 'r1', mac: '02:00:00:00:01:01', ip: '10.0.0.1', chassis: 'hv1', ofport: 5 },
+      { ...red, id: 'r2', mac: '02:00:00:00:01:02', ip: '10.0.0.2', chassis: 'hv2', ofport: 6 },
+      { ...blue, id: 'b1', mac: '02:00:00:00:02:01', ip: '10.0.0.1', chassis: 'hv1', ofport: 7 },
+      {
+        ...blue,
+        id: 'b2',
+        mac: '02:00:00:00:02:02',
+        ip: '10.0.0.2',
+        chassis: 'hv2',
+        ofport: 8,
+        securityGroupIds: ['web'],
+      },
+    ])
+      await plug(svc, facts, ep);
+    const last = await svc.create('vlanBinding', {
+      id: 'vb42',
+      chassisId: 'hv2',
+      port: 'eth1',
+      vlan: 42,
+      networkId: 'red-net',
+    });
+    await t.applied(last.revision);
+  } catch (err) {
+    await t.close();
+    throw err;
   }
-  await svc.create('securityGroup', {
-    id: 'web',
-    tenantId: 'blue',
-    name: 'web',
-    rules: [{ direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 }],
-  });
-  const red = { networkId: 'red-net' };
-  const blue = { networkId: 'blue-net' };
-  for (const ep of [
-    { ...red, id: 'r1', mac: '02:00:00:00:01:01', ip: '10.0.0.1', chassis: 'hv1', ofport: 5 },
-    { ...red, id: 'r2', mac: '02:00:00:00:01:02', ip: '10.0.0.2', chassis: 'hv2', ofport: 6 },
-    { ...blue, id: 'b1', mac: '02:00:00:00:02:01', ip: '10.0.0.1', chassis: 'hv1', ofport: 7 },
-    {
-      ...blue,
-      id: 'b2',
-      mac: '02:00:00:00:02:02',
-      ip: '10.0.0.2',
-      chassis: 'hv2',
-      ofport: 8,
-      securityGroupIds: ['web'],
-    },
-  ])
-    await plug(svc, facts, ep);
-  const last = await svc.create('vlanBinding', {
-    id: 'vb42',
-    chassisId: 'hv2',
-    port: 'eth1',
-    vlan: 42,
-    networkId: 'red-net',
-  });
-  await t.applied(last.revision);
   const current = () => facts.current();
   return {
     ...t,

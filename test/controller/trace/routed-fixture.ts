@@ -1,0 +1,77 @@
+import type { TraceAnswer, TraceRequest } from '../../../controller/trace/endpoint-trace.js';
+import { traceEndpoint } from '../../../controller/trace/endpoint-trace.js';
+import { traceLookups, traceWorld } from '../../../controller/trace/world.js';
+import { bindableFacts, dpidOf, plug } from '../engine/bindable-facts.js';
+import { serviceEngine } from '../engine/service-engine.js';
+
+export const TUNNEL_PORT = 100;
+/** routerMac(VNI): 0a:57:72 + the network's 24 VNI bits. */
+export const WEB_GATEWAY_MAC = '0a:57:72:00:00:64';
+export const DB_GATEWAY_MAC = '0a:57:72:00:00:65';
+
+/**
+ * A routed tenant on two hypervisors, computed by the real engine over a real intent service:
+ * red's router r1 joins web (VNI 100, 10.1.0.0/24, gateway 10.1.0.1) and db (VNI 101,
+ * 10.2.0.0/24, gateway 10.2.0.1); w1 10.1.0.5 on hv1 port 1, d1 10.2.0.5 on hv1 port 2, d2
+ * 10.2.0.6 on hv2 port 1. Tenant blue's network (VNI 200) has web's addresses and no router:
+ * b1 10.1.0.5 on hv1 port 3.
+ */
+export async function routedWorld() {
+  const facts = bindableFacts(['hv1', 'hv2'], { tunnelPort: TUNNEL_PORT });
+  const t = await serviceEngine(facts, [dpidOf(0), dpidOf(1)]);
+  const { svc } = t;
+  // A failed setup must not leave the service's temp store behind.
+  try {
+    for (const [i, id] of ['hv1', 'hv2'].entries())
+      await svc.create('chassis', { id, name: id, tunnelIp: `192.168.70.${i + 1}` });
+    for (const id of ['red', 'blue']) await svc.create('tenant', { id, name: id });
+    for (const [id, tenantId, vni, subnet] of [
+      ['web', 'red', 100, '10.1.0.0/24'],
+      ['db', 'red', 101, '10.2.0.0/24'],
+      ['blue-net', 'blue', 200, '10.1.0.0/24'],
+    ] as const)
+      await svc.create('network', { id, tenantId, name: id, vni, subnets: [subnet] });
+    await svc.create('router', {
+      id: 'r1',
+      tenantId: 'red',
+      name: 'r1',
+      interfaces: [
+        { networkId: 'web', ip: '10.1.0.1' },
+        { networkId: 'db', ip: '10.2.0.1' },
+      ],
+    });
+    let last = 0;
+    for (const ep of [
+      { networkId: 'web', id: 'w1', mac: '02:00:00:00:01:05', ip: '10.1.0.5', chassis: 'hv1', ofport: 1 },
+      { networkId: 'db', id: 'd1', mac: '02:00:00:00:02:05', ip: '10.2.0.5', chassis: 'hv1', ofport: 2 },
+      { networkId: 'db', id: 'd2', mac: '02:00:00:00:02:06', ip: '10.2.0.6', chassis: 'hv2', ofport: 1 },
+      {
+        networkId: 'blue-net',
+        id: 'b1',
+        mac: '02:00:00:00:03:05',
+        ip: '10.1.0.5',
+        chassis: 'hv1',
+        ofport: 3,
+      },
+    ])
+      last = (await plug(svc, facts, ep)).revision;
+    await t.applied(last);
+  } catch (err) {
+    await t.close();
+    throw err;
+  }
+  const current = () => facts.current();
+  return {
+    ...t,
+    /** The trace's view of the controller for a probe sent in this network. */
+    world: (networkId: string) => traceWorld(t.engine, current, svc, networkId),
+    /** `weft trace`'s answer, as the API gives it. */
+    trace(from: string, req: Partial<TraceRequest> & { to: string }): TraceAnswer {
+      const networkId = svc.get('endpoint', from).networkId;
+      return traceEndpoint(traceLookups(svc, current), traceWorld(t.engine, current, svc, networkId), from, {
+        protocol: 'icmp',
+        ...req,
+      });
+    },
+  };
+}
