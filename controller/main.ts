@@ -155,6 +155,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       facts: () => facts.current(),
       networkByVni: (vni) => intents.networkByVni(vni),
       endpointByMac: (networkId, mac) => intents.endpointByMac(networkId, mac),
+      gatewayOf: (networkId) => intents.routerOnNetwork(networkId)?.iface.ip,
       isLeader: () => (ha ? ha.leadership.isLeader : true),
       onEndpointDeleted: (cb) =>
         intents.onChange(({ changes }) => {

@@ -15,16 +15,24 @@ export type DhcpAnswer = { reply: DhcpReply } | { ignored: string };
 /**
  * What weft answers to one DHCP message of `endpoint` (already proven to be the endpoint on the
  * port it came from): its own IPv4 address, the mask of the subnet holding it, the network's
- * router, DNS servers, search domain and MTU, the lease. Pure: the same request and intent always
+ * router (its `dhcp.router`, else its gateway on a weft router), DNS servers, search domain and
+ * MTU, the lease. Pure: the same request and intent always
  * give the same answer (RFC 2131 4.3: OFFER for DISCOVER; ACK or NAK for REQUEST; ACK without a
  * lease for INFORM; DECLINE and RELEASE need no answer).
  */
-export function answerDhcp(req: DhcpRequest, endpoint: Endpoint, network: Network): DhcpAnswer {
+export function answerDhcp(
+  req: DhcpRequest,
+  endpoint: Endpoint,
+  network: Network,
+  /** The network's gateway on a weft router: the default router when the network names none. */
+  gateway?: string,
+): DhcpAnswer {
   const dhcp = network.dhcp;
   if (!dhcp?.enabled) return { ignored: `network ${network.id} does not serve DHCP` };
   const lease = leaseOf(endpoint, network);
   if (!lease) return { ignored: `endpoint ${endpoint.id} has no IPv4 address in a subnet of ${network.id}` };
-  const serverId = dhcp.router ?? firstOtherHost(lease.subnet, lease.ip);
+  const router = dhcp.router ?? gateway;
+  const serverId = router ?? firstOtherHost(lease.subnet, lease.ip);
   const base = {
     xid: req.xid,
     flags: req.flags,
@@ -36,7 +44,7 @@ export function answerDhcp(req: DhcpRequest, endpoint: Endpoint, network: Networ
   };
   const options = {
     subnetMask: maskText(lease.subnet.prefix),
-    ...(dhcp.router ? { router: dhcp.router } : {}),
+    ...(router ? { router } : {}),
     ...(dhcp.dnsServers.length > 0 ? { dnsServers: dhcp.dnsServers } : {}),
     ...(dhcp.domainName ? { domainName: dhcp.domainName } : {}),
     mtu: network.mtu,

@@ -16,6 +16,8 @@ export interface DhcpContext {
   facts(): ChassisFacts;
   networkByVni(vni: number): Network | undefined;
   endpointByMac(networkId: string, mac: string): Endpoint | undefined;
+  /** The network's gateway address on a weft router, if it is on one. */
+  gatewayOf?(networkId: string): string | undefined;
   /** False on an HA standby: only the leader answers (it alone holds the switches). */
   isLeader(): boolean;
   /** Calls back with the id of each deleted endpoint (its last answer is then forgotten). */
@@ -105,7 +107,7 @@ export class DhcpResponder {
         reason: `MAC ${req.ethSrc} is endpoint ${endpoint.id}'s, which is not bound to port ${port} of ${chassisId ?? dpid}`,
       };
     }
-    const answer = answerDhcp(req, endpoint, network);
+    const answer = answerDhcp(req, endpoint, network, this.ctx.gatewayOf?.(network.id));
     if ('ignored' in answer) return { kind: 'ignored', endpointId: endpoint.id, reason: answer.ignored };
     const out: PacketOut = {
       type: 'PACKET_OUT',

@@ -25,7 +25,13 @@ const dhcpOn: Dhcp = {
 };
 
 function world(
-  over: { net?: Partial<Network>; ep?: Partial<Endpoint>; leader?: boolean; port?: number } = {},
+  over: {
+    net?: Partial<Network>;
+    ep?: Partial<Endpoint>;
+    leader?: boolean;
+    port?: number;
+    gateway?: string;
+  } = {},
 ) {
   const net: Network = { ...network('n1', 't1', 100), subnets: ['10.1.0.0/24'], dhcp: dhcpOn, ...over.net };
   const ep: Endpoint = { ...endpoint('e1', 'n1', 't1', MAC, '10.1.0.5'), ...over.ep };
@@ -40,6 +46,7 @@ function world(
     networkByVni: (vni) => (vni === net.vni ? net : undefined),
     endpointByMac: (networkId, mac) => (networkId === net.id && mac === ep.mac ? ep : undefined),
     isLeader: () => over.leader ?? true,
+    gatewayOf: (networkId) => (networkId === net.id ? over.gateway : undefined),
   };
   return {
     responder: new DhcpResponder(
@@ -190,6 +197,15 @@ describe('DHCP responder', () => {
     expect(a.router).toBeUndefined();
     const b = answered(ask(world({ net: { dhcp: noRouter }, ep: { ips: ['10.1.0.1'] } }).responder)).reply;
     expect(b).toMatchObject({ serverId: '10.1.0.2', yiaddr: '10.1.0.1' });
+  });
+
+  it("offers the network's gateway on a weft router as default router when the network names none", () => {
+    const noRouter = { ...dhcpOn, router: undefined };
+    const a = answered(ask(world({ net: { dhcp: noRouter }, gateway: '10.1.0.254' }).responder)).reply;
+    expect(a).toMatchObject({ router: '10.1.0.254', serverId: '10.1.0.254' });
+    // A router the network names itself wins over the gateway.
+    const b = answered(ask(world({ gateway: '10.1.0.254' }).responder)).reply;
+    expect(b).toMatchObject({ router: '10.1.0.1', serverId: '10.1.0.1' });
   });
 
   it('picks the first IPv4 address that lies in a subnet, with that subnet mask', () => {
