@@ -3,7 +3,7 @@ import { formatDrops, formatMatrix, runDemo } from '../lab/demo-scenario.js';
 import { expectConverged } from './converged.js';
 
 // The demo is part of the suite: every path it prints must be as the intent says.
-it('runs the demo with no surprises: isolation with overlapping IPs, a security group, a VLAN binding', async () => {
+it('runs the demo with no surprises: isolation with overlapping IPs, a security group, a VLAN binding, a router', async () => {
   const lines: string[] = [];
   let converged = false;
   const { probes, surprises, drops } = await runDemo(
@@ -15,7 +15,9 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
     },
   );
   if (surprises) console.log(formatMatrix(probes));
-  expect(probes.length).toBe(9);
+  expect(probes.length).toBe(12);
+  // The routed paths: red-net -> red-db across the hypervisors, as weft trace says too.
+  expect(probes.find((p) => p.from === 'red1' && p.to === '10.1.0.5')?.trace).toBe('delivered hv1>hv2');
   // weft trace explains every closed path, and the matrix prints why.
   for (const p of probes)
     expect(p.trace, `${p.from} ${p.to} ${p.what}`).toMatch(/^(delivered|answered|dropped|not-delivered) hv/);
@@ -29,7 +31,7 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   );
   // The DHCP line says what weft answered red2.
   expect(lines).toContain(
-    'DHCP: red2 dropped its address and asked; weft answered from the intent: 10.0.0.2/24, MTU 1450, DNS 10.0.0.3',
+    'DHCP: red2 dropped its address and asked; weft answered from the intent: 10.0.0.2/24, gateway 10.0.0.254, MTU 1450, DNS 10.0.0.3',
   );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);

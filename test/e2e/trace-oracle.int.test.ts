@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
-import { TUNNEL_OFPORT } from '../lab/lab-spec.js';
 import { expectConverged } from './converged.js';
 import { type E2e, protectInboundTcp, startOneNetwork } from './harness.js';
-import { type Trace, traceOn } from './trace.js';
+import { traceOn } from './trace.js';
+import { expectOvsAgreesOn, ovsFlowAt } from './trace-oracle.js';
 
 /**
  * `weft trace` (GET /v1/endpoints/{id}/trace) against the oracle: for every probe, each hypervisor
@@ -43,38 +43,7 @@ async function weftTrace(from: string, query: Record<string, string | number>): 
   return (await e.api.get(`/v1/endpoints/${from}/trace?${qs}`)) as unknown as TraceAnswer;
 }
 
-/** The answer's packet in ofproto/trace syntax, as it arrives at hop `i` (through the tunnel after the first). */
-function ovsFlowAt(a: TraceAnswer, i: number): string {
-  const fields = Object.entries(a.packet).filter(([k]) => k !== 'in_port');
-  const hop = a.hops[i]!;
-  let head = `in_port=${hop.inPort}`;
-  if (hop.fromChassis) {
-    const prev = a.hops.find((h) => h.chassis === hop.fromChassis)!;
-    const out = prev.outputs.find((o) => o.to === 'tunnel' && o.chassis === hop.chassis);
-    if (out?.to !== 'tunnel') throw new Error(`hop ${i}: no tunnel output towards ${hop.chassis}`);
-    head = `in_port=${TUNNEL_OFPORT},tun_id=${out.vni},tun_dst=${out.tunnelIp}`;
-  }
-  return [head, ...fields.map(([k, v]) => `${k}=${v}`)].join(',');
-}
-
-const weftPath = (a: TraceAnswer, i: number) =>
-  a.hops[i]!.steps.map((s) => `${s.table}/${s.flow?.cookie ?? '-'}`);
-const ovsPath = (t: Trace) =>
-  t.sections.flatMap((s) =>
-    s.steps.filter((x) => x.bridge === 'br-int').map((x) => `${x.table}/0x${x.cookie.toString(16)}`),
-  );
-
-/** Every hop of weft's answer, walked by OVS: same flows in the same order; drop where weft drops. */
-async function expectOvsAgrees(a: TraceAnswer): Promise<void> {
-  for (let i = 0; i < a.hops.length; i++) {
-    const hop = a.hops[i]!;
-    const extra = a.state === 'established' ? ['--ct-next', 'trk,est'] : [];
-    const ovs = await traceOn(e.lab.hv(hop.chassis), ovsFlowAt(a, i), ...extra);
-    expect(weftPath(a, i), `hop ${i} (${hop.chassis}): ${ovs.text}`).toEqual(ovsPath(ovs));
-    if (hop.outputs.length === 0) expect(ovs.finalActions).toBe('drop');
-    else expect(ovs.finalActions).not.toBe('drop');
-  }
-}
+const expectOvsAgrees = (a: TraceAnswer) => expectOvsAgreesOn(e.lab, a);
 
 describe('weft trace agrees with ofproto/trace and with real traffic', () => {
   it('a ping to a VM on the same hypervisor; one across the tunnel that the security group refuses', async () => {

@@ -11,7 +11,8 @@ import { createLab, type Lab } from './topology.js';
 /**
  * The demo a new user runs first (`weft demo`, `npm run demo`): a real controller with the embedded
  * store, a lab of two hypervisors, and through the REST API two tenants whose VMs use the SAME
- * addresses, a security group, a VLAN binding, and a VM that gets its address from weft's DHCP.
+ * addresses, a security group, a VLAN binding, a router between two of red's networks, and a VM
+ * that gets its address (and its gateway) from weft's DHCP.
  * Then a reachability matrix from real pings and
  * TCP connects, each compared with what the intent says must happen.
  */
@@ -69,13 +70,15 @@ export async function runDemo(
         { name: 'red2', hypervisor: 'hv2', mac: '02:00:00:00:01:02', ip: '10.0.0.2/24' },
         { name: 'blue1', hypervisor: 'hv1', mac: '02:00:00:00:02:01', ip: '10.0.0.1/24' },
         { name: 'blue2', hypervisor: 'hv2', mac: '02:00:00:00:02:02', ip: '10.0.0.2/24' },
+        // red's second network, routed to red-net by red's router.
+        { name: 'reddb', hypervisor: 'hv2', mac: '02:00:00:00:01:05', ip: '10.1.0.5/24' },
         // A physical server on VLAN 42 behind hv1's top-of-rack port, bridged into red's network.
         { name: 'metal', hypervisor: 'hv1', mac: '02:00:00:00:03:01', ip: '10.0.0.3/24', vlan: 42 },
       ],
       controller: { openflow: join(dir, 'of.sock'), ovsdb: join(dir, 'db.sock') },
     });
     say(
-      'lab up: hv1, hv2 (OVS userspace, VXLAN underlay 10.99.0.0/24); VMs red1 red2 blue1 blue2, host metal (VLAN 42)',
+      'lab up: hv1, hv2 (OVS userspace, VXLAN underlay 10.99.0.0/24); VMs red1 red2 blue1 blue2 reddb, host metal (VLAN 42)',
     );
 
     const deadline = Date.now() + 30_000;
@@ -99,6 +102,21 @@ export async function runDemo(
         ...(t === 'red' ? { dhcp: { dnsServers: ['10.0.0.3'] } } : {}),
       });
     }
+    await call('PUT', '/v1/networks/red-db', {
+      tenantId: 'red',
+      name: 'red-db',
+      vni: 101,
+      subnets: ['10.1.0.0/24'],
+    });
+    // Distributed: each hypervisor routes what its own VMs send; no gateway node.
+    await call('PUT', '/v1/routers/red-router', {
+      tenantId: 'red',
+      name: 'red-router',
+      interfaces: [
+        { networkId: 'red-net', ip: '10.0.0.254' },
+        { networkId: 'red-db', ip: '10.1.0.1' },
+      ],
+    });
     await call('PUT', '/v1/security-groups/web', {
       tenantId: 'blue',
       name: 'web',
@@ -119,10 +137,11 @@ export async function runDemo(
       ['red2', 'red', '02:00:00:00:01:02', '10.0.0.2', []],
       ['blue1', 'blue', '02:00:00:00:02:01', '10.0.0.1', []],
       ['blue2', 'blue', '02:00:00:00:02:02', '10.0.0.2', ['web']],
+      ['reddb', 'red', '02:00:00:00:01:05', '10.1.0.5', []],
     ];
     for (const [name, t, mac, ip, sgs] of eps) {
       await call('PUT', `/v1/endpoints/${name}?wait=applied&timeout=20s`, {
-        networkId: `${t}-net`,
+        networkId: name === 'reddb' ? 'red-db' : `${t}-net`,
         mac,
         ips: [ip],
         ifaceId: name,
@@ -133,13 +152,27 @@ export async function runDemo(
       'REST: tenants red and blue (both 10.0.0.0/24), security group "web" (in: tcp/8080 only; out: all) on blue2,',
     );
     say('      VLAN 42 on hv1 port phy-metal bridged to red-net; every write waited for ?wait=applied');
+    say(
+      '      router red-router joins red-net (gateway 10.0.0.254) and red-db 10.1.0.0/24 (gateway 10.1.0.1, VM reddb)',
+    );
+    // Every VM's default route points at its network's gateway address (blue has no router: its
+    // VMs' gateway never answers).
+    for (const [vm, gw] of [
+      ['red1', '10.0.0.254'],
+      ['blue1', '10.0.0.254'],
+      ['blue2', '10.0.0.254'],
+      ['reddb', '10.1.0.1'],
+    ] as const)
+      await lab.exec(vm, ['ip', 'route', 'add', 'default', 'via', gw]);
     // red2 forgets its address and asks for one, as a freshly booted VM would.
     const lease = (await runDhcpClient(lab, 'red2', dir)).bound;
-    const leased = lease?.ip === '10.0.0.2' && lease.subnet === '255.255.255.0';
+    const leased =
+      lease?.ip === '10.0.0.2' && lease.subnet === '255.255.255.0' && lease.router === '10.0.0.254';
+    if (lease?.router) await lab.exec('red2', ['ip', 'route', 'add', 'default', 'via', lease.router]);
     say(
       leased
-        ? `DHCP: red2 dropped its address and asked; weft answered from the intent: ${lease.ip}/24, MTU ${lease.mtu}, DNS ${lease.dns}`
-        : `DHCP: red2 asked for its address and got ${lease ? lease.ip : 'no answer'} (SURPRISE)`,
+        ? `DHCP: red2 dropped its address and asked; weft answered from the intent: ${lease.ip}/24, gateway ${lease.router}, MTU ${lease.mtu}, DNS ${lease.dns}`
+        : `DHCP: red2 asked for its address and got ${lease ? `${lease.ip} via ${lease.router}` : 'no answer'} (SURPRISE)`,
     );
 
     const probes: Probe[] = [];
@@ -151,12 +184,15 @@ export async function runDemo(
     };
     // metal is no endpoint: red (bridged to its VLAN) reaches it by its MAC; from blue only the
     // ARP for it could go out, so that is what to trace.
+    // Blue has no router: what leaves blue1 for another subnet is the ARP for its gateway.
     const pingQuery = (from: string, ip: string) =>
-      ip !== '10.0.0.3'
-        ? `to=${ip}`
-        : from.startsWith('red')
-          ? `to=${ip}&dstMac=02:00:00:00:03:01`
-          : `to=${ip}&protocol=arp`;
+      from.startsWith('blue') && ip.startsWith('10.1.')
+        ? 'to=10.0.0.254&protocol=arp'
+        : ip !== '10.0.0.3'
+          ? `to=${ip}`
+          : from.startsWith('red')
+            ? `to=${ip}&dstMac=02:00:00:00:03:01`
+            : `to=${ip}&protocol=arp`;
     const ping = async (from: string, ip: string, expected: string) => {
       const r = await lab!.ping(from, ip, { count: 3, intervalMs: 200, timeoutS: 1 });
       const t = await traced(from, pingQuery(from, ip));
@@ -185,6 +221,11 @@ export async function runDemo(
     await ping('blue1', '10.0.0.2', 'closed');
     await tcp('blue2', '10.0.0.1', 9090, 'open (blue1)');
     await ping('blue1', '10.0.0.3', 'closed');
+    // Routed by red-router: red-net -> red-db across hypervisors, red-db -> red-net within hv2.
+    await lab.ping('red1', '10.1.0.5', { count: 1, timeoutS: 2 });
+    await ping('red1', '10.1.0.5', 'open');
+    await tcp('reddb', '10.0.0.2', 8080, 'open (red2)');
+    await ping('blue1', '10.1.0.5', 'closed');
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;

@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
+import { runDhcpClient } from '../lab/dhcp-client.js';
+import type { PlacedVm } from '../lab/lab-spec.js';
+import { expectConverged } from './converged.js';
+import { type E2e, startE2e, waitFor } from './harness.js';
+import { expectOvsAgreesOn } from './trace-oracle.js';
+
+/**
+ * Distributed routing with real traffic: tenant red's networks web (10.1.0.0/24) and db
+ * (10.2.0.0/24) joined by router r1, VMs of both on both hypervisors, each VM's default route via
+ * its network's gateway address. Tenant blue has a network with db's addresses and no router.
+ * Pings and TCP cross between the networks (TTL decremented once), the router answers pings,
+ * policy still holds, blue stays unreachable, and detaching a network cuts it off again.
+ */
+let e: E2e;
+const VMS: Array<PlacedVm & { network: string; gateway: string }> = [
+  {
+    name: 'w1',
+    hypervisor: 'hv1',
+    mac: '02:00:00:00:0e:01',
+    ip: '10.1.0.5/24',
+    network: 'web',
+    gateway: '10.1.0.1',
+  },
+  {
+    name: 'w2',
+    hypervisor: 'hv2',
+    mac: '02:00:00:00:0e:02',
+    ip: '10.1.0.6/24',
+    network: 'web',
+    gateway: '10.1.0.1',
+  },
+  {
+    name: 'd1',
+    hypervisor: 'hv2',
+    mac: '02:00:00:00:0e:03',
+    ip: '10.2.0.5/24',
+    network: 'db',
+    gateway: '10.2.0.1',
+  },
+  {
+    name: 'd2',
+    hypervisor: 'hv1',
+    mac: '02:00:00:00:0e:04',
+    ip: '10.2.0.6/24',
+    network: 'db',
+    gateway: '10.2.0.1',
+  },
+  {
+    name: 'b1',
+    hypervisor: 'hv2',
+    mac: '02:00:00:00:0e:05',
+    ip: '10.2.0.7/24',
+    network: 'blue',
+    gateway: '10.2.0.1',
+  },
+];
+const ROUTER = {
+  tenantId: 'red',
+  name: 'r1',
+  interfaces: [
+    { networkId: 'web', ip: '10.1.0.1' },
+    { networkId: 'db', ip: '10.2.0.1' },
+  ],
+};
+const APPLIED = '?wait=applied&timeout=20s';
+
+const pings = async (from: string, to: string) =>
+  (await e.lab.ping(from, to, { count: 3, intervalMs: 200, timeoutS: 1 })).received;
+/** The TTL of one echo reply as the VM saw it. */
+const replyTtl = async (from: string, to: string) => {
+  const out = await e.lab.exec(from, ['ping', '-n', '-c', '1', '-W', '2', to]);
+  return Number(/ttl=(\d+)/.exec(out)?.[1]);
+};
+
+beforeAll(async () => {
+  e = await startE2e(2, VMS);
+  try {
+    await waitFor(
+      async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
+      2,
+      20_000,
+      'every chassis registered',
+    );
+    await e.api.put('/v1/tenants/red', { name: 'red' });
+    await e.api.put('/v1/tenants/blue', { name: 'blue' });
+    await e.api.put('/v1/networks/web', { tenantId: 'red', name: 'web', vni: 810, subnets: ['10.1.0.0/24'] });
+    await e.api.put('/v1/networks/db', { tenantId: 'red', name: 'db', vni: 811, subnets: ['10.2.0.0/24'] });
+    await e.api.put('/v1/networks/blue', {
+      tenantId: 'blue',
+      name: 'blue',
+      vni: 812,
+      subnets: ['10.2.0.0/24'],
+    });
+    for (const vm of VMS) {
+      await e.api.put(`/v1/endpoints/${vm.name}${APPLIED}`, {
+        networkId: vm.network,
+        mac: vm.mac,
+        ips: [vm.ip.split('/')[0]!],
+        ifaceId: vm.name,
+      });
+      await e.lab.exec(vm.name, ['ip', 'route', 'add', 'default', 'via', vm.gateway]);
+    }
+    // Bridged within web works before any router exists.
+    await waitFor(() => pings('w1', '10.1.0.6'), 3, 20_000, 'w1 reaches w2');
+  } catch (err) {
+    await e?.close();
+    throw err;
+  }
+}, 180_000);
+afterAll(async () => {
+  await e?.close();
+}, 60_000);
+
+describe('routing between the networks of a router (real traffic)', () => {
+  it('reaches nothing in db before a router joins the networks', async () => {
+    expect(await pings('w1', '10.2.0.5')).toBe(0);
+    expect(await e.lab.tcpConnect('w1', '10.2.0.6', 8080, 1000)).toBe(false);
+  }, 30_000);
+
+  it('routes web <-> db across and within hypervisors once router r1 exists, one hop of TTL', async () => {
+    const r = (await e.api.put(`/v1/routers/r1${APPLIED}`, ROUTER)) as {
+      interfaces: Array<{ networkId: string; mac: string }>;
+    };
+    expect(r.interfaces.map((i) => i.mac)).toEqual(['0a:57:72:00:03:2a', '0a:57:72:00:03:2b']);
+    // w1 asked for its gateway in the test before and got no answer: Linux retries on its own.
+    await waitFor(() => pings('w1', '10.2.0.5'), 3, 10_000, 'w1 reaches d1 through r1');
+    expect(await pings('w1', '10.2.0.5')).toBe(3); // hv1 -> hv2
+    expect(await pings('w1', '10.2.0.6')).toBe(3); // within hv1
+    expect(await pings('d1', '10.1.0.6')).toBe(3); // within hv2, the other way
+    // Linux answers with TTL 64: one router between them takes one off.
+    expect(await replyTtl('w1', '10.2.0.5')).toBe(63);
+    expect(await replyTtl('w1', '10.1.0.6')).toBe(64); // bridged: no router
+    expect(await e.lab.tcpProbe('w1', '10.2.0.5', 8080, 2000)).toBe('d1');
+    expect(await e.lab.tcpProbe('d2', '10.1.0.6', 8080, 2000)).toBe('w2');
+  }, 60_000);
+
+  it('weft trace of routed packets agrees with ofproto/trace on every hypervisor they cross', async () => {
+    const trace = async (from: string, query: string) =>
+      (await e.api.get(`/v1/endpoints/${from}/trace?${query}`)) as unknown as TraceAnswer;
+    const far = await trace('w1', 'to=10.2.0.5');
+    expect(far).toMatchObject({ verdict: 'delivered', router: 'r1' });
+    expect(far.received).toMatchObject({
+      eth_src: '0a:57:72:00:03:2b',
+      eth_dst: '02:00:00:00:0e:03',
+      nw_ttl: '63',
+    });
+    expect(far.hops.map((h) => h.chassis)).toEqual(['hv1', 'hv2']);
+    await expectOvsAgreesOn(e.lab, far);
+    const near = await trace('w1', 'to=10.2.0.6&protocol=tcp&port=8080');
+    expect(near).toMatchObject({ verdict: 'delivered', router: 'r1' });
+    await expectOvsAgreesOn(e.lab, near);
+    const gateway = await trace('w1', 'to=10.2.0.1');
+    expect(gateway).toMatchObject({ verdict: 'answered', router: 'r1' });
+    await expectOvsAgreesOn(e.lab, gateway);
+    const nobody = await trace('w1', 'to=10.2.0.7');
+    expect(nobody.verdict).toBe('dropped');
+    await expectOvsAgreesOn(e.lab, nobody);
+  }, 30_000);
+
+  it("answers pings to both of the router's addresses", async () => {
+    expect(await pings('w1', '10.1.0.1')).toBe(3);
+    expect(await pings('w1', '10.2.0.1')).toBe(3);
+    expect(await pings('d1', '10.2.0.1')).toBe(3);
+  }, 30_000);
+
+  it('hands out the gateway as default router over DHCP (the network names none itself)', async () => {
+    await e.api.patch(`/v1/networks/db${APPLIED}`, { dhcp: {} });
+    const lease = await runDhcpClient(e.lab, 'd2', e.dir);
+    expect(lease.bound, lease.out).toMatchObject({
+      ip: '10.2.0.6',
+      router: '10.2.0.1',
+      serverid: '10.2.0.1',
+    });
+    await e.lab.exec('d2', ['ip', 'route', 'add', 'default', 'via', lease.bound!.router!]);
+    expect(await pings('d2', '10.1.0.5')).toBe(3);
+  }, 60_000);
+
+  it('keeps blue out: no route to its VM, and its VM has no gateway', async () => {
+    // 10.2.0.7 is in db's subnet but only blue's VM has it.
+    expect(await pings('w1', '10.2.0.7')).toBe(0);
+    expect(await pings('b1', '10.2.0.1')).toBe(0);
+    expect(await pings('b1', '10.1.0.5')).toBe(0);
+  }, 30_000);
+
+  it("holds the destination's security groups: only the allowed port and replies of allowed connections", async () => {
+    await e.api.put('/v1/security-groups/db-8080', {
+      tenantId: 'red',
+      name: 'db-8080',
+      rules: [
+        { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 },
+        { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
+      ],
+    });
+    await e.api.patch(`/v1/endpoints/d1${APPLIED}`, { securityGroupIds: ['db-8080'] });
+    expect(await e.lab.tcpProbe('w1', '10.2.0.5', 8080, 2000)).toBe('d1');
+    expect(await e.lab.tcpConnect('w1', '10.2.0.5', 9090, 1000)).toBe(false);
+    expect(await pings('w1', '10.2.0.5')).toBe(0);
+    // d1 may still start connections out of db: egress is open, the replies come back.
+    expect(await e.lab.tcpProbe('d1', '10.1.0.5', 8080, 2000)).toBe('w1');
+    await e.api.patch(`/v1/endpoints/d1${APPLIED}`, { securityGroupIds: [] });
+    expect(await pings('w1', '10.2.0.5')).toBe(3);
+  }, 60_000);
+
+  it('every bridge equals the desired state, router flows included', async () => {
+    const c = await expectConverged(e.lab, e.controller.engine);
+    expect(c.equal).toBe(true);
+  }, 30_000);
+
+  it('cuts db off when it leaves the router, and off all hypervisors when the router is deleted', async () => {
+    await e.api.patch(`/v1/routers/r1${APPLIED}`, { interfaces: [{ networkId: 'web', ip: '10.1.0.1' }] });
+    expect(await pings('w1', '10.2.0.5')).toBe(0);
+    expect(await pings('w1', '10.1.0.1')).toBe(3); // web's gateway is still there
+    expect(await pings('w1', '10.1.0.6')).toBe(3);
+    await e.api.delete(`/v1/routers/r1${APPLIED}`);
+    expect(await pings('w1', '10.1.0.1')).toBe(0);
+    expect(await pings('w1', '10.1.0.6')).toBe(3);
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
+});
