@@ -17,7 +17,9 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   if (surprises) console.log(formatMatrix(probes));
   expect(probes.length).toBe(12);
   // The routed paths: red-net -> red-db across the hypervisors, as weft trace says too.
-  expect(probes.find((p) => p.from === 'red1' && p.to === '10.1.0.5')?.trace).toBe('delivered hv1>hv2');
+  expect(probes.find((p) => p.from === 'red1' && p.to === '10.1.0.5')?.trace).toBe(
+    'delivered hv1>hv2 via red-router',
+  );
   // weft trace explains every closed path, and the matrix prints why.
   for (const p of probes)
     expect(p.trace, `${p.from} ${p.to} ${p.what}`).toMatch(/^(delivered|answered|dropped|not-delivered) hv/);

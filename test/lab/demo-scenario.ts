@@ -31,6 +31,8 @@ export interface Probe {
 interface TraceSummary {
   verdict: string;
   summary: string;
+  /** The router that routed it, if one did. */
+  router?: string;
   hops: Array<{ chassis: string }>;
 }
 
@@ -180,7 +182,7 @@ export async function runDemo(
     const traced = async (from: string, query: string) => {
       const t = (await call('GET', `/v1/endpoints/${from}/trace?${query}`)) as unknown as TraceSummary;
       const path = [...new Set(t.hops.map((h) => h.chassis))].join('>');
-      return { trace: `${t.verdict} ${path}`, why: t.summary };
+      return { trace: `${t.verdict} ${path}${t.router ? ` via ${t.router}` : ''}`, why: t.summary };
     };
     // metal is no endpoint: red (bridged to its VLAN) reaches it by its MAC; from blue only the
     // ARP for it could go out, so that is what to trace.
