@@ -6,7 +6,7 @@
  */
 
 import { availableParallelism } from 'node:os';
-import { buildDatapathViews, type ChassisFacts, type IntentView } from '../apps/build-view.js';
+import { buildDatapathViews } from '../apps/build-view.js';
 import { computeDatapath } from '../apps/compute-all.js';
 import { DesiredModel } from '../controller/engine/desired-model.js';
 import {
@@ -16,42 +16,15 @@ import {
   youngGenerationMb,
   youngGenerationTuned,
 } from '../controller/heap-tuning.js';
-import { chassis, endpoint, network } from '../test/apps/fixtures.js';
-import { chassisTunnelIp, NETWORKS, placeEndpoint, SPREAD } from './scale-model.js';
+import { endpoint } from '../test/apps/fixtures.js';
+import { NETWORKS, SPREAD, scaleModel } from './scale-model.js';
 
 const CHASSIS = Number(process.env.CHASSIS ?? 1000);
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
 
-function model(): { intent: IntentView; facts: ChassisFacts } {
-  const ch = Array.from({ length: CHASSIS }, (_, i) => chassis(`hv${i}`, chassisTunnelIp(i)));
-  const nets = Array.from({ length: NETWORKS }, (_, i) => network(`net${i}`, `t${i % 10}`, 1000 + i));
-  const bindings = new Map<string, { chassisId: string; ofport: number }>();
-  const eps = [];
-  const nextPort = new Map<number, number>();
-  for (let i = 0; i < ENDPOINTS; i++) {
-    const { network: n, chassis: c, mac, ip } = placeEndpoint(i, CHASSIS);
-    eps.push(endpoint(`ep${i}`, `net${n}`, `t${n % 10}`, mac, ip));
-    const port = (nextPort.get(c) ?? 0) + 1;
-    nextPort.set(c, port);
-    bindings.set(`iface-ep${i}`, { chassisId: `hv${c}`, ofport: port });
-  }
-  const ports = new Map(ch.map((c) => [c.id, { tunnelPort: 60000, byName: new Map<string, number>() }]));
-  return {
-    intent: {
-      chassis: ch,
-      networks: nets,
-      endpoints: eps,
-      vlanBindings: [],
-      networkAcls: [],
-      securityGroups: [],
-    },
-    facts: { bindings, ports },
-  };
-}
-
 const hex2 = (n: number) => (n & 255).toString(16).padStart(2, '0');
 const mb = () => process.memoryUsage().heapUsed / 1e6;
-const { intent, facts } = model();
+const { intent, facts } = scaleModel(CHASSIS, ENDPOINTS);
 
 // Full recompute: the engine's model built from nothing, every chassis's desired flows and groups.
 // Run RECOMPUTE_RUNS times (each from nothing, the previous model dropped first): the median is

@@ -1,3 +1,6 @@
+import type { ChassisFacts, IntentView } from '../apps/build-view.js';
+import { chassis, endpoint, network } from '../test/apps/fixtures.js';
+
 /**
  * The shape of issue 6's compute model, shared by the benches that load it: 100 networks, each
  * spread over 20 of the chassis; endpoint i belongs to network i % 100 and is bound on one of its
@@ -23,3 +26,34 @@ export function placeEndpoint(
 
 /** The underlay address of chassis i. */
 export const chassisTunnelIp = (i: number) => `10.${(i >> 8) & 255}.${i & 255}.1`;
+
+/** Issue 6's model: `endpoints` endpoints placed by placeEndpoint over `chassisCount` chassis. */
+export function scaleModel(
+  chassisCount: number,
+  endpoints: number,
+): { intent: IntentView; facts: ChassisFacts } {
+  const ch = Array.from({ length: chassisCount }, (_, i) => chassis(`hv${i}`, chassisTunnelIp(i)));
+  const nets = Array.from({ length: NETWORKS }, (_, i) => network(`net${i}`, `t${i % 10}`, 1000 + i));
+  const bindings = new Map<string, { chassisId: string; ofport: number }>();
+  const eps = [];
+  const nextPort = new Map<number, number>();
+  for (let i = 0; i < endpoints; i++) {
+    const { network: n, chassis: c, mac, ip } = placeEndpoint(i, chassisCount);
+    eps.push(endpoint(`ep${i}`, `net${n}`, `t${n % 10}`, mac, ip));
+    const port = (nextPort.get(c) ?? 0) + 1;
+    nextPort.set(c, port);
+    bindings.set(`iface-ep${i}`, { chassisId: `hv${c}`, ofport: port });
+  }
+  const ports = new Map(ch.map((c) => [c.id, { tunnelPort: 60000, byName: new Map<string, number>() }]));
+  return {
+    intent: {
+      chassis: ch,
+      networks: nets,
+      endpoints: eps,
+      vlanBindings: [],
+      networkAcls: [],
+      securityGroups: [],
+    },
+    facts: { bindings, ports },
+  };
+}
