@@ -1,5 +1,6 @@
 import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
 import type { Chassis, Endpoint, Network, VlanBinding } from '../../controller/intent/model.js';
+import { addBridge } from './ovs-desired.js';
 
 const meta = { revision: 1, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
 
@@ -88,40 +89,14 @@ export function twoTenants(): { intent: IntentView; facts: ChassisFacts } {
 
 /**
  * hv1 of the two-tenant fixture as a real bridge: br-int with the red and blue VM ports
- * (ofports 1 and 2, internal ports) and the flow-keyed VXLAN port (ofport 100), in one ovs-vsctl
- * transaction.
+ * (ofports 1 and 2, internal ports) and the flow-keyed VXLAN port (ofport 100).
  */
-export async function addHv1Bridge(ovs: { vsctl(...args: string[]): Promise<string> }): Promise<void> {
-  const port = (name: string, ...settings: string[]) => [
-    '--',
-    'add-port',
-    'br-int',
-    name,
-    '--',
-    'set',
-    'interface',
-    name,
-    ...settings,
-  ];
-  await ovs.vsctl(
-    'add-br',
-    'br-int',
-    '--',
-    'set',
-    'bridge',
-    'br-int',
-    'datapath_type=netdev',
-    'protocols=OpenFlow13',
-    'fail_mode=secure',
-    ...port('vm-r1', 'type=internal', 'ofport_request=1'),
-    ...port('vm-b1', 'type=internal', 'ofport_request=2'),
-    ...port(
-      'vxlan0',
-      'type=vxlan',
-      'options:remote_ip=flow',
-      'options:key=flow',
-      'options:local_ip=10.0.0.1',
-      'ofport_request=100',
-    ),
+export const addHv1Bridge = (ovs: { vsctl(...args: string[]): Promise<string> }): Promise<void> =>
+  addBridge(
+    ovs,
+    [
+      ['vm-r1', 1],
+      ['vm-b1', 2],
+    ],
+    '10.0.0.1',
   );
-}

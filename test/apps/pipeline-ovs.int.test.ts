@@ -1,13 +1,10 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDatapathViews } from '../../apps/build-view.js';
 import { computeDatapath } from '../../apps/compute-all.js';
 import type { Desired } from '../../controller/pipeline/flow.js';
-import { diffFlows, diffGroups } from '../../controller/reconcile/diff.js';
-import { formatFlow, formatGroup, parseFlow, parseGroup } from '../../southbound/openflow/text/index.js';
 import { type OvsInstance, startOvs } from '../lab/ovs.js';
 import { addHv1Bridge, twoTenants } from './fixtures.js';
+import { bridgeDiff, installDesired, NO_DIFF } from './ovs-desired.js';
 
 /**
  * The apps' flows for hypervisor hv1 of the two-tenant fixture, installed into a real OVS 3.1
@@ -18,7 +15,6 @@ import { addHv1Bridge, twoTenants } from './fixtures.js';
 describe('overlay pipeline in real OVS', () => {
   let ovs: OvsInstance;
   let desired: Desired;
-  const of = (...args: string[]) => ovs.ofctl('-O', 'OpenFlow13', ...args);
   const trace = async (flow: string) => {
     const out = await ovs.appctl('ofproto/trace', 'br-int', flow);
     if (process.env.WEFT_TRACE) console.log(out);
@@ -34,42 +30,16 @@ describe('overlay pipeline in real OVS', () => {
       n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
     );
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
-    const groupsFile = join(ovs.dir, 'groups.txt');
-    const flowsFile = join(ovs.dir, 'flows.txt');
-    await writeFile(groupsFile, `${desired.groups.map(formatGroup).join('\n')}\n`);
-    await writeFile(flowsFile, `${desired.flows.map((f) => formatFlow(f)).join('\n')}\n`);
-    await of('add-groups', ovs.mgmt('br-int'), groupsFile);
-    await of('add-flows', ovs.mgmt('br-int'), flowsFile);
+    await installDesired(ovs, desired);
   });
   afterAll(async () => {
     await ovs?.stop();
   });
 
   it('dumps back exactly the desired flows and groups (empty reconcile diff)', async () => {
-    const dumped = (await of('--no-stats', 'dump-flows', ovs.mgmt('br-int')))
-      .split('\n')
-      .filter((l) => l.includes('actions='))
-      .map((l) => parseFlow(l.trim()));
-    expect(dumped).toHaveLength(desired.flows.length);
-    const fd = diffFlows(
-      desired.flows,
-      dumped.map((f) => ({ ...f, cookie: f.cookie ?? 0n })),
-    );
-    expect({
-      add: fd.add.map((f) => formatFlow(f)),
-      modify: fd.modify.map((f) => formatFlow(f)),
-      remove: fd.remove.length,
-    }).toEqual({
-      add: [],
-      modify: [],
-      remove: 0,
-    });
-    const groups = (await of('dump-groups', ovs.mgmt('br-int')))
-      .split('\n')
-      .filter((l) => l.includes('group_id='))
-      .map((l) => parseGroup(l.trim()));
-    const gd = diffGroups(desired.groups, groups);
-    expect([gd.add, gd.modify, gd.remove]).toEqual([[], [], []]);
+    const { dumpedFlows, ...diff } = await bridgeDiff(ovs, desired);
+    expect(dumpedFlows).toBe(desired.flows.length);
+    expect(diff).toEqual(NO_DIFF);
   });
 
   // A single bridge has no underlay route, so the datapath drops what leaves through the tunnel

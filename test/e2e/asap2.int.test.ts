@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
-import { type E2e, startE2e } from './harness.js';
+import { type E2e, portKeyOn, startE2e } from './harness.js';
 import { createRedBlue, RED_BLUE_VMS } from './red-blue.js';
 
 /**
@@ -20,16 +20,7 @@ afterAll(async () => {
   await e?.close();
 }, 60_000);
 
-const portKey = async (hv: number, port: string): Promise<string | undefined> => {
-  const out = await e.lab.hypervisors[hv]!.vsctl(
-    '--if-exists',
-    'get',
-    'Interface',
-    port,
-    'options:key',
-  ).catch(() => '');
-  return out.trim().replace(/"/g, '') || undefined;
-};
+const portKey = (hv: number, port: string) => portKeyOn(e.lab, hv, port);
 
 describe('the asap2 profile end to end', () => {
   it('gives each hypervisor a fixed-key VXLAN port per network and carries traffic through them', async () => {

@@ -174,3 +174,11 @@ export async function protectInboundTcp(
     securityGroupIds: [sgId],
   });
 }
+
+/** options:key of a port on lab hypervisor number `hv` (0-based), or undefined without that port. */
+export async function portKeyOn(lab: Lab, hv: number, port: string): Promise<string | undefined> {
+  const out = await lab.hypervisors[hv]!.vsctl('--if-exists', 'get', 'Interface', port, 'options:key').catch(
+    () => '',
+  );
+  return out.trim().replace(/"/g, '') || undefined;
+}

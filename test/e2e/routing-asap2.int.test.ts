@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlacedVm } from '../lab/lab-spec.js';
 import { expectConverged } from './converged.js';
-import { type E2e, startE2e, waitFor } from './harness.js';
+import { type E2e, portKeyOn, startE2e, waitFor } from './harness.js';
 
 /**
  * Routing under the asap2 profile, where each VNI has its own fixed-key VXLAN port: web's only VM
@@ -29,16 +29,7 @@ const VMS: Array<PlacedVm & { network: string; gateway: string }> = [
 ];
 const APPLIED = '?wait=applied&timeout=20s';
 
-const portKey = async (hv: number, port: string): Promise<string | undefined> => {
-  const out = await e.lab.hypervisors[hv]!.vsctl(
-    '--if-exists',
-    'get',
-    'Interface',
-    port,
-    'options:key',
-  ).catch(() => '');
-  return out.trim().replace(/"/g, '') || undefined;
-};
+const portKey = (hv: number, port: string) => portKeyOn(e.lab, hv, port);
 
 beforeAll(async () => {
   e = await startE2e(2, VMS);

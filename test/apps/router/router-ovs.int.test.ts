@@ -1,12 +1,9 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDatapathViews } from '../../../apps/build-view.js';
 import { computeDatapath } from '../../../apps/compute-all.js';
 import type { Desired } from '../../../controller/pipeline/flow.js';
-import { diffFlows, diffGroups } from '../../../controller/reconcile/diff.js';
-import { formatFlow, formatGroup, parseFlow, parseGroup } from '../../../southbound/openflow/text/index.js';
 import { type OvsInstance, startOvs } from '../../lab/ovs.js';
+import { addBridge, bridgeDiff, installDesired, NO_DIFF } from '../ovs-desired.js';
 import { routedTenant, WEB_GATEWAY_MAC } from './fixtures.js';
 
 /**
@@ -19,7 +16,6 @@ import { routedTenant, WEB_GATEWAY_MAC } from './fixtures.js';
 describe('distributed routing in real OVS', () => {
   let ovs: OvsInstance;
   let desired: Desired;
-  const of = (...args: string[]) => ovs.ofctl('-O', 'OpenFlow13', ...args);
   const trace = async (flow: string) => {
     const out = await ovs.appctl('ofproto/trace', 'br-int', flow);
     if (process.env.WEFT_TRACE) console.log(out);
@@ -29,79 +25,27 @@ describe('distributed routing in real OVS', () => {
 
   beforeAll(async () => {
     ovs = await startOvs();
-    const port = (name: string, ofport: number) => [
-      '--',
-      'add-port',
-      'br-int',
-      name,
-      '--',
-      'set',
-      'interface',
-      name,
-      'type=internal',
-      `ofport_request=${ofport}`,
-    ];
-    await ovs.vsctl(
-      'add-br',
-      'br-int',
-      '--',
-      'set',
-      'bridge',
-      'br-int',
-      'datapath_type=netdev',
-      'protocols=OpenFlow13',
-      'fail_mode=secure',
-      ...port('w1', 1),
-      ...port('d1', 2),
-      ...port('b1', 3),
-      '--',
-      'add-port',
-      'br-int',
-      'vxlan0',
-      '--',
-      'set',
-      'interface',
-      'vxlan0',
-      'type=vxlan',
-      'options:remote_ip=flow',
-      'options:key=flow',
-      'options:local_ip=10.0.0.1',
-      'ofport_request=100',
+    await addBridge(
+      ovs,
+      [
+        ['w1', 1],
+        ['d1', 2],
+        ['b1', 3],
+      ],
+      '10.0.0.1',
     );
     const { intent, facts } = routedTenant();
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
-    const groupsFile = join(ovs.dir, 'groups.txt');
-    const flowsFile = join(ovs.dir, 'flows.txt');
-    await writeFile(groupsFile, `${desired.groups.map(formatGroup).join('\n')}\n`);
-    await writeFile(flowsFile, `${desired.flows.map((f) => formatFlow(f)).join('\n')}\n`);
-    await of('add-groups', ovs.mgmt('br-int'), groupsFile);
-    await of('add-flows', ovs.mgmt('br-int'), flowsFile);
+    await installDesired(ovs, desired);
   });
   afterAll(async () => {
     await ovs?.stop();
   });
 
   it('dumps back exactly the desired flows and groups (empty reconcile diff)', async () => {
-    const dumped = (await of('--no-stats', 'dump-flows', ovs.mgmt('br-int')))
-      .split('\n')
-      .filter((l) => l.includes('actions='))
-      .map((l) => parseFlow(l.trim()));
-    expect(dumped).toHaveLength(desired.flows.length);
-    const fd = diffFlows(
-      desired.flows,
-      dumped.map((f) => ({ ...f, cookie: f.cookie ?? 0n })),
-    );
-    expect({ add: fd.add.map((f) => formatFlow(f)), modify: fd.modify.map((f) => formatFlow(f)) }).toEqual({
-      add: [],
-      modify: [],
-    });
-    expect(fd.remove).toHaveLength(0);
-    const groups = (await of('dump-groups', ovs.mgmt('br-int')))
-      .split('\n')
-      .filter((l) => l.includes('group_id='))
-      .map((l) => parseGroup(l.trim()));
-    const gd = diffGroups(desired.groups, groups);
-    expect([gd.add, gd.modify, gd.remove]).toEqual([[], [], []]);
+    const { dumpedFlows, ...diff } = await bridgeDiff(ovs, desired);
+    expect(dumpedFlows).toBe(desired.flows.length);
+    expect(diff).toEqual(NO_DIFF);
   });
 
   it('routes web -> db to the local db VM: TTL 63, gateway MAC as source, the VM MAC as destination', async () => {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IntentError } from '../../../controller/intent/errors.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import { type TraceAnswer, traceEndpoint } from '../../../controller/trace/endpoint-trace.js';
-import { redBlueWorld, TUNNEL_PORT } from './trace-fixture.js';
+import { traceEndpoint } from '../../../controller/trace/endpoint-trace.js';
+import { errorOf, path, redBlueWorld, TUNNEL_PORT } from './trace-fixture.js';
 
 /**
  * `weft trace` over the desired state the real engine computed for two tenants with the same
@@ -17,19 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await w?.close();
 });
-
-const path = (a: TraceAnswer, hop: number) =>
-  a.hops[hop]!.steps.map((s) => `${s.table}:${s.flow?.owner ?? '-'}`);
-
-function errorOf(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof IntentError) return err;
-    throw err;
-  }
-  throw new Error('expected an IntentError');
-}
 
 describe('weft trace: a probe through the desired flows', () => {
   it('follows a ping across the tunnel to the endpoint that holds the address', () => {

@@ -1,8 +1,7 @@
-import type { TraceAnswer, TraceRequest } from '../../../controller/trace/endpoint-trace.js';
-import { traceEndpoint } from '../../../controller/trace/endpoint-trace.js';
-import { traceLookups, traceWorld } from '../../../controller/trace/world.js';
+import { traceWorld } from '../../../controller/trace/world.js';
 import { bindableFacts, dpidOf, plug } from '../engine/bindable-facts.js';
 import { serviceEngine } from '../engine/service-engine.js';
+import { tracer } from './trace-fixture.js';
 
 export const TUNNEL_PORT = 100;
 /** routerMac(VNI): 0a:57:72 + the network's 24 VNI bits. */
@@ -65,13 +64,6 @@ export async function routedWorld() {
     ...t,
     /** The trace's view of the controller for a probe sent in this network. */
     world: (networkId: string) => traceWorld(t.engine, current, svc, networkId),
-    /** `weft trace`'s answer, as the API gives it. */
-    trace(from: string, req: Partial<TraceRequest> & { to: string }): TraceAnswer {
-      const networkId = svc.get('endpoint', from).networkId;
-      return traceEndpoint(traceLookups(svc, current), traceWorld(t.engine, current, svc, networkId), from, {
-        protocol: 'icmp',
-        ...req,
-      });
-    },
+    trace: tracer(t.engine, svc, current),
   };
 }

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IntentError } from '../../../controller/intent/errors.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import type { TraceAnswer } from '../../../controller/trace/endpoint-trace.js';
 import { packetOf } from '../../../controller/trace/packet.js';
 import { traceAcross } from '../../../controller/trace/trace-across.js';
 import { verdictOf } from '../../../controller/trace/verdict.js';
 import { DB_GATEWAY_MAC, routedWorld, TUNNEL_PORT, WEB_GATEWAY_MAC } from './routed-fixture.js';
+import { errorOf, path } from './trace-fixture.js';
 
 /**
  * `weft trace` through router r1 (routed-fixture.ts: web 10.1.0.0/24 and db 10.2.0.0/24 of tenant
@@ -21,8 +20,6 @@ afterAll(async () => {
   await w?.close();
 });
 
-const path = (a: TraceAnswer, hop: number) =>
-  a.hops[hop]!.steps.map((s) => `${s.table}:${s.flow?.owner ?? '-'}`);
 const FROM_W1 = [
   `${TABLE.CLASSIFY}:endpoint/w1`,
   `${TABLE.PORT_SECURITY}:endpoint/w1`,
@@ -30,16 +27,6 @@ const FROM_W1 = [
   `${TABLE.EGRESS_SG}:table-miss/25`,
   `${TABLE.ARP_RESPONDER}:table-miss/30`,
 ];
-
-function errorOf(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof IntentError) return err;
-    throw err;
-  }
-  throw new Error('expected an IntentError');
-}
 
 describe('weft trace through a router', () => {
   it('routes a ping to the gateway across the tunnel: TTL 63, gateway MAC as source, db VNI', () => {

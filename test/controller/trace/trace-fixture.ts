@@ -1,3 +1,4 @@
+import { IntentError } from '../../../controller/intent/errors.js';
 import type { TraceAnswer, TraceRequest } from '../../../controller/trace/endpoint-trace.js';
 import { traceEndpoint } from '../../../controller/trace/endpoint-trace.js';
 import { traceLookups, traceWorld } from '../../../controller/trace/world.js';
@@ -74,13 +75,36 @@ export async function redBlueWorld() {
   const current = () => facts.current();
   return {
     ...t,
-    /** `weft trace`'s answer, as the API gives it. */
-    trace(from: string, req: Partial<TraceRequest> & { to: string }): TraceAnswer {
-      const networkId = svc.get('endpoint', from).networkId;
-      return traceEndpoint(traceLookups(svc, current), traceWorld(t.engine, current, svc, networkId), from, {
-        protocol: 'icmp',
-        ...req,
-      });
-    },
+    trace: tracer(t.engine, svc, current),
   };
+}
+
+/** `weft trace`'s answer over a fixture's engine and service, as the API gives it. */
+export function tracer(
+  engine: Parameters<typeof traceWorld>[0],
+  svc: Parameters<typeof traceWorld>[2],
+  current: Parameters<typeof traceWorld>[1],
+) {
+  return (from: string, req: Partial<TraceRequest> & { to: string }): TraceAnswer => {
+    const networkId = svc.get('endpoint', from).networkId;
+    return traceEndpoint(traceLookups(svc, current), traceWorld(engine, current, svc, networkId), from, {
+      protocol: 'icmp',
+      ...req,
+    });
+  };
+}
+
+/** The steps of one hop as `table:owner`, for compact assertions. */
+export const path = (a: TraceAnswer, hop: number) =>
+  a.hops[hop]!.steps.map((s) => `${s.table}:${s.flow?.owner ?? '-'}`);
+
+/** The IntentError `fn` throws (fails the test when it throws nothing, or something else). */
+export function errorOf(fn: () => unknown): IntentError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof IntentError) return err;
+    throw err;
+  }
+  throw new Error('expected an IntentError');
 }
