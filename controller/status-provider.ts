@@ -1,7 +1,12 @@
 import { offloadReport } from '../apps/offload/compute.js';
 import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
-import { type CounterSwitch, readDrops, readObjectCounters } from './counters/read-counters.js';
+import {
+  type CounterSwitch,
+  readDrops,
+  readObjectCounters,
+  readRouterCounters,
+} from './counters/read-counters.js';
 import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
@@ -120,6 +125,7 @@ export function statusProvider(
         );
       },
       acl: (aclId) => readObjectCounters(counterSwitches(), 'acl', aclId, [`acl/${aclId}`]),
+      router: (routerId) => readRouterCounters(counterSwitches(), routerId),
       drops: () => readDrops(counterSwitches()),
     },
     trace(endpointId, req) {

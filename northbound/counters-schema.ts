@@ -91,3 +91,75 @@ export const DropsAnswer = Type.Object(
   { title: 'Drops', additionalProperties: false },
 );
 export type DropsAnswer = Static<typeof DropsAnswer>;
+
+/** What a router's flow does with the packets it counts (controller/counters/router-counters.ts). */
+export const RouterFlowKind = Type.Union(
+  [
+    Type.Literal('routed'),
+    Type.Literal('pingsAnswered'),
+    Type.Literal('arpAnswered'),
+    Type.Literal('noRoute'),
+    Type.Literal('other'),
+  ],
+  {
+    description:
+      'routed: into a network of the router (l3-route, on to l3-neighbor); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; noRoute: sent to the gateway for no network of the router, dropped; other: a flow of the router this version does not know',
+  },
+);
+export type RouterFlowKind = Static<typeof RouterFlowKind>;
+
+const Count = Type.Object({ packets, bytes }, { additionalProperties: false });
+
+/** Packets and bytes by what the router's flows did; `other` stays 0 unless weft's flows changed. */
+const byKind = {
+  routed: Count,
+  pingsAnswered: Count,
+  arpAnswered: Count,
+  noRoute: Count,
+  other: Count,
+};
+
+export const RouterFlowCounter = Type.Object(
+  {
+    table: Type.Integer({ minimum: 0, maximum: 254 }),
+    tableName: Type.String(),
+    priority: Type.Integer({ minimum: 0 }),
+    does: RouterFlowKind,
+    match: Type.String({ description: 'the match as ovs-ofctl prints it (nw_dst=10.0.1.0/24, ...)' }),
+    packets,
+    bytes,
+  },
+  { title: 'RouterFlowCounter', additionalProperties: false },
+);
+export type RouterFlowCounter = Static<typeof RouterFlowCounter>;
+
+export const RouterSwitchCounters = Type.Object(
+  {
+    datapathId: Type.String(),
+    chassis: Type.Optional(Type.String()),
+    ...byKind,
+    flows: Type.Array(RouterFlowCounter, {
+      description: "the router's flows on this switch, in pipeline order (table, then priority)",
+    }),
+  },
+  { title: 'RouterSwitchCounters', additionalProperties: false },
+);
+export type RouterSwitchCounters = Static<typeof RouterSwitchCounters>;
+
+export const RouterCounters = Type.Object(
+  {
+    kind: Type.Literal('router'),
+    id: Type.String(),
+    totals: Type.Object(byKind, {
+      additionalProperties: false,
+      description: 'the same over every switch that answered',
+    }),
+    switches: Type.Array(RouterSwitchCounters, {
+      description:
+        'the switches that answered holding flows of the router (those hosting one of its networks), by chassis',
+    }),
+    unreachable: Unreachable,
+  },
+  { title: 'RouterCounters', additionalProperties: false },
+);
+export type RouterCounters = Static<typeof RouterCounters>;

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { TraceAnswer, TraceRequest } from '../controller/trace/endpoint-trace.js';
-import type { DropsAnswer, ObjectCounters } from './counters-schema.js';
+import type { DropsAnswer, ObjectCounters, RouterCounters } from './counters-schema.js';
 
 /**
  * What the engine and southbound sessions report for /v1/status. The API only reads it; until the
@@ -120,11 +120,12 @@ export interface StatusProvider {
   trace?(endpointId: string, req: TraceRequest): TraceAnswer;
   /**
    * What really crossed the switches, read from OVS on request (controller/counters): the flows of
-   * an endpoint or a network ACL by cookie, and every switch's table-miss drops.
+   * an endpoint, a network ACL or a router by cookie, and every switch's table-miss drops.
    */
   counters?: {
     endpoint(endpointId: string): Promise<ObjectCounters>;
     acl(aclId: string): Promise<ObjectCounters>;
+    router(routerId: string): Promise<RouterCounters>;
     drops(): Promise<DropsAnswer>;
   };
   /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */

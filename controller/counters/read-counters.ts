@@ -1,4 +1,4 @@
-import type { DropsAnswer, ObjectCounters } from '../../northbound/counters-schema.js';
+import type { DropsAnswer, ObjectCounters, RouterCounters } from '../../northbound/counters-schema.js';
 import type { MultipartReplyBody, MultipartRequestBody } from '../../southbound/openflow/codec/index.js';
 import { ofpg, ofpp, ofptt } from '../../southbound/openflow/codec/index.js';
 import {
@@ -10,6 +10,7 @@ import {
   TABLE_MISS_SELECTOR,
   type Unreachable,
 } from './counters.js';
+import { routerCounters, routerSelector } from './router-counters.js';
 
 /** What the counters read of a connected switch. */
 export interface CounterSwitch {
@@ -86,4 +87,13 @@ async function readPort(switches: readonly CounterSwitch[], chassis: string, ofp
 export async function readDrops(switches: readonly CounterSwitch[]): Promise<DropsAnswer> {
   const { answered, unreachable } = await askAll(switches, [TABLE_MISS_SELECTOR]);
   return dropCounters(answered, unreachable);
+}
+
+/** A router's own flows on every switch, summed by what they did (routed, answered, dropped). */
+export async function readRouterCounters(
+  switches: readonly CounterSwitch[],
+  routerId: string,
+): Promise<RouterCounters> {
+  const { answered, unreachable } = await askAll(switches, [routerSelector(routerId)]);
+  return routerCounters(routerId, answered, unreachable);
 }

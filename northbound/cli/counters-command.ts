@@ -1,15 +1,17 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
-import type { DropsAnswer, ObjectCounters } from '../counters-schema.js';
+import type { DropsAnswer, ObjectCounters, RouterCounters } from '../counters-schema.js';
 import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { table } from './format.js';
 
-const COUNTERS_HELP = `Usage: weft counters endpoint|acl ID [--json] [--api URL] [--token T]
+const COUNTERS_HELP = `Usage: weft counters endpoint|acl|router ID [--json] [--api URL] [--token T]
 
 What really crossed the switches for one object, read from OVS now: an endpoint's VM port
-counters (what the VM sent and received) and the packets of its flows on every hypervisor; or
-how many packets a network ACL matched, hypervisor by hypervisor (GET /v1/endpoints/ID/counters,
-GET /v1/acls/ID/counters). Compare with \`weft trace\`, which says what would happen.
+counters (what the VM sent and received) and the packets of its flows on every hypervisor; how
+many packets a network ACL matched, hypervisor by hypervisor; or what a router did on each
+hypervisor hosting one of its networks: packets routed, pings and ARP for its addresses answered,
+packets dropped for want of a route (GET /v1/endpoints/ID/counters, GET /v1/acls/ID/counters,
+GET /v1/routers/ID/counters). Compare with \`weft trace\`, which says what would happen.
 
 Options:
   --api URL         API base URL (env WEFT_API, default ${defaultApi})
@@ -85,6 +87,38 @@ export function countersText(c: ObjectCounters): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The router's summary columns: header, and the count each shows. */
+const ROUTER_COLUMNS = [
+  ['ROUTED', 'routed'],
+  ['PINGS ANSWERED', 'pingsAnswered'],
+  ['ARP ANSWERED', 'arpAnswered'],
+  ['NO ROUTE (DROPPED)', 'noRoute'],
+] as const;
+
+/** A router's counters for people: one row per hypervisor and the totals, packets (bytes). */
+export function routerCountersText(c: RouterCounters): string {
+  const lines: string[] = [];
+  if (c.switches.length === 0) {
+    lines.push(`router ${c.id}: no switch that answered holds its flows (no VM on its networks yet?)`);
+  } else {
+    const row = (chassis: string, sums: RouterCounters['totals']) =>
+      Object.fromEntries([
+        ['CHASSIS', chassis],
+        ...ROUTER_COLUMNS.map(([header, k]) => [header, `${sums[k].packets} (${sums[k].bytes})`]),
+      ]);
+    const rows = [...c.switches.map((sw) => row(where(sw), sw)), row('total', c.totals)];
+    const columns = ['CHASSIS', ...ROUTER_COLUMNS.map(([header]) => header)].map((header) => ({
+      header,
+      value: (r: Record<string, unknown>) => String(r[header]),
+    }));
+    lines.push(`router ${c.id}, packets (bytes) by what its flows did:`, table(rows, columns).trimEnd());
+  }
+  // A flow of the router this version cannot place: its count shows rather than vanishing.
+  if (c.totals.other.packets > 0) lines.push(`(${c.totals.other.packets} packets in flows of no known kind)`);
+  for (const u of c.unreachable) lines.push(`(no answer from ${where(u)}: ${u.error})`);
+  return `${lines.join('\n')}\n`;
+}
+
 /** The drops for people: by table across switches, then per switch. */
 export function dropsText(d: DropsAnswer): string {
   const lines = [`${d.packets} packets (${d.bytes} bytes) dropped for lack of a flow`];
@@ -125,10 +159,10 @@ async function call<T>(
   }
 }
 
-/** `weft counters endpoint|acl ID`. */
+/** `weft counters endpoint|acl|router ID`. */
 export const countersCommand: CliCommand = {
   name: 'counters',
-  summary: "an endpoint's or ACL's real traffic, read from the switches (port and flow counters)",
+  summary: "an endpoint's, ACL's or router's real traffic, read from the switches (port and flow counters)",
   async run(argv, io) {
     const { values, positionals } = parse(argv);
     if (values.help || positionals.length === 0) {
@@ -136,17 +170,20 @@ export const countersCommand: CliCommand = {
       return values.help ? 0 : 2;
     }
     const [kind, id, ...extra] = positionals;
-    if (kind !== 'endpoint' && kind !== 'acl')
-      throw new UsageError(`counters of '${kind}': expected endpoint or acl`);
+    if (kind !== 'endpoint' && kind !== 'acl' && kind !== 'router')
+      throw new UsageError(`counters of '${kind}': expected endpoint, acl or router`);
     if (id === undefined) throw new UsageError(`missing the ${kind} id`);
     if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-    const path = `/v1/${kind === 'acl' ? 'acls' : 'endpoints'}/${encodeURIComponent(id)}/counters`;
-    const answer = await call<ObjectCounters>(io, 'counters', values, path);
+    const path = `/v1/${COLLECTION[kind]}/${encodeURIComponent(id)}/counters`;
+    const answer = await call<ObjectCounters | RouterCounters>(io, 'counters', values, path);
     if (!answer) return 1;
-    io.stdout.write(values.json ? `${JSON.stringify(answer, null, 2)}\n` : countersText(answer));
+    if (values.json) io.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    else io.stdout.write(answer.kind === 'router' ? routerCountersText(answer) : countersText(answer));
     return 0;
   },
 };
+
+const COLLECTION = { endpoint: 'endpoints', acl: 'acls', router: 'routers' } as const;
 
 /** `weft drops`. */
 export const dropsCommand: CliCommand = {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { DropsAnswer, ObjectCounters } from '../counters-schema.js';
+import { DropsAnswer, ObjectCounters, RouterCounters } from '../counters-schema.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
@@ -20,10 +20,10 @@ const unavailable = () =>
 
 /**
  * Counters of what really crossed the switches, read from OVS when asked (nothing is polled):
- * an endpoint's or a network ACL's flows across every switch, by cookie, and the packets each
- * switch dropped for lack of a flow. Where `weft trace` says what would happen to a packet, these
- * say what did happen to the real ones. Endpoint and ACL counters follow the tenant rules of
- * their object; the drops of the whole fabric are admin only.
+ * an endpoint's, a network ACL's or a router's flows across every switch, by cookie, and the
+ * packets each switch dropped for lack of a flow. Where `weft trace` says what would happen to a
+ * packet, these say what did happen to the real ones. Endpoint, ACL and router counters follow
+ * the tenant rules of their object; the drops of the whole fabric are admin only.
  */
 export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = async (app, opts) => {
   const params = Type.Object({ id: Type.String() });
@@ -61,6 +61,23 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
       opts.intents.get('networkAcl', req.params.id, scoped(req));
       if (!opts.status.counters) throw unavailable();
       return opts.status.counters.acl(req.params.id);
+    },
+  );
+  app.get(
+    '/routers/:id/counters',
+    {
+      schema: {
+        tags: ['status'],
+        summary:
+          'What a router did on every switch: packets routed, pings and ARP answered, dropped for no route',
+        params,
+        response: { 200: RouterCounters, ...errorResponses(401, 404, 503) },
+      },
+    },
+    async (req) => {
+      opts.intents.get('router', req.params.id, scoped(req));
+      if (!opts.status.counters) throw unavailable();
+      return opts.status.counters.router(req.params.id);
     },
   );
   app.get(

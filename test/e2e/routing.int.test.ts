@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
+import type { RouterCounters } from '../../northbound/counters-schema.js';
 import { runDhcpClient } from '../lab/dhcp-client.js';
 import type { PlacedVm } from '../lab/lab-spec.js';
 import { expectConverged } from './converged.js';
@@ -206,6 +207,48 @@ describe('routing between the networks of a router (real traffic)', () => {
   it('every bridge equals the desired state, router flows included', async () => {
     const c = await expectConverged(e.lab, e.controller.engine);
     expect(c.equal).toBe(true);
+  }, 30_000);
+
+  it("counts what r1 really did: w1's pings routed on hv1, d1's replies on hv2, pings to it answered", async () => {
+    const read = async () => (await e.api.get('/v1/routers/r1/counters')) as unknown as RouterCounters;
+    const on = (c: RouterCounters, chassis: string, kind: 'routed' | 'pingsAnswered') =>
+      c.switches.find((s) => s.chassis === chassis)?.[kind].packets ?? 0;
+    const before = await read();
+    expect((await e.lab.ping('w1', '10.2.0.5', { count: 10, intervalMs: 50 })).received).toBe(10);
+    expect((await e.lab.ping('w1', '10.1.0.1', { count: 3, intervalMs: 50 })).received).toBe(3);
+    // OVS moves datapath counts onto its OpenFlow flows when it revalidates (about every 0.5 s).
+    let after = before;
+    await expect
+      .poll(
+        async () => {
+          after = await read();
+          const rose = (chassis: string, kind: 'routed' | 'pingsAnswered') =>
+            on(after, chassis, kind) - on(before, chassis, kind);
+          // hv1 routes the requests and answers the pings to the router; hv2 routes d1's replies.
+          // At least what this test sent (capped there), so a failure shows how far each got.
+          return [
+            Math.min(rose('hv1', 'routed'), 10),
+            Math.min(rose('hv1', 'pingsAnswered'), 3),
+            Math.min(rose('hv2', 'routed'), 10),
+          ];
+        },
+        { timeout: 5000, interval: 250 },
+      )
+      .toEqual([10, 3, 10]);
+    // On hv1 the requests took web's route into db: sent to web's gateway MAC, for db's subnet.
+    const intoDb = (c: RouterCounters) =>
+      c.switches
+        .find((s) => s.chassis === 'hv1')
+        ?.flows.find(
+          (f) =>
+            f.does === 'routed' &&
+            f.match.includes('dl_dst=0a:57:72:00:03:2a') &&
+            f.match.includes('nw_dst=10.2.0.0/24'),
+        )?.packets ?? 0;
+    expect(intoDb(after) - intoDb(before)).toBeGreaterThanOrEqual(10);
+    expect(after.totals.routed.packets - before.totals.routed.packets).toBeGreaterThanOrEqual(20);
+    expect(after.totals.other.packets).toBe(0);
+    expect(after.unreachable).toEqual([]);
   }, 30_000);
 
   it('cuts db off when it leaves the router, and off all hypervisors when the router is deleted', async () => {

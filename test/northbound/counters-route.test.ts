@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DropsAnswer, ObjectCounters } from '../../northbound/counters-schema.js';
+import { routerCountersText } from '../../northbound/cli/counters-command.js';
+import type { DropsAnswer, ObjectCounters, RouterCounters } from '../../northbound/counters-schema.js';
 import { emptyStatus } from '../../northbound/status.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
 import { runWeft } from './run-weft.js';
@@ -64,6 +65,50 @@ const drops: DropsAnswer = {
   ],
   unreachable: [],
 };
+const count = (packets: number) => ({ packets, bytes: packets * 98 });
+const routerAnswer = (id: string): RouterCounters => ({
+  kind: 'router',
+  id,
+  totals: {
+    routed: count(20),
+    pingsAnswered: count(3),
+    arpAnswered: count(1),
+    noRoute: count(2),
+    other: count(0),
+  },
+  switches: [
+    {
+      datapathId: '00000000000000a1',
+      chassis: 'hv1',
+      routed: count(10),
+      pingsAnswered: count(3),
+      arpAnswered: count(1),
+      noRoute: count(0),
+      other: count(0),
+      flows: [
+        {
+          table: 35,
+          tableName: 'l3-route',
+          priority: 124,
+          does: 'routed',
+          match: 'ip,metadata=0x32a,dl_dst=0a:57:72:00:03:2a,nw_dst=10.2.0.0/24',
+          ...count(10),
+        },
+      ],
+    },
+    {
+      datapathId: '00000000000000a2',
+      chassis: 'hv2',
+      routed: count(10),
+      pingsAnswered: count(0),
+      arpAnswered: count(0),
+      noRoute: count(2),
+      other: count(0),
+      flows: [],
+    },
+  ],
+  unreachable: [{ datapathId: '00000000000000a3', chassis: 'hv3', error: 'timed out after 3000 ms' }],
+});
 
 let h: Harness;
 let bare: Harness;
@@ -82,6 +127,10 @@ beforeAll(async () => {
           asked.push(`acl ${id}`);
           return { ...endpointAnswer(id), kind: 'acl', port: undefined } as ObjectCounters;
         },
+        router: async (id) => {
+          asked.push(`router ${id}`);
+          return routerAnswer(id);
+        },
         drops: async () => drops,
       },
     },
@@ -99,6 +148,10 @@ beforeAll(async () => {
     action: 'drop',
     protocol: 'any',
   });
+  await h.intents.put('router', 'rr', {
+    tenantId: 'red',
+    interfaces: [{ networkId: 'rn', ip: '10.0.0.254' }],
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -115,7 +168,8 @@ describe('counter routes', () => {
     expect(acl.statusCode).toBe(200);
     expect(acl.json()).toMatchObject({ kind: 'acl', id: 'a1', packets: 12 });
     expect((await get('/v1/drops')).json()).toEqual(drops);
-    expect(asked).toEqual(['endpoint r1', 'acl a1']);
+    expect((await get('/v1/routers/rr/counters')).json()).toEqual(routerAnswer('rr'));
+    expect(asked).toEqual(['endpoint r1', 'acl a1', 'router rr']);
   });
 
   it('follow the tenant rules: own objects only, drops admin only; 404 names the object', async () => {
@@ -126,6 +180,14 @@ describe('counter routes', () => {
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().error.message).toContain("endpoint 'r1' not found");
     expect((await get('/v1/acls/a1/counters', blue)).statusCode).toBe(404);
+    expect((await get('/v1/routers/rr/counters', red)).json()).toMatchObject({ kind: 'router', id: 'rr' });
+    const foreignRouter = await get('/v1/routers/rr/counters', blue);
+    expect(foreignRouter.statusCode).toBe(404);
+    expect(foreignRouter.json().error.message).toContain("router 'rr' not found");
+    const unknownRouter = await get('/v1/routers/nope/counters');
+    expect(unknownRouter.statusCode).toBe(404);
+    expect(unknownRouter.json().error.message).toContain("router 'nope' not found");
+    expect((await get('/v1/routers/rr/counters', {})).statusCode).toBe(401);
     expect((await get('/v1/drops', red)).statusCode).toBe(403);
     expect((await get('/v1/endpoints/nope/counters')).statusCode).toBe(404);
     expect((await get('/v1/acls/nope/counters')).json().error.message).toContain('not found');
@@ -142,6 +204,13 @@ describe('counter routes', () => {
       'counters are read from the switches by the running controller',
     );
     expect((await get('/v1/drops', bare.admin, bare)).statusCode).toBe(503);
+    await bare.intents.put('router', 'r', {
+      tenantId: 't',
+      interfaces: [{ networkId: 'n', ip: '10.0.0.254' }],
+    });
+    const router = await get('/v1/routers/r/counters', bare.admin, bare);
+    expect(router.statusCode).toBe(503);
+    expect(router.json().error.message).toContain('counters are read from the switches');
   });
 });
 
@@ -161,6 +230,34 @@ describe('weft counters / weft drops', () => {
     expect(JSON.parse((await weft('counters acl a1 --json')).out)).toMatchObject({ kind: 'acl', id: 'a1' });
   });
 
+  it("print a router's counts by what its flows did, per hypervisor and in total", async () => {
+    const r = await weft('counters router rr');
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain('router rr, packets (bytes) by what its flows did:');
+    expect(r.out).toMatch(/^CHASSIS\s+ROUTED\s+PINGS ANSWERED\s+ARP ANSWERED\s+NO ROUTE \(DROPPED\)$/m);
+    expect(r.out).toMatch(/^hv1\s+10 \(980\)\s+3 \(294\)\s+1 \(98\)\s+0 \(0\)$/m);
+    expect(r.out).toMatch(/^hv2\s+10 \(980\)\s+0 \(0\)\s+0 \(0\)\s+2 \(196\)$/m);
+    expect(r.out).toMatch(/^total\s+20 \(1960\)\s+3 \(294\)\s+1 \(98\)\s+2 \(196\)$/m);
+    expect(r.out).toContain('(no answer from hv3: timed out after 3000 ms)');
+    expect(r.out).not.toContain('no known kind');
+    expect(JSON.parse((await weft('counters router rr --json')).out)).toEqual(routerAnswer('rr'));
+  });
+
+  it('say so when no switch holds the router flows, and show counts of flows of no known kind', () => {
+    const none = routerCountersText({ ...routerAnswer('rr'), switches: [], unreachable: [] });
+    expect(none).toBe('router rr: no switch that answered holds its flows (no VM on its networks yet?)\n');
+    const odd = routerAnswer('rr');
+    odd.totals.other = count(4);
+    expect(routerCountersText(odd)).toContain('(4 packets in flows of no known kind)');
+  });
+
+  it('list router among the kinds in --help', async () => {
+    const r = await weft('counters --help');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('Usage: weft counters endpoint|acl|router ID');
+    expect(r.out).toContain('GET /v1/routers/ID/counters');
+  });
+
   it('print the drops by table with the reason, then per switch', async () => {
     const r = await weft('drops');
     expect(r.code, r.err).toBe(0);
@@ -174,12 +271,17 @@ describe('weft counters / weft drops', () => {
   it('exit 2 on usage mistakes and 1 naming an API error', async () => {
     expect((await weft('counters')).code).toBe(2);
     expect((await weft('counters network rn')).err).toContain(
-      "counters of 'network': expected endpoint or acl",
+      "counters of 'network': expected endpoint, acl or router",
     );
     expect((await weft('counters endpoint')).err).toContain('missing the endpoint id');
+    expect((await weft('counters router')).err).toContain('missing the router id');
+    expect((await weft('counters router rr extra')).err).toContain("unexpected argument 'extra'");
     expect((await weft('drops extra')).err).toContain("unexpected argument 'extra'");
     const missing = await weft('counters endpoint nope');
     expect(missing.code).toBe(1);
     expect(missing.err).toContain("endpoint 'nope' not found");
+    const noRouter = await weft('counters router nope');
+    expect(noRouter.code).toBe(1);
+    expect(noRouter.err).toContain("router 'nope' not found");
   });
 });

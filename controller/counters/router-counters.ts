@@ -1,0 +1,102 @@
+import type {
+  RouterCounters,
+  RouterFlowCounter,
+  RouterFlowKind,
+  RouterSwitchCounters,
+} from '../../northbound/counters-schema.js';
+import type { FlowStats } from '../../southbound/openflow/codec/index.js';
+import { ofpp } from '../../southbound/openflow/codec/index.js';
+import { formatMatch, OFP_DEFAULT_PRIORITY } from '../../southbound/openflow/text/index.js';
+import { objectCookie } from '../pipeline/cookies.js';
+import { TABLE, tableName } from '../pipeline/tables.js';
+import type { SwitchFlows, Unreachable } from './counters.js';
+
+/**
+ * What a router really did, from the counters of its own flows (apps/router/compute.ts): how many
+ * packets it routed, how many pings and ARP requests for its gateway addresses it answered, and
+ * how many it dropped for want of a route. Pure: these functions only sort and sum what the
+ * switches said.
+ */
+
+/**
+ * The router's own flows: its cookie exactly. The app byte keeps out other apps' objects whose key
+ * happens to hash alike, and its l3-neighbor flows (keyed by endpoint, one per address) stay out:
+ * they count the same routed packets again, split by destination.
+ */
+export function routerSelector(routerId: string): { cookie: bigint; cookieMask: bigint } {
+  return { cookie: objectCookie('router', 'router', routerId), cookieMask: 0xffffffffffffffffn };
+}
+
+const outputsToInPort = (f: Pick<FlowStats, 'instructions'>) =>
+  f.instructions.some(
+    (i) =>
+      i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === ofpp.IN_PORT),
+  );
+
+/**
+ * What one of the router's flows does, read from the flow itself (as OVS reports it) rather than
+ * from its priority alone, so a count is never put under the wrong heading: in l3-route a goto to
+ * l3-neighbor routes, a reply out of in_port answers a ping, no instructions at all drops; in
+ * arp-responder it answers ARP for the gateway. Anything else is `other` (kept in the sums).
+ */
+export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions'>): RouterFlowKind {
+  if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
+  if (f.tableId !== TABLE.L3_ROUTE) return 'other';
+  if (f.instructions.length === 0) return 'noRoute';
+  if (f.instructions.some((i) => i.type === 'goto_table' && i.tableId === TABLE.L3_NEIGHBOR)) return 'routed';
+  if (outputsToInPort(f)) return 'pingsAnswered';
+  return 'other';
+}
+
+const KINDS: readonly RouterFlowKind[] = ['routed', 'pingsAnswered', 'arpAnswered', 'noRoute', 'other'];
+type ByKind = Record<RouterFlowKind, { packets: number; bytes: number }>;
+
+const zero = (): ByKind => Object.fromEntries(KINDS.map((k) => [k, { packets: 0, bytes: 0 }])) as ByKind;
+
+function add(into: ByKind, kind: RouterFlowKind, packets: number, bytes: number): void {
+  into[kind].packets += packets;
+  into[kind].bytes += bytes;
+}
+
+/** One switch's flows of the router, in pipeline order, with their sums by kind. */
+function switchCounters(sw: SwitchFlows): RouterSwitchCounters {
+  const sums = zero();
+  const flows: RouterFlowCounter[] = sw.flows.map((f) => {
+    const does = routerFlowKind(f);
+    const packets = Number(f.packetCount);
+    const bytes = Number(f.byteCount);
+    add(sums, does, packets, bytes);
+    return {
+      table: f.tableId,
+      tableName: tableName(f.tableId),
+      priority: f.priority,
+      does,
+      match: formatMatch(f.match, OFP_DEFAULT_PRIORITY),
+      packets,
+      bytes,
+    };
+  });
+  flows.sort((a, b) => a.table - b.table || b.priority - a.priority || a.match.localeCompare(b.match));
+  return { datapathId: sw.datapathId, ...(sw.chassis ? { chassis: sw.chassis } : {}), ...sums, flows };
+}
+
+const where = (x: { chassis?: string; datapathId: string }) => x.chassis ?? x.datapathId;
+
+/**
+ * A router's counters on every switch that holds its flows (the chassis hosting one of its
+ * networks: each routes what its own VMs send), and their totals. A switch that answered with
+ * none of its flows is left out: on a large fabric most switches have nothing of one router.
+ */
+export function routerCounters(
+  id: string,
+  answered: readonly SwitchFlows[],
+  unreachable: readonly Unreachable[],
+): RouterCounters {
+  const switches = answered
+    .filter((sw) => sw.flows.length > 0)
+    .map(switchCounters)
+    .sort((a, b) => where(a).localeCompare(where(b)));
+  const totals = zero();
+  for (const sw of switches) for (const k of KINDS) add(totals, k, sw[k].packets, sw[k].bytes);
+  return { kind: 'router', id, totals, switches, unreachable: [...unreachable] };
+}

@@ -1,0 +1,243 @@
+import { describe, expect, it } from 'vitest';
+import { endpointNeighborFlows, routerNetworkFlows } from '../../../apps/router/compute.js';
+import type { NetworkRouter, RouterPort } from '../../../apps/view.js';
+import { type CounterSwitch, readRouterCounters } from '../../../controller/counters/read-counters.js';
+import {
+  routerCounters,
+  routerFlowKind,
+  routerSelector,
+} from '../../../controller/counters/router-counters.js';
+import { objectCookie } from '../../../controller/pipeline/cookies.js';
+import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
+import { metadataForVni } from '../../../controller/pipeline/registers.js';
+import { TABLE } from '../../../controller/pipeline/tables.js';
+import type { FlowStats, MultipartRequestBody } from '../../../southbound/openflow/codec/index.js';
+
+/** The router r1 of web (VNI 100) and db (VNI 200), as apps/router computes its flows. */
+const web: RouterPort = {
+  networkId: 'web',
+  vni: 100,
+  mac: '0a:57:72:00:00:64',
+  ip: '10.0.0.1',
+  cidrs: ['10.0.0.0/24'],
+};
+const db: RouterPort = {
+  networkId: 'db',
+  vni: 200,
+  mac: '0a:57:72:00:00:c8',
+  ip: '10.0.1.1',
+  cidrs: ['10.0.1.0/24'],
+};
+const routerFlows = (): DesiredFlow[] => {
+  const flows: DesiredFlow[] = [];
+  const ports = [db, web];
+  routerNetworkFlows(
+    { vni: 100, router: { routerId: 'r1', self: web, ports } satisfies NetworkRouter },
+    flows,
+  );
+  routerNetworkFlows({ vni: 200, router: { routerId: 'r1', self: db, ports } }, flows);
+  return flows;
+};
+
+/** A flow as a FLOW stats reply reports it, with its counts (100 bytes a packet). */
+const stats = (f: DesiredFlow, packets: number): FlowStats => ({
+  tableId: f.tableId,
+  durationSec: 1,
+  durationNsec: 0,
+  priority: f.priority,
+  idleTimeout: 0,
+  hardTimeout: 0,
+  flags: 0,
+  cookie: f.cookie,
+  packetCount: BigInt(packets),
+  byteCount: BigInt(packets * 100),
+  match: [...f.match],
+  instructions: [...f.instructions],
+});
+
+/** r1's flows on one switch, counted: `count(flow)` says how many packets each one saw. */
+const counted = (count: (f: DesiredFlow) => number) => routerFlows().map((f) => stats(f, count(f)));
+
+/** Which flow is which, by what it matches. */
+const dst = (f: DesiredFlow) => f.match.find((t) => t.field === 'ipv4_dst')?.value;
+const on = (f: DesiredFlow, vni: number) =>
+  f.match.some((t) => t.field === 'metadata' && String(t.value) === String(metadataForVni(vni)));
+
+describe('routerSelector', () => {
+  it("selects exactly the router's own cookie: not its l3-neighbor flows, not another app's or router's", () => {
+    const s = routerSelector('r1');
+    const selected = (cookie: bigint) => (cookie & s.cookieMask) === s.cookie;
+    expect(routerFlows().every((f) => selected(f.cookie))).toBe(true);
+    const neighbors: DesiredFlow[] = [];
+    endpointNeighborFlows(
+      { vni: 200 },
+      { endpointId: 'd1', mac: '02:00:00:00:00:09', ips: ['10.0.1.9'] },
+      neighbors,
+    );
+    expect(neighbors.some((f) => selected(f.cookie))).toBe(false);
+    expect(selected(objectCookie('acl', 'router', 'r1'))).toBe(false);
+    expect(selected(objectCookie('router', 'router', 'r2'))).toBe(false);
+  });
+});
+
+describe('routerFlowKind', () => {
+  it('names every flow apps/router computes by what it does, none left as other', () => {
+    const kinds = routerFlows().map((f) => [f.tableId, f.priority, dst(f) ?? '-', routerFlowKind(f)]);
+    expect(kinds).toEqual([
+      [30, 100, '-', 'arpAnswered'],
+      [35, 300, '10.0.1.1', 'pingsAnswered'],
+      [35, 124, '10.0.1.0', 'routed'],
+      [35, 300, '10.0.0.1', 'pingsAnswered'],
+      [35, 124, '10.0.0.0', 'routed'],
+      [35, 10, '-', 'noRoute'],
+      [30, 100, '-', 'arpAnswered'],
+      [35, 300, '10.0.1.1', 'pingsAnswered'],
+      [35, 124, '10.0.1.0', 'routed'],
+      [35, 300, '10.0.0.1', 'pingsAnswered'],
+      [35, 124, '10.0.0.0', 'routed'],
+      [35, 10, '-', 'noRoute'],
+    ]);
+  });
+
+  it('calls other what it cannot place: another table, or l3-route doing neither of its three things', () => {
+    expect(routerFlowKind({ tableId: TABLE.L3_NEIGHBOR, instructions: [] })).toBe('other');
+    expect(
+      routerFlowKind({ tableId: TABLE.L2_LOOKUP, instructions: [{ type: 'goto_table', tableId: 36 }] }),
+    ).toBe('other');
+    // Out of a real port rather than back where it came from: no ping answer.
+    const out = {
+      type: 'apply_actions' as const,
+      actions: [{ type: 'output' as const, port: 3, maxLen: 0 }],
+    };
+    expect(routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [out] })).toBe('other');
+    expect(
+      routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [{ type: 'goto_table', tableId: 40 }] }),
+    ).toBe('other');
+  });
+});
+
+describe('routerCounters', () => {
+  // hv1 hosts w1 (web): it routes w1's pings to db and answers its pings to the router; hv2 hosts
+  // d1 (db): it routes the replies back and answered one ARP for db's gateway.
+  const hv1 = counted((f) => {
+    if (!on(f, 100)) return 0; // w1 is in web
+    if (f.tableId === TABLE.ARP_RESPONDER) return 1; // w1 asked for its gateway
+    if (dst(f) === '10.0.1.0') return 10; // its pings to db, routed
+    if (dst(f) === '10.0.0.1') return 3; // its pings to web's gateway, answered
+    return 0;
+  });
+  const hv2 = counted((f) => {
+    if (!on(f, 200)) return 0; // d1 is in db
+    if (f.tableId === TABLE.ARP_RESPONDER) return 1;
+    if (dst(f) === '10.0.0.0') return 10; // the replies to w1, routed back
+    if (f.priority === 10) return 2; // to the gateway for an address of no network of r1
+    return 0;
+  });
+
+  it('sums each switch by kind, in pipeline order with the match, and totals them', () => {
+    const c = routerCounters(
+      'r1',
+      [
+        { datapathId: 'dp2', chassis: 'hv2', flows: hv2 },
+        { datapathId: 'dp1', chassis: 'hv1', flows: hv1 },
+      ],
+      [],
+    );
+    expect(c.kind).toBe('router');
+    expect(c.id).toBe('r1');
+    expect(c.switches.map((s) => s.chassis)).toEqual(['hv1', 'hv2']);
+    const [s1, s2] = c.switches;
+    expect(s1).toMatchObject({
+      datapathId: 'dp1',
+      routed: { packets: 10, bytes: 1000 },
+      pingsAnswered: { packets: 3, bytes: 300 },
+      arpAnswered: { packets: 1, bytes: 100 },
+      noRoute: { packets: 0, bytes: 0 },
+      other: { packets: 0, bytes: 0 },
+    });
+    expect(s2).toMatchObject({
+      routed: { packets: 10 },
+      arpAnswered: { packets: 1 },
+      noRoute: { packets: 2 },
+    });
+    expect(c.totals).toEqual({
+      routed: { packets: 20, bytes: 2000 },
+      pingsAnswered: { packets: 3, bytes: 300 },
+      arpAnswered: { packets: 2, bytes: 200 },
+      noRoute: { packets: 2, bytes: 200 },
+      other: { packets: 0, bytes: 0 },
+    });
+    expect(s1!.flows.map((f) => [f.table, f.tableName, f.priority, f.does])).toEqual([
+      [30, 'arp-responder', 100, 'arpAnswered'],
+      [30, 'arp-responder', 100, 'arpAnswered'],
+      [35, 'l3-route', 300, 'pingsAnswered'],
+      [35, 'l3-route', 300, 'pingsAnswered'],
+      [35, 'l3-route', 300, 'pingsAnswered'],
+      [35, 'l3-route', 300, 'pingsAnswered'],
+      [35, 'l3-route', 124, 'routed'],
+      [35, 'l3-route', 124, 'routed'],
+      [35, 'l3-route', 124, 'routed'],
+      [35, 'l3-route', 124, 'routed'],
+      [35, 'l3-route', 10, 'noRoute'],
+      [35, 'l3-route', 10, 'noRoute'],
+    ]);
+    expect(s1!.flows.find((f) => f.packets === 10)).toEqual({
+      table: 35,
+      tableName: 'l3-route',
+      priority: 124,
+      does: 'routed',
+      match: 'ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24',
+      packets: 10,
+      bytes: 1000,
+    });
+  });
+
+  it('keeps an unknown flow in the sums as other, leaves out switches without its flows, lists the silent', () => {
+    const odd = stats(
+      { tableId: TABLE.L3_NEIGHBOR, priority: 100, cookie: 0n, match: [], instructions: [] },
+      4,
+    );
+    const c = routerCounters(
+      'r1',
+      [
+        { datapathId: 'dp1', chassis: 'hv1', flows: [odd] },
+        { datapathId: 'dp9', flows: [] },
+      ],
+      [{ datapathId: 'dp3', chassis: 'hv3', error: 'timed out after 3000 ms' }],
+    );
+    expect(c.switches.map((s) => s.datapathId)).toEqual(['dp1']);
+    expect(c.switches[0]!.flows[0]).toMatchObject({ does: 'other', tableName: 'l3-neighbor', match: '' });
+    expect(c.totals.other).toEqual({ packets: 4, bytes: 400 });
+    expect(c.totals.routed).toEqual({ packets: 0, bytes: 0 });
+    expect(c.unreachable).toEqual([{ datapathId: 'dp3', chassis: 'hv3', error: 'timed out after 3000 ms' }]);
+  });
+
+  it('answers with no switches and zero totals when nothing holds its flows', () => {
+    const c = routerCounters('r1', [], []);
+    expect(c.switches).toEqual([]);
+    expect(Object.values(c.totals).every((t) => t.packets === 0 && t.bytes === 0)).toBe(true);
+  });
+
+  it('reads one FLOW stats request per switch, by the router cookie', async () => {
+    const asked: MultipartRequestBody[] = [];
+    const sw = (datapathId: string, chassis: string, flows: FlowStats[] | Error): CounterSwitch => ({
+      datapathId,
+      chassis,
+      async multipart(body) {
+        asked.push(body);
+        if (flows instanceof Error) throw flows;
+        return [{ kind: 'FLOW', flows }];
+      },
+    });
+    const c = await readRouterCounters(
+      [sw('dp1', 'hv1', hv1), sw('dp2', 'hv2', hv2), sw('dp3', 'hv3', new Error('switch session closed'))],
+      'r1',
+    );
+    expect(asked).toHaveLength(3);
+    for (const body of asked) {
+      expect(body).toMatchObject({ kind: 'FLOW', tableId: 255, match: [], ...routerSelector('r1') });
+    }
+    expect(c.totals.routed.packets).toBe(20);
+    expect(c.unreachable).toEqual([{ datapathId: 'dp3', chassis: 'hv3', error: 'switch session closed' }]);
+  });
+});
