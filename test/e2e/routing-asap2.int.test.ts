@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PlacedVm } from '../lab/lab-spec.js';
 import { expectConverged } from './converged.js';
 import { type E2e, portKeyOn, startE2e, waitFor } from './harness.js';
+import { plugRoutedVms, type RoutedVm } from './routed-vms.js';
 
 /**
  * Routing under the asap2 profile, where each VNI has its own fixed-key VXLAN port: web's only VM
@@ -9,7 +9,7 @@ import { type E2e, portKeyOn, startE2e, waitFor } from './harness.js';
  * and needs that network's port too. weft creates it, and real pings cross both ways.
  */
 let e: E2e;
-const VMS: Array<PlacedVm & { network: string; gateway: string }> = [
+const VMS: RoutedVm[] = [
   {
     name: 'w1',
     hypervisor: 'hv1',
@@ -50,15 +50,7 @@ describe('routing under the asap2 profile', () => {
     await e.api.put('/v1/tenants/red', { name: 'red' });
     await e.api.put('/v1/networks/web', { tenantId: 'red', name: 'web', vni: 820, subnets: ['10.1.0.0/24'] });
     await e.api.put('/v1/networks/db', { tenantId: 'red', name: 'db', vni: 821, subnets: ['10.2.0.0/24'] });
-    for (const vm of VMS) {
-      await e.api.put(`/v1/endpoints/${vm.name}${APPLIED}`, {
-        networkId: vm.network,
-        mac: vm.mac,
-        ips: [vm.ip.split('/')[0]!],
-        ifaceId: vm.name,
-      });
-      await e.lab.exec(vm.name, ['ip', 'route', 'add', 'default', 'via', vm.gateway]);
-    }
+    await plugRoutedVms(e, VMS);
     // Without a router each hypervisor has its own network's port only.
     await expect.poll(() => portKey(0, 'vxlan820'), { timeout: 20_000 }).toBe('820');
     await expect.poll(() => portKey(1, 'vxlan821'), { timeout: 20_000 }).toBe('821');

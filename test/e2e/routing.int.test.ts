@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
 import type { RouterCounters } from '../../northbound/counters-schema.js';
 import { runDhcpClient } from '../lab/dhcp-client.js';
-import type { PlacedVm } from '../lab/lab-spec.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, waitFor } from './harness.js';
+import { plugRoutedVms, type RoutedVm } from './routed-vms.js';
 import { expectOvsAgreesOn } from './trace-oracle.js';
 
 /**
@@ -15,7 +15,7 @@ import { expectOvsAgreesOn } from './trace-oracle.js';
  * policy still holds, blue stays unreachable, and detaching a network cuts it off again.
  */
 let e: E2e;
-const VMS: Array<PlacedVm & { network: string; gateway: string }> = [
+const VMS: RoutedVm[] = [
   {
     name: 'w1',
     hypervisor: 'hv1',
@@ -94,15 +94,7 @@ beforeAll(async () => {
       vni: 812,
       subnets: ['10.2.0.0/24'],
     });
-    for (const vm of VMS) {
-      await e.api.put(`/v1/endpoints/${vm.name}${APPLIED}`, {
-        networkId: vm.network,
-        mac: vm.mac,
-        ips: [vm.ip.split('/')[0]!],
-        ifaceId: vm.name,
-      });
-      await e.lab.exec(vm.name, ['ip', 'route', 'add', 'default', 'via', vm.gateway]);
-    }
+    await plugRoutedVms(e, VMS);
     // Bridged within web works before any router exists.
     await waitFor(() => pings('w1', '10.1.0.6'), 3, 20_000, 'w1 reaches w2');
   } catch (err) {

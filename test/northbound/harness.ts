@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
+import { expect } from 'vitest';
 import { IntentService } from '../../controller/intent/service.js';
 import { FileStore } from '../../controller/store/file-store.js';
 import { type AppDeps, buildApp, type WeftApp } from '../../northbound/app.js';
@@ -64,3 +65,26 @@ export async function startHarness(overrides: Partial<AppDeps> = {}): Promise<Ha
     },
   };
 }
+
+export type Res = Awaited<ReturnType<WeftApp['inject']>>;
+
+/** One API call through the app (no socket), with these headers. */
+export const callAs = (
+  h: Harness,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  payload?: unknown,
+): Promise<Res> =>
+  h.app.inject({
+    method: method as 'GET',
+    url,
+    headers,
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
+
+/** Asserts the status (showing the body when it differs) and returns the JSON body. */
+export const expectStatus = (res: Res, status: number) => {
+  expect(res.statusCode, res.body).toBe(status);
+  return res.json();
+};

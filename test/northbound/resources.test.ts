@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from './harness.js';
+import { callAs, expectStatus, type Harness, startHarness } from './harness.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -9,25 +9,10 @@ afterEach(async () => {
   await h.close();
 });
 
-type Res = Awaited<ReturnType<Harness['app']['inject']>>;
+const call = (method: string, url: string, payload?: unknown, headers: Record<string, string> = h.admin) =>
+  callAs(h, method, url, headers, payload);
 
-const call = (
-  method: string,
-  url: string,
-  payload?: unknown,
-  headers: Record<string, string> = h.admin,
-): Promise<Res> =>
-  h.app.inject({
-    method: method as 'GET',
-    url,
-    headers,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
-
-const ok = (res: Res, status: number) => {
-  expect(res.statusCode, res.body).toBe(status);
-  return res.json();
-};
+const ok = expectStatus;
 
 /** The objects every resource test builds on: tenant t1 with network n1 (10.0.0.0/24), chassis c1. */
 const seed = async () => {

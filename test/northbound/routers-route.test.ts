@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Harness, startHarness } from './harness.js';
+import { callAs, expectStatus, type Harness, startHarness } from './harness.js';
 
 let h: Harness;
 let red: { authorization: string };
@@ -16,23 +16,9 @@ afterEach(async () => {
   await h.close();
 });
 
-type Res = Awaited<ReturnType<Harness['app']['inject']>>;
-const call = (
-  method: string,
-  url: string,
-  headers: Record<string, string>,
-  payload?: unknown,
-): Promise<Res> =>
-  h.app.inject({
-    method: method as 'GET',
-    url,
-    headers,
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
-const ok = (res: Res, status: number) => {
-  expect(res.statusCode, res.body).toBe(status);
-  return res.json();
-};
+const call = (method: string, url: string, headers: Record<string, string>, payload?: unknown) =>
+  callAs(h, method, url, headers, payload);
+const ok = expectStatus;
 
 const r1 = {
   name: 'r1',
