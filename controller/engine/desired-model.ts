@@ -32,6 +32,9 @@ const _byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id
 
 export type { ChassisChanges, ChassisDesired } from './desired-state.js';
 
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+  a === b || (a.length === b.length && a.every((x, i) => x === b[i]));
+
 /**
  * Incremental desired state of every chassis. Intent changes and new chassis facts mark units
  * dirty (IntentIndex); flush() recomputes only those units and hands each chassis's changes to the
@@ -46,7 +49,7 @@ export class DesiredModel {
   private index = new IntentIndex();
   private readonly states = new Map<string, ChassisState>();
   /** network -> chassis hosting it at the last flush. */
-  private readonly hosted = new Map<string, string[]>();
+  private readonly hosted = new Map<string, { all: string[]; real: string[] }>();
   /** network -> remote-table signature -> table. */
   private readonly tables = new Map<string, Map<string, RemoteTable>>();
   private readonly rulesMemo = new Map<string, ResolvedRule[] | undefined>();
@@ -146,9 +149,12 @@ export class DesiredModel {
     const ix = this.index;
     const dirty = ix.dirty;
     const { all: hosts, real } = ix.hostsOf(networkId);
-    const old = this.hosted.get(networkId) ?? [];
+    const was = this.hosted.get(networkId);
+    const old = was?.all ?? [];
     const oldSet = new Set(old);
-    const hostsChanged = old.length !== hosts.length || hosts.some((h, i) => h !== old[i]);
+    // Also where only the chassis hosting it for real changed (one that routed into it now has a
+    // port of it): the flood groups of the others must reach it.
+    const hostsChanged = !sameList(old, hosts) || !sameList(was?.real ?? [], real);
     const newSet = new Set(hosts);
     for (const c of old) {
       const st = this.states.get(c);
@@ -163,7 +169,7 @@ export class DesiredModel {
       this.hosted.delete(networkId);
       return;
     }
-    this.hosted.set(networkId, hosts);
+    this.hosted.set(networkId, { all: hosts, real });
 
     // Shared remote tables first: each changed endpoint's entry, old and new, for every table.
     const endpoints = full ? [] : [...(dirty.endpoints.get(networkId) ?? [])];

@@ -15,6 +15,7 @@ import type {
 } from '../../../controller/intent/model.js';
 import type { ObjectChange } from '../../../controller/intent/service.js';
 import type { Desired } from '../../../controller/pipeline/flow.js';
+import { GROUP_KIND, groupId } from '../../../controller/pipeline/groups.js';
 import { bucketsKey, flowKey, instructionsKey } from '../../../controller/reconcile/canonical.js';
 import { chassis, endpoint, network } from '../../apps/fixtures.js';
 
@@ -76,7 +77,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     port: fc.option(fc.constantFrom(100, 101), { nil: null }),
   }),
   fc.record({ t: fc.constant('net' as const), id: pick(NETWORKS), wide: fc.boolean() }),
-  fc.record({ t: fc.constant('router' as const), nets: fc.subarray([0, 1], { minLength: 1 }) }),
+  // Weighted: routers change which chassis a network is on, the subtlest part of the model.
+  {
+    arbitrary: fc.record({ t: fc.constant('router' as const), nets: fc.subarray([0, 1], { minLength: 1 }) }),
+    weight: 4,
+  },
   fc.record({ t: fc.constant('routerDel' as const) }),
   fc.record({ t: fc.constant('netDel' as const), id: pick(NETWORKS) }),
   fc.record({
@@ -310,7 +315,7 @@ function checkAgainstReference(model: DesiredModel, w: World, previous: Map<stri
   expect(new Set(model.chassisIds())).toEqual(new Set(want.keys()));
   for (const [id, ref] of want) {
     const got = canon(model.desired(id));
-    expect(got.flows).toEqual(ref.flows);
+    expect(got.flows, `flows of ${id}`).toEqual(ref.flows);
     expect(got.groups).toEqual(ref.groups);
     // What the reconciler sees: the previous state with the reported changes applied must be
     // the new state (nothing missed, nothing wrong), unless the chassis is reported as all new.
@@ -340,21 +345,27 @@ describe('DesiredModel (incremental) equals the full computation', () => {
   it('after every step of random change sequences', () => {
     fc.assert(
       // Facts changes arrive with what they touched (OvsdbFacts) or without (compare everything).
-      fc.property(fc.array(fc.tuple(opArb, fc.boolean()), { minLength: 1, maxLength: 40 }), (ops) => {
-        const w = new World();
-        for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
-        w.apply({ t: 'net', id: 'n1', wide: false });
-        for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
-        const model = new DesiredModel();
-        model.reset(w.intent(), w.facts());
-        let prev = checkAgainstReference(model, w, new Map());
-        for (const [op, withDelta] of ops) {
-          const r = w.apply(op);
-          if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
-          else model.intentChanged(r);
-          prev = checkAgainstReference(model, w, prev);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(opArb, fc.boolean()), { minLength: 1, maxLength: 40 }),
+        fc.boolean(),
+        (ops, withN2) => {
+          const w = new World();
+          for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+          w.apply({ t: 'net', id: 'n1', wide: false });
+          // n2 from the start too, so routers between the two come into play early and often.
+          if (withN2) w.apply({ t: 'net', id: 'n2', wide: false });
+          for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+          const model = new DesiredModel();
+          model.reset(w.intent(), w.facts());
+          let prev = checkAgainstReference(model, w, new Map());
+          for (const [op, withDelta] of ops) {
+            const r = w.apply(op);
+            if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
+            else model.intentChanged(r);
+            prev = checkAgainstReference(model, w, prev);
+          }
+        },
+      ),
       { numRuns: 600 },
     );
   });
@@ -376,5 +387,93 @@ describe('DesiredModel (incremental) equals the full computation', () => {
     const moved = w.apply({ t: 'bind', id: 'e1', on: 2, port: 3 });
     model.factsChanged(w.facts(), moved as FactsDelta);
     checkAgainstReference(model, w, before);
+  });
+});
+
+/** Only what moves networks between chassis through routers: endpoints, bindings, the router. */
+const routingOpArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({
+    t: fc.constant('ep' as const),
+    id: pick(EPS),
+    net: fc.nat(1),
+    ip: fc.nat(3),
+    sgs: fc.constant<number[]>([]),
+    ps: fc.constant<boolean>(true),
+  }),
+  fc.record({ t: fc.constant('epDel' as const), id: pick(EPS) }),
+  fc.record({
+    t: fc.constant('bind' as const),
+    id: pick(EPS),
+    on: fc.nat(2),
+    port: fc.integer({ min: 1, max: 3 }),
+  }),
+  fc.record({ t: fc.constant('unbind' as const), id: pick(EPS) }),
+  fc.record({ t: fc.constant('router' as const), nets: fc.subarray([0, 1], { minLength: 1 }) }),
+  fc.record({ t: fc.constant('routerDel' as const) }),
+  fc.record({ t: fc.constant('net' as const), id: pick(NETWORKS), wide: fc.boolean() }),
+);
+
+describe('DesiredModel with routers', () => {
+  it('equals the full computation after every step of random routing sequences', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(routingOpArb, fc.boolean()), { minLength: 1, maxLength: 30 }), (ops) => {
+        const w = new World();
+        for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+        for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+        w.apply({ t: 'net', id: 'n1', wide: false });
+        w.apply({ t: 'net', id: 'n2', wide: false });
+        w.apply({ t: 'router', nets: [0, 1] });
+        const model = new DesiredModel();
+        model.reset(w.intent(), w.facts());
+        let prev = checkAgainstReference(model, w, new Map());
+        for (const [op, withDelta] of ops) {
+          const r = w.apply(op);
+          if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
+          else model.intentChanged(r);
+          prev = checkAgainstReference(model, w, prev);
+        }
+      }),
+      {
+        numRuns: 300,
+        examples: [
+          [
+            [
+              [{ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: true }, true],
+              [{ t: 'bind', id: 'e1', on: 0, port: 1 }, true],
+              [{ t: 'ep', id: 'e2', net: 1, ip: 1, sgs: [], ps: true }, true],
+              [{ t: 'bind', id: 'e2', on: 1, port: 1 }, true],
+              [{ t: 'ep', id: 'e3', net: 0, ip: 2, sgs: [], ps: true }, true],
+              [{ t: 'bind', id: 'e3', on: 1, port: 2 }, true],
+            ],
+          ],
+        ],
+      },
+    );
+  });
+
+  it('floods to a chassis once it hosts the network itself, not only routes into it', () => {
+    const w = new World();
+    for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+    for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+    w.apply({ t: 'net', id: 'n1', wide: false });
+    w.apply({ t: 'net', id: 'n2', wide: false });
+    w.apply({ t: 'router', nets: [0, 1] });
+    w.apply({ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: true });
+    w.apply({ t: 'bind', id: 'e1', on: 0, port: 1 });
+    w.apply({ t: 'ep', id: 'e2', net: 1, ip: 1, sgs: [], ps: true });
+    w.apply({ t: 'bind', id: 'e2', on: 1, port: 1 });
+    const model = new DesiredModel();
+    model.reset(w.intent(), w.facts());
+    let prev = checkAgainstReference(model, w, new Map());
+    // n1 is on hv2 only because n2 routes into it; now an n1 endpoint comes to hv2.
+    model.intentChanged(w.apply({ t: 'ep', id: 'e3', net: 0, ip: 2, sgs: [], ps: true }) as ObjectChange[]);
+    prev = checkAgainstReference(model, w, prev);
+    const bound = w.apply({ t: 'bind', id: 'e3', on: 1, port: 2 }) as FactsDelta;
+    model.factsChanged(w.facts(), bound);
+    const now = checkAgainstReference(model, w, prev);
+    // hv1 floods n1 (VNI 1001) to hv2 now, and did not before.
+    const n1Flood = groupId(GROUP_KIND.FLOOD_ALL, 1001);
+    expect(now.get('hv1')!.groups.get(n1Flood)).toContain('192.168.0.2');
+    expect(prev.get('hv1')!.groups.get(n1Flood)).not.toContain('192.168.0.2');
   });
 });
