@@ -179,6 +179,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
       };
       const router = routed.get(net.id);
       if (router) entry.router = router;
+      if (!real.has(chassisId)) entry.routedOnly = true;
       view.networks.push(entry);
       const groups = view.securityGroups as Map<string, ResolvedSecurityGroup>;
       for (const port of entry.local) {

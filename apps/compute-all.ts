@@ -1,6 +1,13 @@
 import { checkFlow, type Desired, type DesiredFlow, type DesiredGroup } from '../controller/pipeline/flow.js';
 import { flowKey } from '../controller/reconcile/canonical.js';
-import { chassisUnit, endpointArpUnit, localEndpointUnit, networkUnit, remoteEndpointUnit } from './units.js';
+import {
+  chassisUnit,
+  endpointArpUnit,
+  endpointNeighborUnit,
+  localEndpointUnit,
+  networkUnit,
+  remoteEndpointUnit,
+} from './units.js';
 import type { DatapathView } from './view.js';
 
 export class DesiredStateConflict extends Error {
@@ -21,7 +28,11 @@ export function computeDatapath(view: DatapathView): Desired {
       const rules = port.securityGroupIds.flatMap((id) => view.securityGroups.get(id)?.rules ?? []);
       parts.push(localEndpointUnit(net, port, rules), endpointArpUnit(arpNet, port));
     }
-    for (const ep of net.remote) parts.push(remoteEndpointUnit(view, net, ep), endpointArpUnit(arpNet, ep));
+    for (const ep of net.remote)
+      parts.push(
+        remoteEndpointUnit(view, net, ep),
+        net.routedOnly ? endpointNeighborUnit(net, ep) : endpointArpUnit(arpNet, ep),
+      );
   }
   const flows: DesiredFlow[] = [];
   const groups: DesiredGroup[] = [];

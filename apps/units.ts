@@ -41,6 +41,7 @@ export function chassisUnit(): Desired {
 export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
   const flows: DesiredFlow[] = [];
   const groups: DesiredGroup[] = [];
+  if (net.routedOnly) return { flows, groups };
   networkFlows(dp, net, flows);
   floodNetwork(dp, net, flows, groups);
   vlanNetworkFlows(net, flows);
@@ -79,5 +80,15 @@ export function endpointArpUnit(
   const flows: DesiredFlow[] = [];
   endpointArpFlows(net, ep, flows);
   if (net.routed) endpointNeighborFlows(net, ep, flows);
+  return { flows, groups: [] };
+}
+
+/** What a chassis that only routes into the network keeps of an endpoint's ARP unit: its l3-neighbor flows. */
+export function endpointNeighborUnit(
+  net: { vni: number },
+  ep: { endpointId: string; mac: string; ips: readonly string[] },
+): Desired {
+  const flows: DesiredFlow[] = [];
+  endpointNeighborFlows(net, ep, flows);
   return { flows, groups: [] };
 }

@@ -62,6 +62,12 @@ export interface NetworkOnChassis {
   fromTunnel: boolean;
   /** The router this network has an interface on, if any. */
   router?: NetworkRouter;
+  /**
+   * The chassis has no port of this network and is here only to route into it (a network of its
+   * router is hosted here): it needs the way to each endpoint (l3-neighbor, l2-lookup) and nothing
+   * else (no network unit, no ARP answers: none of its VMs is on the network).
+   */
+  routedOnly?: true;
 }
 
 /** One interface of a router: the gateway of one network. */

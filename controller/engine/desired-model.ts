@@ -11,6 +11,7 @@ import type { DatapathCtx, LocalPort, ResolvedRule } from '../../apps/view.js';
 import { tunnelPortFor } from '../../apps/view.js';
 import type { ObjectChange } from '../intent/service.js';
 import { checkFlow, type Desired, type DesiredFlow } from '../pipeline/flow.js';
+import { TABLE } from '../pipeline/tables.js';
 import { flowKey } from '../reconcile/canonical.js';
 import {
   type ChassisChanges,
@@ -187,16 +188,18 @@ export class DesiredModel {
     }
 
     const unitOn = dirty.networkUnitOn.get(networkId);
+    const realSet = real === hosts ? newSet : new Set(real);
     for (const c of hosts) {
       const st = this.states.get(c)!;
       const nc = st.nets.get(networkId);
-      if (!nc || full || !oldSet.has(c) || rebuildOn?.has(c)) {
-        this.rebuildNetwork(st, networkId, hosts, real);
+      const routedOnly = !realSet.has(c);
+      if (!nc || full || !oldSet.has(c) || rebuildOn?.has(c) || nc.routedOnly !== routedOnly) {
+        this.rebuildNetwork(st, networkId, hosts, real, routedOnly);
         continue;
       }
       const removed: Array<Unit | undefined> = [];
       const added: Array<Unit | undefined> = [];
-      if (hostsChanged || dirty.networkUnits.has(networkId) || unitOn?.has(c)) {
+      if (!routedOnly && (hostsChanged || dirty.networkUnits.has(networkId) || unitOn?.has(c))) {
         removed.push(nc.unit);
         nc.unit = this.networkUnitOf(st, networkId, hosts, real);
         added.push(nc.unit);
@@ -213,17 +216,26 @@ export class DesiredModel {
       }
       for (const u of removed) st.swap(u, undefined);
       for (const u of added) st.swap(undefined, u);
-      for (const [, before, now] of updates.get(nc.table) ?? []) st.swapEntry(before, now);
+      for (const [, before, now] of updates.get(nc.table) ?? []) st.swapEntry(before, now, routedOnly);
     }
   }
 
-  /** Builds the network's part of a chassis from nothing (joined, or too much changed). */
-  private rebuildNetwork(st: ChassisState, networkId: string, hosts: string[], real: string[]): void {
+  /**
+   * Builds the network's part of a chassis from nothing (joined, or too much changed). Where the
+   * chassis only routes into the network, that part is the way to each endpoint and nothing else.
+   */
+  private rebuildNetwork(
+    st: ChassisState,
+    networkId: string,
+    hosts: string[],
+    real: string[],
+    routedOnly: boolean,
+  ): void {
     const ix = this.index;
     const old = st.nets.get(networkId);
     if (old) st.dropNetwork(old);
-    const nc = new NetOnChassis(this.tableFor(networkId, st.ctx));
-    nc.unit = this.networkUnitOf(st, networkId, hosts, real);
+    const nc = new NetOnChassis(this.tableFor(networkId, st.ctx), routedOnly);
+    if (!routedOnly) nc.unit = this.networkUnitOf(st, networkId, hosts, real);
     for (const ep of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
       nc.local.set(ep.id, this.localUnitOf(ep, ep.placement!.ofport, nc.table));
     }
@@ -270,11 +282,17 @@ export class DesiredModel {
       chassisId: p.chassisId,
       tunnelIp,
     };
-    // Neither unit has groups, so the ARP part of the entry is exactly its flows.
+    // Neither unit has groups, so the ARP part of the entry is exactly its flows: its answers
+    // (table arp-responder) first, then its l3-neighbor flows where the network is routed.
     const routed = this.index.routerByNetwork.has(ep.networkId);
     const arp = this.keyed(() => endpointArpUnit({ vni, routed }, remote));
     const tunnel = this.keyed(() => remoteEndpointUnit(table.ctx, { vni }, remote));
-    return new RemoteEntry(p.chassisId, unitOf(arp, tunnel), 2 * (arp?.flows.length ?? 0));
+    let answers = 0;
+    if (routed)
+      while (answers < (arp?.flows.length ?? 0) && arp!.flows[answers]!.tableId === TABLE.ARP_RESPONDER)
+        answers++;
+    const arpEnd = 2 * (arp?.flows.length ?? 0);
+    return new RemoteEntry(p.chassisId, unitOf(arp, tunnel), arpEnd, routed ? 2 * answers : arpEnd);
   }
 
   /**

@@ -58,8 +58,9 @@ export function eachOf(
   flow: (key: string, f: DesiredFlow) => void,
   group: (g: DesiredGroup) => void,
   end = u.length,
+  start = 0,
 ): void {
-  for (let i = 0; i < end; i += 2) {
+  for (let i = start; i < end; i += 2) {
     const k = u[i];
     if (typeof k === 'string') flow(k, u[i + 1] as DesiredFlow);
     else group(u[i + 1] as DesiredGroup);
@@ -67,9 +68,11 @@ export function eachOf(
 }
 
 /**
- * An endpoint's part of a remote table, one unit: first its ARP answers, seen by every chassis
+ * An endpoint's part of a remote table, one unit: first its ARP answers, then (from slot
+ * `neighborStart`, in a network on a router) its l3-neighbor flows, both seen by every chassis
  * hosting the network, its own included; then (from slot `arpEnd`) the tunnel unicast towards
- * it, seen by every chassis but its own.
+ * it, seen by every chassis but its own. A chassis that only routes into the network (none of
+ * its VMs is on it, so none asks ARP there) sees the neighbour and tunnel flows only.
  */
 export class RemoteEntry {
   constructor(
@@ -77,11 +80,17 @@ export class RemoteEntry {
     readonly chassisId: string,
     readonly unit: Unit,
     readonly arpEnd: number,
+    readonly neighborStart = arpEnd,
   ) {}
 
   /** How much of the unit a chassis sees (its slots before this index). */
   endFor(chassisId: string): number {
     return chassisId === this.chassisId ? this.arpEnd : this.unit.length;
+  }
+
+  /** Where the part a chassis sees starts: past the ARP answers where it only routes in. */
+  startFor(routedOnly: boolean): number {
+    return routedOnly ? this.neighborStart : 0;
   }
 
   /** The first flow towards the endpoint through the tunnel (its MAC's l2-lookup), with its key. */
@@ -102,11 +111,18 @@ export class RemoteTable {
   constructor(readonly ctx: DatapathCtx) {}
 }
 
-/** One network on one chassis: its network unit, its local endpoints, the shared remote table. */
+/**
+ * One network on one chassis: its network unit, its local endpoints, the shared remote table.
+ * `routedOnly`: the chassis has no port of the network and only routes into it (no network unit,
+ * no local endpoints, no ARP answers: just the way to each endpoint).
+ */
 export class NetOnChassis {
   unit: Unit = EMPTY_UNIT;
   readonly local = new Map<string, Unit>();
-  constructor(readonly table: RemoteTable) {}
+  constructor(
+    readonly table: RemoteTable,
+    readonly routedOnly = false,
+  ) {}
 }
 
 /** What the reconciler reads of a chassis's desired state. */
@@ -152,7 +168,9 @@ export class ChassisState implements ChassisDesired {
     for (const nc of this.nets.values()) {
       unit(nc.unit);
       for (const u of nc.local.values()) unit(u);
-      for (const e of nc.table.entries.values()) eachOf(e.unit, flow, group, e.endFor(this.chassisId));
+      const from = nc.routedOnly;
+      for (const e of nc.table.entries.values())
+        eachOf(e.unit, flow, group, e.endFor(this.chassisId), e.startFor(from));
     }
   }
 
@@ -179,23 +197,23 @@ export class ChassisState implements ChassisDesired {
   }
 
   /** swap() for an endpoint's remote-table entry: the part of it this chassis sees. */
-  swapEntry(old: RemoteEntry | undefined, now: RemoteEntry | undefined): void {
+  swapEntry(old: RemoteEntry | undefined, now: RemoteEntry | undefined, routedOnly: boolean): void {
     if (this.full || old === now) return;
     this.onTouch(this);
-    if (old) this.removed(old.unit, old.endFor(this.chassisId));
-    if (now) this.added(now.unit, now.endFor(this.chassisId));
+    if (old) this.removed(old.unit, old.endFor(this.chassisId), old.startFor(routedOnly));
+    if (now) this.added(now.unit, now.endFor(this.chassisId), now.startFor(routedOnly));
   }
 
-  private removed(u: Unit, end: number): void {
-    for (let i = 0; i < end; i += 2) {
+  private removed(u: Unit, end: number, start = 0): void {
+    for (let i = start; i < end; i += 2) {
       const k = u[i];
       if (typeof k === 'string') this.removedFlows.add(k);
       else this.removedGroups.add(k as number);
     }
   }
 
-  private added(u: Unit, end: number): void {
-    for (let i = 0; i < end; i += 2) {
+  private added(u: Unit, end: number, start = 0): void {
+    for (let i = start; i < end; i += 2) {
       const k = u[i];
       if (typeof k === 'string') this.addedFlows.set(k, u[i + 1] as DesiredFlow);
       else this.addedGroups.set(k as number, u[i + 1] as DesiredGroup);
@@ -207,14 +225,14 @@ export class ChassisState implements ChassisDesired {
     if (this.full) return; // nothing is recorded before the first handover (see swap)
     this.swap(nc.unit, undefined);
     for (const u of nc.local.values()) this.swap(u, undefined);
-    for (const e of nc.table.entries.values()) this.swapEntry(e, undefined);
+    for (const e of nc.table.entries.values()) this.swapEntry(e, undefined, nc.routedOnly);
   }
 
   addNetwork(nc: NetOnChassis): void {
     if (this.full) return;
     this.swap(undefined, nc.unit);
     for (const u of nc.local.values()) this.swap(undefined, u);
-    for (const e of nc.table.entries.values()) this.swapEntry(undefined, e);
+    for (const e of nc.table.entries.values()) this.swapEntry(undefined, e, nc.routedOnly);
   }
 
   /**

@@ -35,11 +35,17 @@ describe('routing in the datapath views', () => {
     const flood = computeDatapath(hv1).groups.find((g) => g.groupId === groupId(GROUP_KIND.FLOOD_ALL, 101))!;
     expect(formatGroup(flood)).toContain('set_field:10.0.0.2->tun_dst');
     expect(formatGroup(flood)).not.toContain('10.0.0.3');
-    // hv3 holds db without a port of it: its db flood group reaches the real hosts only.
+    // hv3 holds db without a port of it: only the way to db's endpoints, no flood group, no ARP
+    // answers, none of db's own flows (gateway, classifier).
     const hv3 = buildDatapathViews(intent, facts).get('hv3')!;
     const db3 = hv3.networks.find((n) => n.networkId === 'db')!;
-    expect(db3.local).toEqual([]);
-    expect(db3.remoteChassis.map((c) => c.chassisId)).toEqual(['hv1', 'hv2']);
+    expect(db3).toMatchObject({ local: [], routedOnly: true });
+    const onHv3 = computeDatapath(hv3);
+    expect(onHv3.groups.map((g) => g.groupId & 0xffffff)).toEqual([100, 100]); // web's two flood groups
+    const dbFlows = onHv3.flows.filter((f) =>
+      f.match.some((t) => t.field === 'metadata' && t.value === 101n),
+    );
+    expect(dbFlows.map((f) => f.tableId).sort()).toEqual([36, 36, 40, 40]); // d1 and d2: neighbour + tunnel
   });
 
   it('hv3 routes web -> db straight into the tunnel towards the db VM', () => {
