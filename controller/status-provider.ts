@@ -110,6 +110,26 @@ export function statusProvider(
         ...(lease ? { dhcp: lease } : {}),
       };
     },
+    router(routerId) {
+      let networks: string[];
+      try {
+        networks = intents.get('router', routerId).interfaces.map((i) => i.networkId);
+      } catch {
+        return undefined;
+      }
+      // Where its networks are hosted: a bound endpoint or a VLAN binding of one of them.
+      const bindings = facts.current().bindings;
+      const chassis = new Set<string>();
+      for (const net of networks) {
+        for (const id of intents.referrerIds('network', net, 'endpoint')) {
+          const b = bindings.get(intents.get('endpoint', id).ifaceId);
+          if (b) chassis.add(b.chassisId);
+        }
+        for (const id of intents.referrerIds('network', net, 'vlanBinding'))
+          chassis.add(intents.get('vlanBinding', id).chassisId);
+      }
+      return { chassis: [...chassis].sort() };
+    },
     counters: {
       endpoint(endpointId) {
         const ep = intents.get('endpoint', endpointId);

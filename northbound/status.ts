@@ -130,9 +130,25 @@ export interface StatusProvider {
   };
   /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */
   endpoint(endpointId: string): EndpointStatus | undefined;
+  /** Where a router routes: the chassis hosting one of its networks (absent: nowhere known). */
+  router?(routerId: string): RouterStatus | undefined;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */
   controller(): { role: 'leader' | 'standby' | 'unknown'; leaderId?: string };
 }
+
+export const RouterStatus = Type.Object(
+  {
+    chassis: Type.Array(Type.String(), {
+      description:
+        'hypervisors routing for it: each hosts a VM (or VLAN binding) of one of its networks, sorted',
+    }),
+  },
+  {
+    title: 'RouterStatus',
+    description: 'read-only: where the router is at work (distributed: on every hypervisor of its networks)',
+  },
+);
+export type RouterStatus = Static<typeof RouterStatus>;
 
 export const emptyStatus: StatusProvider = {
   switches: () => [],

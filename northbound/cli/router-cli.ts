@@ -30,6 +30,10 @@ export const interfacesCell = (o: Record<string, unknown>): string => {
   return list.length === 0 ? '-' : list.map((i) => `${i.networkId}=${i.ip}`).join(' ');
 };
 
+/** The hypervisors routing for it (its read-only status), or '-' where none is known. */
+export const routesOnCell = (o: Record<string, unknown>): string =>
+  ((o.status as { chassis?: string[] } | undefined)?.chassis ?? []).join(',') || '-';
+
 const oneArg = (verb: string, what: string, args: string[]): string => {
   if (args.length !== 1) throw new UsageError(`${verb} needs the router ID and ${what}`);
   return args[0]!;
@@ -62,6 +66,7 @@ export const routerCli: ResourceCli = {
     col('ID', 'id'),
     col('TENANT', 'tenantId'),
     { header: 'INTERFACES', value: interfacesCell },
+    { header: 'ROUTES ON', value: routesOnCell },
     col('REV', 'revision'),
   ],
   edits: [

@@ -1,7 +1,7 @@
 import { type TObject, Type } from '@sinclair/typebox';
 import type { AnyObject } from '../../controller/intent/model.js';
 import { SCHEMAS } from '../../controller/intent/model.js';
-import { EndpointStatus, type StatusProvider } from '../status.js';
+import { EndpointStatus, RouterStatus, type StatusProvider } from '../status.js';
 import type { ResourceDef } from './crud.js';
 
 /** Read-only binding status of an endpoint, as shown in its `status` member. */
@@ -18,6 +18,14 @@ const endpointOut = (): TObject =>
   );
 
 const unbound = { bound: false, up: false };
+
+/** Router as the API shows it: the stored intent plus where it routes. */
+const routerOut = (): TObject =>
+  Type.Object(
+    { ...SCHEMAS.router.object.properties, status: RouterStatus },
+    { additionalProperties: false, title: 'Router' },
+  );
+const nowhere = { chassis: [] };
 
 const titled = (schema: TObject, title: string): TObject => ({ ...schema, title }) as TObject;
 
@@ -118,6 +126,10 @@ export const resourceDefs = (status: StatusProvider): ResourceDef[] => [
     adminWrites: false,
     // ?network= finds the router on a network (routers reference each network they are on).
     filters: ['tenant', 'network'],
-    schemas: schemasOf('router', 'Router'),
+    schemas: schemasOf('router', 'Router', routerOut()),
+    status: {
+      schema: RouterStatus,
+      of: (obj: AnyObject) => status.router?.(obj.id) ?? nowhere,
+    },
   },
 ];

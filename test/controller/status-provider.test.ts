@@ -4,6 +4,8 @@ import type { HaStatus } from '../../controller/ha/ha.js';
 import type { IntentService } from '../../controller/intent/service.js';
 import { statusProvider } from '../../controller/status-provider.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
+import { openService } from './intent/helpers.js';
+import { seedRedBlue } from './intent/router-fixture.js';
 
 /**
  * /v1/status's per-switch role. A standby whose SLAVE request is still unanswered (its link to the
@@ -77,5 +79,44 @@ describe('statusProvider sync details', () => {
     const [fresh] = statusProvider(engine, registry('master'), facts, intents).switches();
     expect(fresh).not.toHaveProperty('lastSync');
     expect(fresh).not.toHaveProperty('lastError');
+  });
+});
+
+describe('statusProvider router status', () => {
+  it('lists the chassis hosting a VM or VLAN binding of one of its networks, and nothing of other networks', async () => {
+    const h = await openService();
+    try {
+      const svc = h.svc;
+      await seedRedBlue(svc);
+      for (const id of ['hv1', 'hv2', 'hv3', 'hv4'])
+        await svc.put('chassis', id, { name: id, tunnelIp: `192.168.9.${id.slice(2)}` });
+      await svc.put('router', 'r1', {
+        tenantId: 'red',
+        interfaces: [
+          { networkId: 'web', ip: '10.0.0.1' },
+          { networkId: 'db', ip: '10.0.1.1' },
+        ],
+      });
+      await svc.put('endpoint', 'w1', { networkId: 'web', ips: ['10.0.0.5'], ifaceId: 'w1' });
+      await svc.put('endpoint', 'd1', { networkId: 'db', ips: ['10.0.1.5'], ifaceId: 'd1' });
+      await svc.put('endpoint', 'a1', { networkId: 'app', ips: ['10.0.2.5'], ifaceId: 'a1' });
+      await svc.put('endpoint', 'w2', { networkId: 'web', ips: ['10.0.0.6'], ifaceId: 'w2' }); // unbound
+      await svc.put('vlanBinding', 'vb', { chassisId: 'hv4', port: 'eth1', vlan: 7, networkId: 'db' });
+      const bound = {
+        current: () => ({
+          bindings: new Map([
+            ['w1', { chassisId: 'hv2', ofport: 1 }],
+            ['d1', { chassisId: 'hv1', ofport: 2 }],
+            ['a1', { chassisId: 'hv3', ofport: 3 }],
+          ]),
+          ports: new Map(),
+        }),
+      } as unknown as FactsSource;
+      const status = statusProvider(engine, registry('master'), bound, svc);
+      expect(status.router?.('r1')).toEqual({ chassis: ['hv1', 'hv2', 'hv4'] });
+      expect(status.router?.('nope')).toBeUndefined();
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -117,6 +117,8 @@ describe('routing between the networks of a router (real traffic)', () => {
       interfaces: Array<{ networkId: string; mac: string }>;
     };
     expect(r.interfaces.map((i) => i.mac)).toEqual(['0a:57:72:00:03:2a', '0a:57:72:00:03:2b']);
+    // Distributed: both hypervisors host VMs of web and db, so both route for r1.
+    expect((await e.api.get('/v1/routers/r1')).status).toEqual({ chassis: ['hv1', 'hv2'] });
     // w1 asked for its gateway in the test before and got no answer: Linux retries on its own.
     await waitFor(() => pings('w1', '10.2.0.5'), 3, 10_000, 'w1 reaches d1 through r1');
     expect(await pings('w1', '10.2.0.5')).toBe(3); // hv1 -> hv2

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { interfacesCell, parseInterface } from '../../northbound/cli/router-cli.js';
+import { interfacesCell, parseInterface, routesOnCell } from '../../northbound/cli/router-cli.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
 import { runWeft } from './run-weft.js';
 
@@ -62,7 +62,7 @@ describe('weft router', () => {
     expect(help.out).toMatch(/--interface VALUE\s+NET=IP/);
   });
 
-  it('creates with repeated --interface, lists ID TENANT INTERFACES REV, and update replaces the list', async () => {
+  it('creates with repeated --interface, lists ID TENANT INTERFACES ROUTES ON REV, and update replaces the list', async () => {
     const made = await weft(
       'router create --id r1 --tenant red --name r1 --interface web=10.0.0.1 --interface db=10.0.1.1',
     );
@@ -70,8 +70,9 @@ describe('weft router', () => {
     expect(made.out).toMatch(/^id:\s+r1$/m);
     expect(made.out).toMatch(/^ {2}- .*"networkId":"web".*"mac":"0a:57:72:/m);
     const list = await weft('router list --network db');
-    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+INTERFACES\s+REV$/);
-    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+\d+$/m);
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+INTERFACES\s+ROUTES ON\s+REV$/);
+    // No hypervisor hosts web or db here: it routes nowhere yet.
+    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+-\s+\d+$/m);
     const updated = await weft('router update r1 --interface app=10.0.2.1 --json');
     expect(updated.code, updated.err).toBe(0);
     expect(JSON.parse(updated.out).interfaces).toEqual([
@@ -153,5 +154,13 @@ describe('weft router', () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain('HTTP 412 precondition_failed');
     expect(h.intents.get('router', 'r1').interfaces).toEqual([]);
+  });
+});
+
+describe('routesOnCell', () => {
+  it('joins the hypervisors of the status, or says - when none is known', () => {
+    expect(routesOnCell({ status: { chassis: ['hv1', 'hv2'] } })).toBe('hv1,hv2');
+    expect(routesOnCell({ status: { chassis: [] } })).toBe('-');
+    expect(routesOnCell({})).toBe('-');
   });
 });

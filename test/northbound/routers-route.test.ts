@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { emptyStatus } from '../../northbound/status.js';
 import { callAs, expectStatus, type Harness, startHarness } from './harness.js';
 
 let h: Harness;
@@ -184,5 +185,26 @@ describe('/v1/routers', () => {
     expect(create.properties.interfaces.maxItems).toBe(64);
     const list = doc.paths['/v1/routers'].get.parameters.map((p: { name: string }) => p.name);
     expect(list).toEqual(expect.arrayContaining(['tenant', 'network']));
+  });
+
+  it('shows where it routes in a read-only status member (none known: an empty list)', async () => {
+    ok(await call('PUT', '/v1/routers/r1', red, { interfaces: [{ networkId: 'web', ip: '10.0.0.1' }] }), 201);
+    expect(ok(await call('GET', '/v1/routers/r1', red), 200).status).toEqual({ chassis: [] });
+    await h.close();
+    h = await startHarness({
+      statusProvider: {
+        ...emptyStatus,
+        router: (id) => (id === 'r1' ? { chassis: ['hv1', 'hv2'] } : undefined),
+      },
+    });
+    red = await h.tenantAuth('red');
+    ok(await call('PUT', '/v1/networks/web', red, { name: 'web', subnets: ['10.0.0.0/24'] }), 201);
+    ok(await call('PUT', '/v1/routers/r1', red, { interfaces: [{ networkId: 'web', ip: '10.0.0.1' }] }), 201);
+    expect(ok(await call('GET', '/v1/routers/r1', red), 200).status).toEqual({ chassis: ['hv1', 'hv2'] });
+    const list = ok(await call('GET', '/v1/routers', red), 200);
+    expect(list.items[0].status).toEqual({ chassis: ['hv1', 'hv2'] });
+    // Status is not intent: a write carrying it is refused.
+    const res = await call('PUT', '/v1/routers/r1', red, { status: { chassis: [] } });
+    expect(res.statusCode).toBe(400);
   });
 });
