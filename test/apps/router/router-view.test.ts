@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildDatapathViews } from '../../../apps/build-view.js';
 import { computeDatapath } from '../../../apps/compute-all.js';
+import { flowReasons } from '../../../apps/offload/compute.js';
 import { appOf } from '../../../controller/pipeline/cookies.js';
 import { GROUP_KIND, groupId } from '../../../controller/pipeline/groups.js';
 import { formatFlow, formatGroup } from '../../../southbound/openflow/text/index.js';
@@ -89,5 +90,29 @@ describe('routing in the datapath views', () => {
     expect(added).toHaveLength(routerFlows.length);
     // web: ARP + 2 pings + 2 routes + no-route; db the same; l3-neighbor: w1, w3, d1, d2.
     expect(routerFlows).toHaveLength(6 + 6 + 4);
+  });
+});
+
+describe('routing under the asap2 offload check', () => {
+  it('keeps routes and neighbour flows offloadable; only gateway ARP and pings to the router stay in software', () => {
+    const { intent, facts } = routedTenant();
+    const desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
+    const routerFlows = desired.flows.filter((f) => appOf(f.cookie) === 'router');
+    const software = routerFlows.filter((f) => flowReasons(f, new Map()).length > 0);
+    // The 2 gateway ARP answers (ARP rewrites run in software, as for every endpoint) and the 4
+    // echo replies (2 router addresses, asked from web and from db: ICMP rewritten in userspace).
+    expect(software.map((f) => [f.tableId, f.priority]).sort()).toEqual([
+      [30, 100],
+      [30, 100],
+      [35, 300],
+      [35, 300],
+      [35, 300],
+      [35, 300],
+    ]);
+    const routes = routerFlows.filter((f) => f.tableId === 35 && f.priority > 100 && f.priority < 300);
+    const neighbours = routerFlows.filter((f) => f.tableId === 36);
+    expect(routes.length).toBeGreaterThan(0);
+    expect(neighbours.length).toBeGreaterThan(0);
+    for (const f of [...routes, ...neighbours]) expect(flowReasons(f, new Map())).toEqual([]);
   });
 });
