@@ -2,8 +2,9 @@ import type { Op } from '../store/store.js';
 import { planDelete } from './deletion.js';
 import { conflict, IntentError, invalid } from './errors.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
-import { KINDS, type Kind } from './model.js';
+import { type AnyObject, KINDS, type Kind, type ObjectOf } from './model.js';
 import type { Plan } from './pipeline.js';
+import { checkNextHopsGone } from './router-routes.js';
 import type { RuleEnv } from './rules.js';
 import { type IntentState, keyOf, parseKey } from './state.js';
 import { checkId } from './validate.js';
@@ -166,13 +167,13 @@ function runAll(
   const undo: Array<{ key: string; before: unknown }> = [];
   const storeOps: Op[] = [];
   const results: Pending[] = [];
-  /** Deletes without cascade, checked once every op ran. */
-  const deferred: number[] = [];
+  /** Deletes without cascade (op index, object deleted), checked once every op ran. */
+  const deferred: Array<[number, AnyObject]> = [];
   /** Store key -> index of the last op that wrote it. */
   const lastPut = new Map<string, number>();
   try {
     for (const [i, op] of ops.entries()) {
-      let planned: { ops: Op[]; result: Pending; deferred?: boolean };
+      let planned: { ops: Op[]; result: Pending; deferred?: AnyObject };
       try {
         planned = runOp(op, i, rev, state, env);
       } catch (err) {
@@ -183,10 +184,10 @@ function runAll(
         storeOps.push(o);
         if (o.type === 'put') lastPut.set(o.key, i);
       }
-      if (planned.deferred) deferred.push(i);
+      if (planned.deferred) deferred.push([i, planned.deferred]);
       results.push(planned.result);
     }
-    for (const i of deferred) checkNothingRefers(ops[i]!, i, state, lastPut);
+    for (const [i, gone] of deferred) checkNothingRefers(ops[i]!, i, gone, state, lastPut);
   } finally {
     for (const { key, before } of undo.reverse()) {
       state.apply(
@@ -203,7 +204,7 @@ function runOp(
   rev: number,
   state: IntentState,
   env: RuleEnv,
-): { ops: Op[]; result: Pending; deferred?: boolean } {
+): { ops: Op[]; result: Pending; deferred?: AnyObject } {
   const { kind } = op;
   const base = { index, op: op.op, kind };
   if (op.op === 'delete') {
@@ -219,7 +220,7 @@ function runOp(
         changed: true,
         deleted: keys.map((k) => parseKey(k)!),
       },
-      deferred: !op.cascade,
+      ...(op.cascade ? {} : { deferred: existing }),
     };
   }
   const body = op.body!;
@@ -256,9 +257,23 @@ function requiredId(op: BatchOp): string {
 
 /**
  * After the last op: nothing may still refer to an object a non-cascade delete removed, except
- * objects rewritten after that delete (they were validated against what the delete left).
+ * objects rewritten after that delete (they were validated against what the delete left). A
+ * deleted endpoint's addresses that routes use as next hop must be held again by then.
  */
-function checkNothingRefers(op: BatchOp, index: number, state: IntentState, lastPut: Map<string, number>) {
+function checkNothingRefers(
+  op: BatchOp,
+  index: number,
+  gone: AnyObject,
+  state: IntentState,
+  lastPut: Map<string, number>,
+) {
+  if (op.kind === 'endpoint') {
+    try {
+      checkNextHopsGone(state, gone as ObjectOf['endpoint'], new Set());
+    } catch (err) {
+      throw atOp(err, index, op);
+    }
+  }
   const id = requiredId(op);
   const left = state.referrersOf(op.kind, id).filter((k) => (lastPut.get(k) ?? -1) < index);
   if (left.length === 0) return;

@@ -1,5 +1,6 @@
 import { conflict } from './errors.js';
 import type { Kind } from './model.js';
+import { checkNextHopsGone } from './router-routes.js';
 import { type IntentState, keyOf, parseKey } from './state.js';
 
 /**
@@ -7,7 +8,8 @@ import { type IntentState, keyOf, parseKey } from './state.js';
  * router; a tenant's networks, security groups, routers and tokens; a chassis' VLAN bindings)
  * block the delete with a conflict unless `cascade` is set, in which case they go in the same
  * transaction. A security group still used by an endpoint or another group's rule always blocks
- * (cascade would silently open or close traffic on endpoints the caller did not name).
+ * (cascade would silently open or close traffic on endpoints the caller did not name), and so does
+ * an endpoint that is the next hop of a router's route, unless the router goes in the same delete.
  */
 const CASCADES: Partial<Record<Kind, Kind[]>> = {
   tenant: ['network', 'securityGroup', 'router', 'token'],
@@ -49,6 +51,11 @@ export function planDelete(state: IntentState, kind: Kind, id: string, cascade: 
   // After a cascade every remaining reference must point at something that stays.
   for (const key of keys) {
     const k = parseKey(key)!;
+    if (k.kind === 'endpoint') {
+      const ep = state.get('endpoint', k.id);
+      if (ep) checkNextHopsGone(state, ep, seen);
+      continue;
+    }
     if (k.kind !== 'securityGroup') continue;
     const outside = state.referrersOf(k.kind, k.id).filter((r) => !seen.has(r));
     if (outside.length > 0) {

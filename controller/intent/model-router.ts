@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Description, IdSchema, MacSchema, Name, withMeta } from './model-base.js';
+import { CidrSchema, Description, IdSchema, IpSchema, MacSchema, Name, withMeta } from './model-base.js';
 
 /** The router kind's schemas (controller/intent/model.ts re-exports them). */
 
@@ -36,6 +36,21 @@ export const RouterInterfaceInputSchema = Type.Object(
   { networkId: IdSchema, ip: RouterIp },
   { additionalProperties: false },
 );
+/** A router holds at most this many static routes. */
+export const ROUTER_MAX_ROUTES = 64;
+/**
+ * A static route: packets for `destination` go to the VM at `nexthop` (a NAT, firewall or VPN
+ * appliance that is an endpoint of one of the router's networks). Stored normalised: the
+ * destination as its network address text, the next hop as canonical IPv4 text.
+ */
+export const RouterRouteSchema = Type.Object(
+  {
+    destination: CidrSchema,
+    nexthop: IpSchema,
+  },
+  { additionalProperties: false },
+);
+const Routes = Type.Array(RouterRouteSchema, { maxItems: ROUTER_MAX_ROUTES });
 const RouterFields = {
   name: Type.Optional(Name),
   description: Type.Optional(Description),
@@ -45,6 +60,8 @@ export const RouterSchema = withMeta({
   tenantId: IdSchema,
   ...RouterFields,
   interfaces: Type.Array(RouterInterfaceSchema, { maxItems: ROUTER_MAX_INTERFACES }),
+  /** Always present (`[]` when none were given). */
+  routes: Routes,
 });
 export const RouterCreateSchema = Type.Object(
   {
@@ -53,6 +70,7 @@ export const RouterCreateSchema = Type.Object(
     tenantId: Type.Optional(IdSchema),
     ...RouterFields,
     interfaces: Type.Optional(Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES })),
+    routes: Type.Optional(Routes),
   },
   { additionalProperties: false },
 );
@@ -62,6 +80,8 @@ export const RouterPatchSchema = Type.Partial(
     description: Description,
     /** Replaces the whole list. */
     interfaces: Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES }),
+    /** Replaces the whole list. */
+    routes: Routes,
   }),
   { additionalProperties: false },
 );

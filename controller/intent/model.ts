@@ -20,6 +20,7 @@ import {
   type RouterInterfaceInputSchema,
   type RouterInterfaceSchema,
   RouterPatchSchema,
+  type RouterRouteSchema,
   RouterSchema,
 } from './model-router.js';
 
@@ -334,6 +335,7 @@ export type VlanBindingCreate = Static<typeof VlanBindingCreateSchema>;
 export type VlanBindingPatch = Static<typeof VlanBindingPatchSchema>;
 export type RouterInterface = Static<typeof RouterInterfaceSchema>;
 export type RouterInterfaceInput = Static<typeof RouterInterfaceInputSchema>;
+export type RouterRoute = Static<typeof RouterRouteSchema>;
 export type Router = Static<typeof RouterSchema>;
 export type RouterCreate = Static<typeof RouterCreateSchema>;
 export type RouterPatch = Static<typeof RouterPatchSchema>;

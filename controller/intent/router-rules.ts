@@ -5,18 +5,12 @@ import {
   type Router,
   type RouterInterface,
   type RouterInterfaceInput,
+  type RouterRoute,
   routerMac,
 } from './model.js';
 import { type Address, type Cidr, cidrContains, cidrsOverlap, parseIp } from './net.js';
-import {
-  type Draft,
-  type Fields,
-  immutable,
-  mustRef,
-  type RuleEnv,
-  subnetsOf,
-  tenantOf,
-} from './rule-env.js';
+import { checkRouteSubnets, listed, routesOf, v4 } from './router-routes.js';
+import { type Draft, type Fields, immutable, mustRef, type RuleEnv, tenantOf } from './rule-env.js';
 import type { IntentState } from './state.js';
 
 /**
@@ -25,11 +19,8 @@ import type { IntentState } from './state.js';
  * from the network's VNI. The engine routes between the joined networks on every hypervisor, so
  * whatever would make "which network holds this address" ambiguous is refused here: a network on
  * two routers, overlapping subnets on one router, a router address also held by an endpoint.
- * Throws IntentError (invalid / conflict) naming the field.
+ * Static routes to appliance VMs: ./router-routes.ts. Throws IntentError (invalid / conflict) naming the field.
  */
-
-const v4 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 4);
-const listed = (cidrs: readonly Cidr[]): string => cidrs.map((c) => c.text).join(', ') || 'none';
 
 /**
  * Why `a` cannot be a router address in these IPv4 subnets ("outside" when none holds it), or
@@ -58,9 +49,9 @@ function overlapOf(a: Network, b: Network): string | undefined {
 export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'router'> {
   immutable(d, existing, 'tenantId');
   const tenantId = tenantOf(env, d, existing);
-  const given = (d.interfaces as RouterInterfaceInput[] | undefined) ?? [];
+  const inputs = (d.interfaces as RouterInterfaceInput[] | undefined) ?? [];
   const nets: Network[] = [];
-  const interfaces = given.map((itf, i): RouterInterface => {
+  const interfaces = inputs.map((itf, i): RouterInterface => {
     const at = (f: string) => `interfaces[${i}].${f}`;
     const net = mustRef(env, 'network', itf.networkId, at('networkId'), tenantId);
     const twice = nets.findIndex((n) => n.id === net.id);
@@ -97,7 +88,10 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
     }
     return { networkId: net.id, ip: a.text, mac: routerMac(net.vni) };
   });
-  const out: Fields<'router'> = { id: d.id, tenantId, interfaces };
+  // After the interfaces: a route's next hop must be on one of the networks they join.
+  const given = (d.routes as RouterRoute[] | undefined) ?? [];
+  const routes = routesOf(env.state, given, nets, interfaces, existing);
+  const out: Fields<'router'> = { id: d.id, tenantId, interfaces, routes };
   if (d.name !== undefined) out.name = d.name as string;
   if (d.description !== undefined) out.description = d.description as string;
   return out;
@@ -116,7 +110,8 @@ export function routerOn(
 
 /**
  * A network's new subnets (PUT or PATCH) against its router: the interface address must
- * stay usable, and the subnets must not come to overlap those of the router's other networks.
+ * stay usable, the subnets must not come to overlap those of the router's other networks, nor be
+ * the destination of one of its static routes.
  */
 export function checkNetworkSubnets(state: IntentState, networkId: string, subnets: readonly Cidr[]): void {
   const on = routerOn(state, networkId);
@@ -145,6 +140,7 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
       }
     }
   }
+  checkRouteSubnets(on.router, mine);
 }
 
 /** An endpoint address that is its network's router address: the router's, refused. */

@@ -11,6 +11,7 @@ import {
   parseCidr,
   parseIp,
 } from './net.js';
+import { checkNextHopsKept } from './router-routes.js';
 import {
   checkEndpointIp,
   checkEndpointMac,
@@ -173,6 +174,8 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     checkEndpointIp(env.state, net.id, a.text, `ips[${i}]`);
     ips.push(a.text);
   }
+  // A route's next hop keeps its address until the route changes (router-routes.ts).
+  if (existing) checkNextHopsKept(env.state, existing, ips);
   const ifaceId = (d.ifaceId as string | undefined) ?? existing?.ifaceId ?? d.id;
   const ifaceOwner = env.state.ifaceIds.get(ifaceId);
   if (ifaceOwner !== undefined && ifaceOwner !== d.id) {

@@ -17,7 +17,8 @@ or none does and the error names the operation as ops[N] (N counts the file's it
 
 FILE (JSON or YAML; - reads stdin) holds a list of items, {ops: [...]}, or YAML documents:
   - kind: network            # tenant, network, endpoint, security-group, acl, chassis, vlan-binding,
-                             # router (list items in order: a router after its networks)
+                             # router (list items in order: a router after its networks and
+                             # the endpoints its routes use as next hops)
     id: blue                 # with an id the default op is replace (create or overwrite)
     tenantId: t1             # the object's fields, inline or under body:
     name: blue

@@ -2,7 +2,10 @@ import { UsageError } from '../../controller/cli/command.js';
 import { col } from './format.js';
 import { EditRefused, type ResourceCli } from './resource-command.js';
 
-/** `weft router ...`: routers between a tenant's networks, and attach/detach of one network. */
+/**
+ * `weft router ...`: routers between a tenant's networks (with static routes to appliance VMs),
+ * and attach/detach of one network.
+ */
 
 interface InterfaceInput {
   networkId: string;
@@ -18,6 +21,37 @@ export const parseInterface = (text: string, flag = '--interface'): InterfaceInp
     throw new UsageError(`${flag} '${text}': expected NET=IP, e.g. web=10.0.0.1`);
   }
   return { networkId, ip };
+};
+
+interface RouteInput {
+  destination: string;
+  nexthop: string;
+}
+
+/** `0.0.0.0/0=10.3.0.9` -> {destination: '0.0.0.0/0', nexthop: '10.3.0.9'} (the server checks both). */
+export const parseRoute = (text: string, flag = '--route'): RouteInput => {
+  const eq = text.indexOf('=');
+  const destination = text.slice(0, eq);
+  const nexthop = text.slice(eq + 1);
+  if (eq < 1 || nexthop === '' || nexthop.includes('=') || !destination.includes('/')) {
+    throw new UsageError(`${flag} '${text}': expected DEST=NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9`);
+  }
+  return { destination, nexthop };
+};
+
+/** Every --route given: the whole new list; `--route none` alone empties it. */
+export const parseRoutes = (values: string[]): RouteInput[] => {
+  if (values.includes('none')) {
+    if (values.length > 1) throw new UsageError('--route none means no routes; give it alone');
+    return [];
+  }
+  return values.map((text) => parseRoute(text));
+};
+
+/** `0.0.0.0/0>10.3.0.9 192.168.0.0/16>10.3.0.10`, or '-' for a router with connected routes only. */
+export const staticRoutesCell = (o: Record<string, unknown>): string => {
+  const list = (o.routes as RouteInput[] | undefined) ?? [];
+  return list.length === 0 ? '-' : list.map((r) => `${r.destination}>${r.nexthop}`).join(' ');
 };
 
 /** The interfaces as a client sends them back: the MAC is derived by the server, never given. */
@@ -60,12 +94,20 @@ export const routerCli: ResourceCli = {
       help: 'NET=IP: the router on network NET with address IP; repeatable, replaces all interfaces',
       parse: (v) => v.map((text) => parseInterface(text)),
     },
+    {
+      flag: 'route',
+      field: 'routes',
+      type: 'custom',
+      help: 'DEST=NEXTHOP: send traffic for CIDR DEST to the VM (an endpoint) at NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9; repeatable, replaces all routes (none: no routes)',
+      parse: parseRoutes,
+    },
   ],
   filters: ['tenant', 'network'],
   columns: [
     col('ID', 'id'),
     col('TENANT', 'tenantId'),
     { header: 'INTERFACES', value: interfacesCell },
+    { header: 'ROUTES', value: staticRoutesCell },
     { header: 'ROUTES ON', value: routesOnCell },
     col('REV', 'revision'),
   ],

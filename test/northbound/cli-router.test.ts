@@ -1,5 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { interfacesCell, parseInterface, routesOnCell } from '../../northbound/cli/router-cli.js';
+import {
+  interfacesCell,
+  parseInterface,
+  parseRoute,
+  parseRoutes,
+  routesOnCell,
+  staticRoutesCell,
+} from '../../northbound/cli/router-cli.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
 import { runWeft } from './run-weft.js';
 
@@ -14,9 +21,12 @@ beforeAll(async () => {
     ['web', '10.0.0.0/24'],
     ['db', '10.0.1.0/24'],
     ['app', '10.0.2.0/24'],
+    ['edge', '10.3.0.0/24'],
   ] as const) {
     await h.intents.put('network', id, { tenantId: 'red', name: id, subnets: [subnet] });
   }
+  // The appliance VM static routes send traffic to.
+  await h.intents.put('endpoint', 'nat', { networkId: 'edge', ips: ['10.3.0.9'], portSecurity: false });
 });
 afterAll(async () => {
   await h.close();
@@ -49,6 +59,41 @@ describe('parseInterface', () => {
   });
 });
 
+describe('parseRoute', () => {
+  it('reads DEST=NEXTHOP and names the flag when malformed', () => {
+    expect(parseRoute('0.0.0.0/0=10.3.0.9')).toEqual({ destination: '0.0.0.0/0', nexthop: '10.3.0.9' });
+    for (const bad of ['0.0.0.0/0', '=10.3.0.9', '0.0.0.0/0=', '10.0.0.0=10.3.0.9', '0.0.0.0/0=a=b']) {
+      expect(() => parseRoute(bad)).toThrow(
+        `--route '${bad}': expected DEST=NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9`,
+      );
+    }
+  });
+
+  it('takes every --route as the new list; none alone empties it', () => {
+    expect(parseRoutes(['0.0.0.0/0=10.3.0.9', '192.168.0.0/16=10.3.0.10'])).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+      { destination: '192.168.0.0/16', nexthop: '10.3.0.10' },
+    ]);
+    expect(parseRoutes(['none'])).toEqual([]);
+    expect(() => parseRoutes(['none', '0.0.0.0/0=10.3.0.9'])).toThrow(
+      '--route none means no routes; give it alone',
+    );
+  });
+
+  it('shows the routes as DEST>NEXTHOP words, or - when there are none', () => {
+    expect(staticRoutesCell({ routes: [] })).toBe('-');
+    expect(staticRoutesCell({})).toBe('-');
+    expect(
+      staticRoutesCell({
+        routes: [
+          { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+          { destination: '192.168.0.0/16', nexthop: '10.3.0.10' },
+        ],
+      }),
+    ).toBe('0.0.0.0/0>10.3.0.9 192.168.0.0/16>10.3.0.10');
+  });
+});
+
 describe('weft router', () => {
   it('is listed, with attach and detach, in weft --help and weft router --help', async () => {
     expect((await weft('--help')).out).toMatch(
@@ -60,9 +105,38 @@ describe('weft router', () => {
     expect(help.out).toMatch(/\n {2}weft router attach ID NET=IP\s+add an interface/);
     expect(help.out).toMatch(/\n {2}weft router detach ID NET\s+remove the interface/);
     expect(help.out).toMatch(/--interface VALUE\s+NET=IP/);
+    expect(help.out).toMatch(/--route VALUE\s+DEST=NEXTHOP: send traffic for CIDR DEST to the VM/);
   });
 
-  it('creates with repeated --interface, lists ID TENANT INTERFACES ROUTES ON REV, and update replaces the list', async () => {
+  it('sets static routes with repeated --route, shows them in ROUTES, keeps them on attach, empties them with none', async () => {
+    const made = await weft(
+      'router create --id r1 --tenant red --interface web=10.0.0.1 --interface edge=10.3.0.1 --route 0.0.0.0/0=10.3.0.9 --route 192.168.0.0/16=10.3.0.9 --json',
+    );
+    expect(made.code, made.err).toBe(0);
+    expect(JSON.parse(made.out).routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+      { destination: '192.168.0.0/16', nexthop: '10.3.0.9' },
+    ]);
+    const list = await weft('router list --network edge');
+    expect(list.out).toMatch(
+      /^r1\s+red\s+web=10\.0\.0\.1 edge=10\.3\.0\.1\s+0\.0\.0\.0\/0>10\.3\.0\.9 192\.168\.0\.0\/16>10\.3\.0\.9\s+-\s+\d+$/m,
+    );
+    expect((await weft('router attach r1 db=10.0.1.1')).code).toBe(0);
+    expect(h.intents.get('router', 'r1').routes).toHaveLength(2);
+    const replaced = await weft('router update r1 --route 172.16.0.0/12=10.3.0.9 --json');
+    expect(JSON.parse(replaced.out).routes).toEqual([{ destination: '172.16.0.0/12', nexthop: '10.3.0.9' }]);
+    const refused = await weft('router update r1 --route 0.0.0.0/0=10.3.0.77');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('[routes[0].nexthop] (HTTP 400 invalid)');
+    const detach = await weft('router detach r1 edge');
+    expect(detach.code).toBe(1);
+    expect(detach.err).toContain('[interfaces] (HTTP 400 invalid)');
+    expect((await weft('router update r1 --route none')).code).toBe(0);
+    expect(h.intents.get('router', 'r1').routes).toEqual([]);
+    expect((await weft('router update r1 --route 0.0.0.0/0')).code).toBe(2);
+  });
+
+  it('creates with repeated --interface, lists ID TENANT INTERFACES ROUTES ROUTES ON REV, and update replaces the list', async () => {
     const made = await weft(
       'router create --id r1 --tenant red --name r1 --interface web=10.0.0.1 --interface db=10.0.1.1',
     );
@@ -70,9 +144,9 @@ describe('weft router', () => {
     expect(made.out).toMatch(/^id:\s+r1$/m);
     expect(made.out).toMatch(/^ {2}- .*"networkId":"web".*"mac":"0a:57:72:/m);
     const list = await weft('router list --network db');
-    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+INTERFACES\s+ROUTES ON\s+REV$/);
-    // No hypervisor hosts web or db here: it routes nowhere yet.
-    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+-\s+\d+$/m);
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+TENANT\s+INTERFACES\s+ROUTES\s+ROUTES ON\s+REV$/);
+    // No static routes; no hypervisor hosts web or db here: it routes nowhere yet.
+    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+-\s+-\s+\d+$/m);
     const updated = await weft('router update r1 --interface app=10.0.2.1 --json');
     expect(updated.code, updated.err).toBe(0);
     expect(JSON.parse(updated.out).interfaces).toEqual([

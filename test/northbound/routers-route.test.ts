@@ -176,6 +176,47 @@ describe('/v1/routers', () => {
     expect(unknown.error.message).toMatch(/router/);
   });
 
+  it('takes static routes to an appliance endpoint; refusals name the field, and the endpoint cannot go (409)', async () => {
+    ok(await call('PUT', '/v1/networks/edge', red, { name: 'edge', subnets: ['10.3.0.0/24'] }), 201);
+    ok(
+      await call('PUT', '/v1/endpoints/nat', red, {
+        networkId: 'edge',
+        ips: ['10.3.0.9'],
+        portSecurity: false,
+      }),
+      201,
+    );
+    const body = {
+      interfaces: [
+        { networkId: 'web', ip: '10.0.0.1' },
+        { networkId: 'edge', ip: '10.3.0.1' },
+      ],
+      routes: [{ destination: '0.0.0.0/0', nexthop: '10.3.0.9' }],
+    };
+    const made = ok(await call('PUT', '/v1/routers/r1', red, body), 201);
+    expect(made.routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.3.0.9' }]);
+    const bad = ok(
+      await call('PATCH', '/v1/routers/r1', red, {
+        routes: [{ destination: '10.0.0.0/24', nexthop: '10.3.0.9' }],
+      }),
+      400,
+    );
+    expect(bad.error).toMatchObject({ code: 'invalid', field: 'routes[0].destination' });
+    const extra = ok(
+      await call('PATCH', '/v1/routers/r1', red, {
+        routes: [{ destination: '0.0.0.0/0', nexthop: '10.3.0.9', via: 'x' }],
+      }),
+      400,
+    );
+    expect(extra.error.message).toMatch(/via/);
+    const gone = ok(await call('DELETE', '/v1/endpoints/nat', red), 409);
+    expect(gone.error.message).toBe(
+      "endpoint 'nat' is the next hop of router 'r1' (route 0.0.0.0/0); change the route first",
+    );
+    ok(await call('PATCH', '/v1/routers/r1', red, { routes: [] }), 200);
+    ok(await call('DELETE', '/v1/endpoints/nat', red), 200);
+  });
+
   it('is in the OpenAPI document with its schemas', async () => {
     const doc = ok(await call('GET', '/openapi.json', {}), 200);
     expect(doc.paths['/v1/routers']).toBeDefined();
@@ -183,6 +224,11 @@ describe('/v1/routers', () => {
     const create = doc.paths['/v1/routers'].post.requestBody.content['application/json'].schema;
     expect(create.properties.interfaces.items.properties.mac).toBeUndefined();
     expect(create.properties.interfaces.maxItems).toBe(64);
+    expect(create.properties.routes.maxItems).toBe(64);
+    expect(Object.keys(create.properties.routes.items.properties)).toEqual(['destination', 'nexthop']);
+    // The stored object always carries routes ([] when none were given).
+    const stored = doc.paths['/v1/routers/{id}'].get.responses['200'].content['application/json'].schema;
+    expect(stored.required).toContain('routes');
     const list = doc.paths['/v1/routers'].get.parameters.map((p: { name: string }) => p.name);
     expect(list).toEqual(expect.arrayContaining(['tenant', 'network']));
   });

@@ -125,6 +125,31 @@ describe('weft apply', () => {
     expect((await weft(['apply', '-f', path])).out).toMatch(/^router\s+0\s+0\s+1\s+0$/m);
   });
 
+  it('applies networks, an appliance endpoint and a router with a static route to it from one file', async () => {
+    const path = await file(
+      'appliance.yaml',
+      `- {kind: tenant, id: sea, name: sea}
+- {kind: network, id: s-web, tenantId: sea, name: s-web, subnets: [10.5.0.0/24]}
+- {kind: network, id: s-edge, tenantId: sea, name: s-edge, subnets: [10.6.0.0/24]}
+- {kind: endpoint, id: s-nat, networkId: s-edge, ips: [10.6.0.9], portSecurity: false}
+- kind: router
+  id: s-r
+  tenantId: sea
+  interfaces:
+    - {networkId: s-web, ip: 10.5.0.1}
+    - {networkId: s-edge, ip: 10.6.0.1}
+  routes:
+    - {destination: 0.0.0.0/0, nexthop: 10.6.0.9}
+`,
+    );
+    const r = await weft(['apply', '-f', path]);
+    expect(r.code, r.err).toBe(0);
+    expect(h.intents.get('router', 's-r').routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.6.0.9' },
+    ]);
+    expect((await weft(['apply', '-f', path])).out).toMatch(/^router\s+0\s+0\s+1\s+0$/m);
+  });
+
   it('--dry-run validates on the server and commits nothing; --wait reports confirmation', async () => {
     const path = await file('green.yaml', 'kind: network\nid: green\ntenantId: acme\nname: green\n');
     const rev = h.intents.revision();

@@ -234,9 +234,9 @@ describe('router: refused, naming the field', () => {
       /^interfaces\[0\]\.mac: is not a known field/,
     );
     await rejects(
-      svc.put('router', 'r1', { ...r1, routes: [] } as never),
+      svc.put('router', 'r1', { ...r1, gateway: '10.0.0.254' } as never),
       'invalid',
-      /^routes: is not a known field/,
+      /^gateway: is not a known field/,
     );
     const many = Array.from({ length: 65 }, (_, i) => ({ networkId: `n${i}`, ip: '10.0.0.1' }));
     await rejects(svc.put('router', 'r1', { tenantId: 'red', interfaces: many }), 'invalid', /^interfaces: /);
