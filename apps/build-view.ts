@@ -7,7 +7,7 @@ import type {
   SecurityGroup,
   VlanBinding,
 } from '../controller/intent/model.js';
-import { networkRouter, routerPorts } from './router/ports.js';
+import { networkRouter, routerPorts, staticRoutes } from './router/ports.js';
 import type {
   DatapathView,
   NetworkOnChassis,
@@ -98,10 +98,15 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
   /** network -> its router's view of it; and the networks of each router. */
   const routed = new Map<string, ReturnType<typeof networkRouter>>();
   const mates = new Map<string, string[]>();
+  const boundAt = (networkId: string, ip: string) => {
+    const p = placedByNetwork.get(networkId)?.find((x) => x.ep.ips.includes(ip));
+    return p && { endpointId: p.ep.id, mac: p.ep.mac.toLowerCase() };
+  };
   for (const r of intent.routers ?? []) {
     const ports = routerPorts(r, (id) => netById.get(id));
+    const routes = staticRoutes(r, ports, boundAt);
     for (const p of ports) {
-      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId));
+      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId, routes));
       mates.set(
         p.networkId,
         ports.map((q) => q.networkId),

@@ -82,6 +82,14 @@ export interface RouterPort {
   cidrs: string[];
 }
 
+/** A static route of a router: its destination goes to a VM of one of the router's networks. */
+export interface StaticRoute {
+  /** IPv4 CIDR. */
+  destination: string;
+  /** The next hop endpoint (an appliance VM), bound somewhere, and its network. */
+  via: { endpointId: string; mac: string; vni: number; gatewayMac: string };
+}
+
 /** What a network's flows need of the router it is attached to. */
 export interface NetworkRouter {
   routerId: string;
@@ -89,6 +97,8 @@ export interface NetworkRouter {
   self: RouterPort;
   /** Every interface of the router, this network's included, sorted by network id. */
   ports: RouterPort[];
+  /** Its static routes whose next hop is a bound endpoint, in the router's order. */
+  routes: StaticRoute[];
 }
 
 /** A security-group rule with its remote group resolved to the member endpoints' addresses. */

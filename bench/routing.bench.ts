@@ -31,6 +31,7 @@ const routerOf = (i: number): Router => ({
   ...meta,
   id: `r${i}`,
   tenantId: `t${i % 10}`,
+  routes: [],
   interfaces: [i, i + NETWORKS / 2].map((n) => ({
     networkId: `net${n}`,
     ip: `100.${n}.0.1`,

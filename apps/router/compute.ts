@@ -16,7 +16,7 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
-import type { NetworkOnChassis, RouterPort } from '../view.js';
+import type { NetworkOnChassis, RouterPort, StaticRoute } from '../view.js';
 
 /**
  * Distributed routing between the networks of one router: every chassis hosting one of them
@@ -30,6 +30,8 @@ import type { NetworkOnChassis, RouterPort } from '../view.js';
  *   - a destination in a subnet of a network of the router: TTL decremented, the destination
  *     network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (priority
  *     100 + prefix length: the longest prefix wins);
+ *   - a destination of a static route: the same, with the next hop VM's MAC into eth_dst, straight
+ *     on to l2-lookup (same priorities, so connected and static routes compete by prefix length);
  *   - anything else sent to the gateway is dropped here, by a flow that says so (priority 10).
  * Per endpoint address of a routed network, on every chassis hosting the network (the endpoint's
  * ARP unit, the same everywhere):
@@ -82,6 +84,10 @@ export function routerNetworkFlows(
   for (const p of r.ports) {
     flows.push(echoReplyFlow(cookie, meta, toGateway, r.self.mac, p.ip));
     routeFlows(cookie, meta, toGateway, p, flows);
+  }
+  for (const route of r.routes) {
+    const flow = staticRouteFlow(cookie, meta, toGateway, route);
+    if (flow) flows.push(flow);
   }
   flows.push({
     tableId: TABLE.L3_ROUTE,
@@ -143,6 +149,39 @@ function routeFlows(
       ],
     });
   }
+}
+
+/**
+ * A static route: its destination straight to the next hop VM, as if the VM had sent it there
+ * itself (TTL decremented, the gateway's MAC on the next hop's network as source, the VM's MAC as
+ * destination, that network's VNI), on to l2-lookup; same priority scheme as connected routes, so
+ * the longest prefix wins among both.
+ */
+function staticRouteFlow(
+  cookie: bigint,
+  meta: OxmTlv,
+  toGateway: OxmTlv,
+  route: StaticRoute,
+): DesiredFlow | undefined {
+  const dst = ipv4DstTlv(route.destination);
+  // 0.0.0.0/0 (a default route) has no ipv4_dst match: it is every IPv4 packet to the gateway.
+  const prefix = dst?.prefix ?? 0;
+  if (!dst && route.destination !== '0.0.0.0/0') return undefined;
+  return {
+    tableId: TABLE.L3_ROUTE,
+    priority: ROUTE_PRIORITY_BASE + prefix,
+    cookie,
+    match: dst ? [meta, toGateway, IS_IP, dst.tlv] : [meta, toGateway, IS_IP],
+    instructions: [
+      apply(
+        { type: 'dec_nw_ttl' },
+        setField('eth_src', route.via.gatewayMac),
+        setField('eth_dst', route.via.mac),
+      ),
+      writeMetadata(metadataForVni(route.via.vni), METADATA_VNI_MASK),
+      TO_L2,
+    ],
+  };
 }
 
 /** l3-neighbor: each IPv4 address of an endpoint of a routed network leads to its MAC. */

@@ -1,6 +1,6 @@
 import type { Network, Router } from '../../controller/intent/model.js';
-import { parseCidr } from '../../controller/intent/net.js';
-import type { NetworkRouter, RouterPort } from '../view.js';
+import { cidrContains, parseCidr, parseIp } from '../../controller/intent/net.js';
+import type { NetworkRouter, RouterPort, StaticRoute } from '../view.js';
 
 const isIpv4Cidr = (text: string): boolean => {
   const c = parseCidr(text);
@@ -28,12 +28,38 @@ export function routerPorts(router: Router, network: (id: string) => Network | u
   return ports.sort((a, b) => (a.networkId < b.networkId ? -1 : a.networkId > b.networkId ? 1 : 0));
 }
 
+/**
+ * The router's static routes with each next hop resolved to a bound endpoint of one of its
+ * networks (`endpointAt(networkId, ip)`); a route whose next hop is not bound anywhere is left out
+ * (its traffic meets the no-route drop, as there is no VM to take it).
+ */
+export function staticRoutes(
+  router: Router,
+  ports: readonly RouterPort[],
+  endpointAt: (networkId: string, ip: string) => { endpointId: string; mac: string } | undefined,
+): StaticRoute[] {
+  const out: StaticRoute[] = [];
+  for (const r of router.routes ?? []) {
+    const p = ports.find((x) => x.cidrs.some((c) => inCidr(c, r.nexthop)));
+    const ep = p && endpointAt(p.networkId, r.nexthop);
+    if (p && ep) out.push({ destination: r.destination, via: { ...ep, vni: p.vni, gatewayMac: p.mac } });
+  }
+  return out;
+}
+
+const inCidr = (cidr: string, ip: string): boolean => {
+  const c = parseCidr(cidr);
+  const a = parseIp(ip);
+  return typeof c !== 'string' && a !== undefined && cidrContains(c, a);
+};
+
 /** What one network of the router sees of it, or undefined when it has no interface there. */
 export function networkRouter(
   routerId: string,
   ports: RouterPort[],
   networkId: string,
+  routes: StaticRoute[] = [],
 ): NetworkRouter | undefined {
   const self = ports.find((p) => p.networkId === networkId);
-  return self && { routerId, self, ports };
+  return self && { routerId, self, ports, routes };
 }

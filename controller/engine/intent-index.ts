@@ -106,6 +106,8 @@ export class IntentIndex {
         const sameForGroups =
           b && a && sameItems(b.ips, a.ips) && sameItems(b.securityGroupIds, a.securityGroupIds);
         const was = b && this.placementOf(b.id);
+        if (b) this.nexthopChanged(b);
+        if (a) this.nexthopChanged(a);
         if (b) this.removeEndpoint(b, !sameForGroups);
         if (a) this.putEndpoint(a, !sameForGroups);
         const now = a && this.placementOf(a.id);
@@ -225,6 +227,17 @@ export class IntentIndex {
     return r === undefined ? [] : this.routers.get(r)!.interfaces.map((i) => i.networkId);
   }
 
+  /**
+   * An endpoint that is a next hop of its router's static routes changed (created, deleted, its
+   * MAC or addresses, bound or unbound): every network of the router routes to it.
+   */
+  private nexthopChanged(ep: { networkId: string; ips: readonly string[] }): void {
+    const id = this.routerByNetwork.get(ep.networkId);
+    const r = id === undefined ? undefined : this.routers.get(id);
+    if (!r?.routes?.some((x) => ep.ips.includes(x.nexthop))) return;
+    for (const i of r.interfaces) this.dirty.networkUnits.add(i.networkId);
+  }
+
   private putRouter(r: Router): void {
     this.routers.set(r.id, r);
     for (const i of r.interfaces) {
@@ -282,6 +295,7 @@ export class IntentIndex {
     this.unplace(ep, old);
     this.place(ep, now);
     this.moved(ep.networkId, old, now);
+    this.nexthopChanged(ep);
     addTo(this.dirty.endpoints, ep.networkId, ep.id);
   }
 

@@ -1,4 +1,4 @@
-import { networkRouter, routerPorts } from '../../apps/router/ports.js';
+import { networkRouter, routerPorts, staticRoutes } from '../../apps/router/ports.js';
 import type { LocalPort, NetworkOnChassis, NetworkRouter, RemoteChassis, VlanPort } from '../../apps/view.js';
 import type { NetworkAcl } from '../intent/model.js';
 import type { IntentIndex } from './intent-index.js';
@@ -67,12 +67,23 @@ export function networkOnChassis(
 function routerOf(ix: IntentIndex, networkId: string): NetworkRouter | undefined {
   const id = ix.routerByNetwork.get(networkId);
   const r = id === undefined ? undefined : ix.routers.get(id);
-  return (
-    r &&
-    networkRouter(
-      r.id,
-      routerPorts(r, (n) => ix.networks.get(n)),
-      networkId,
-    )
+  if (!r) return undefined;
+  const ports = routerPorts(r, (n) => ix.networks.get(n));
+  return networkRouter(
+    r.id,
+    ports,
+    networkId,
+    staticRoutes(r, ports, (n, ip) => boundAt(ix, n, ip)),
   );
+}
+
+/** The bound endpoint of a network holding an address (a next hop), scanning that network's only. */
+function boundAt(
+  ix: IntentIndex,
+  networkId: string,
+  ip: string,
+): { endpointId: string; mac: string } | undefined {
+  for (const eps of ix.members.get(networkId)?.values() ?? [])
+    for (const ep of eps) if (ep.ips.includes(ip)) return { endpointId: ep.id, mac: ep.mac };
+  return undefined;
 }

@@ -15,6 +15,8 @@ import type { TraceTarget } from './verdict.js';
 export interface TraceRouter {
   id: string;
   interfaces: ReadonlyArray<{ networkId: string; ip: string; mac: string; subnets: readonly string[] }>;
+  /** Static routes: destination CIDR -> next hop (an endpoint address in one of its networks). */
+  routes: ReadonlyArray<{ destination: string; nexthop: string }>;
 }
 
 export interface DestinationLookups {
@@ -41,6 +43,13 @@ export interface Destination {
 
 const BROADCAST_IP = '255.255.255.255';
 const BROADCAST_MAC = 'ff:ff:ff:ff:ff:ff';
+
+/** The prefix length of `cidr` when it holds `ip`, else -1. */
+function prefixHolding(cidr: string, ip: string): number {
+  const c = parseCidr(cidr);
+  const a = parseIp(ip);
+  return typeof c !== 'string' && a && c.family === a.family && cidrContains(c, a) ? c.prefix : -1;
+}
 
 /** The first of these subnets (CIDR text) that holds the address. */
 function subnetHolding(subnets: readonly string[], ip: string): string | undefined {
@@ -85,6 +94,24 @@ export function destinationOf(
       'to',
       `${nowhere}; it is in ${net}'s own subnet ${home}, so the VM would ARP for it rather than send it to its gateway; ${hint}`,
     );
+  }
+  // Longest prefix first, between the subnets of its networks and its static routes (as its flows).
+  const connected = Math.max(
+    -1,
+    ...router.interfaces.flatMap((i) => i.subnets).map((c) => prefixHolding(c, to)),
+  );
+  const route = router.routes
+    .map((r) => ({ ...r, prefix: prefixHolding(r.destination, to) }))
+    .filter((r) => r.prefix > connected)
+    .sort((a, b) => b.prefix - a.prefix)[0];
+  if (route) {
+    const hop = router.interfaces.find((i) => subnetHolding(i.subnets, route.nexthop));
+    const ep = hop && lookups.endpointByIp(hop.networkId, route.nexthop);
+    return {
+      dstMac: own.mac,
+      ...(ep ? { target: ep } : {}),
+      gateway: { ...gateway, ...(hop ? { into: hop.networkId } : {}), via: route.nexthop },
+    };
   }
   for (const i of router.interfaces) {
     const ep = lookups.endpointByIp(i.networkId, to);

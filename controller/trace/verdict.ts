@@ -37,9 +37,10 @@ export interface TraceTarget {
   what: string;
   /**
    * The probe goes to the gateway of the sender's network `from`: `router` routes it into network
-   * `into` (where `endpoint` is), or, with `routerAddress`, it is a ping to the router itself.
+   * `into` (where `endpoint` is; with `via`, by a static route to that next hop endpoint), or, with
+   * `routerAddress`, it is a ping to the router itself.
    */
-  gateway?: { router: string; from: string; into?: string; routerAddress?: boolean };
+  gateway?: { router: string; from: string; into?: string; routerAddress?: boolean; via?: string };
 }
 
 /** The security-group port (endpoint) the conntrack tables of this hop work for. */
@@ -145,7 +146,11 @@ export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, establ
     )!;
     const path = hops.indexOf(hop) === 0 ? `on ${hop.chassis}` : `on ${hop.chassis} through the tunnel`;
     const routed = gw?.into !== undefined && throughRouter(hops, gw.router) ? gw : undefined;
-    const how = routed ? `routed by ${routed.router} from ${routed.from} to ${routed.into}, ` : '';
+    const how = !routed
+      ? ''
+      : routed.via
+        ? `routed by ${routed.router} from ${routed.from} to its next hop ${routed.via} in ${routed.into}, `
+        : `routed by ${routed.router} from ${routed.from} to ${routed.into}, `;
     return {
       verdict: 'delivered',
       summary: `${target.what}: ${how}delivered to ${target.endpoint} ${path}`,

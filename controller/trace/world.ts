@@ -133,5 +133,6 @@ function traceRouter(intents: IntentService, router: Router): TraceRouter {
       }
       return { ...i, mac: i.mac.toLowerCase(), subnets: net?.subnets.filter(isIpv4Cidr) ?? [] };
     }),
+    routes: router.routes ?? [],
   };
 }

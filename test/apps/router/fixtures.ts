@@ -12,6 +12,7 @@ export const router = (): Router => ({
   id: 'r1',
   tenantId: 't-red',
   name: 'r1',
+  routes: [],
   interfaces: [
     { networkId: 'web', ip: '10.1.0.1', mac: WEB_GATEWAY_MAC },
     { networkId: 'db', ip: '10.2.0.1', mac: DB_GATEWAY_MAC },

@@ -19,7 +19,7 @@ const db: RouterPort = {
   ip: '10.0.1.1',
   cidrs: ['10.0.1.0/24', '10.9.0.0/16'],
 };
-const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web] };
+const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web], routes: [] };
 
 const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));
 
@@ -37,6 +37,29 @@ describe('router app', () => {
       'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.0.1->ip_src,set_field:0->icmp_type,IN_PORT',
       'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36',
       'table=35, priority=10,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=drop',
+    ]);
+  });
+
+  it('static routes: to the next hop VM straight to l2-lookup, by prefix length like connected routes', () => {
+    const via = { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac };
+    const flows: DesiredFlow[] = [];
+    routerNetworkFlows(
+      {
+        vni: 100,
+        router: {
+          ...onWeb,
+          routes: [
+            { destination: '0.0.0.0/0', via },
+            { destination: '192.168.0.0/16', via },
+          ],
+        },
+      },
+      flows,
+    );
+    for (const f of flows) checkFlow(f);
+    expect(text(flows).filter((l) => l.includes('eth_dst,write_metadata'))).toEqual([
+      'table=35, priority=100,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
+      'table=35, priority=116,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=192.168.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
     ]);
   });
 

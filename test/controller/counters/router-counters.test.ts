@@ -32,10 +32,10 @@ const routerFlows = (): DesiredFlow[] => {
   const flows: DesiredFlow[] = [];
   const ports = [db, web];
   routerNetworkFlows(
-    { vni: 100, router: { routerId: 'r1', self: web, ports } satisfies NetworkRouter },
+    { vni: 100, router: { routerId: 'r1', self: web, ports, routes: [] } satisfies NetworkRouter },
     flows,
   );
-  routerNetworkFlows({ vni: 200, router: { routerId: 'r1', self: db, ports } }, flows);
+  routerNetworkFlows({ vni: 200, router: { routerId: 'r1', self: db, ports, routes: [] } }, flows);
   return flows;
 };
 

@@ -40,7 +40,7 @@ type Op =
   | { t: 'chassisDel'; id: string }
   | { t: 'tunnel'; id: string; port: number | null }
   | { t: 'net'; id: string; wide: boolean }
-  | { t: 'router'; nets: number[] }
+  | { t: 'router'; nets: number[]; via?: boolean }
   | { t: 'routerDel' }
   | { t: 'netDel'; id: string }
   | { t: 'sg'; id: string; remote: number | null; port: number }
@@ -79,7 +79,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('net' as const), id: pick(NETWORKS), wide: fc.boolean() }),
   // Weighted: routers change which chassis a network is on, the subtlest part of the model.
   {
-    arbitrary: fc.record({ t: fc.constant('router' as const), nets: fc.subarray([0, 1], { minLength: 1 }) }),
+    arbitrary: fc.record({
+      t: fc.constant('router' as const),
+      nets: fc.subarray([0, 1], { minLength: 1 }),
+      via: fc.boolean(),
+    }),
     weight: 4,
   },
   fc.record({ t: fc.constant('routerDel' as const) }),
@@ -221,7 +225,8 @@ class World {
       case 'net': {
         // Distinct subnets (a router's must not overlap); a wide n1 holds n2's: longest prefix wins.
         const n = NETWORKS.indexOf(op.id) + 1;
-        const subnets = [op.wide ? `10.${n}.0.0/16` : `10.1.${n}.0/24`];
+        // n1 also holds the endpoints' 10.0.0.0/24, so its endpoints can be a router's next hop.
+        const subnets = [op.wide ? `10.${n}.0.0/16` : `10.1.${n}.0/24`, ...(n === 1 ? ['10.0.0.0/24'] : [])];
         return this.put('network', { ...network(op.id, 't1', 1000 + n), subnets });
       }
       case 'router':
@@ -229,6 +234,8 @@ class World {
           ...meta,
           id: 'r1',
           tenantId: 't1',
+          // 172.16.0.0/12 via whichever endpoint of n1 holds 10.0.0.1 (if any is bound).
+          routes: op.via ? [{ destination: '172.16.0.0/12', nexthop: '10.0.0.1' }] : [],
           interfaces: op.nets.map((i) => ({
             networkId: NETWORKS[i]!,
             ip: `10.1.${i + 1}.254`,
@@ -408,7 +415,11 @@ const routingOpArb: fc.Arbitrary<Op> = fc.oneof(
     port: fc.integer({ min: 1, max: 3 }),
   }),
   fc.record({ t: fc.constant('unbind' as const), id: pick(EPS) }),
-  fc.record({ t: fc.constant('router' as const), nets: fc.subarray([0, 1], { minLength: 1 }) }),
+  fc.record({
+    t: fc.constant('router' as const),
+    nets: fc.subarray([0, 1], { minLength: 1 }),
+    via: fc.boolean(),
+  }),
   fc.record({ t: fc.constant('routerDel' as const) }),
   fc.record({ t: fc.constant('net' as const), id: pick(NETWORKS), wide: fc.boolean() }),
 );
@@ -422,7 +433,7 @@ describe('DesiredModel with routers', () => {
         for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
         w.apply({ t: 'net', id: 'n1', wide: false });
         w.apply({ t: 'net', id: 'n2', wide: false });
-        w.apply({ t: 'router', nets: [0, 1] });
+        w.apply({ t: 'router', nets: [0, 1], via: true });
         const model = new DesiredModel();
         model.reset(w.intent(), w.facts());
         let prev = checkAgainstReference(model, w, new Map());
@@ -449,6 +460,44 @@ describe('DesiredModel with routers', () => {
         ],
       },
     );
+  });
+
+  it('follows the next hop of a static route: its address, its binding', () => {
+    const w = new World();
+    for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+    for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+    w.apply({ t: 'net', id: 'n1', wide: false });
+    w.apply({ t: 'net', id: 'n2', wide: false });
+    w.apply({ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: false }); // 10.0.0.1: the next hop
+    w.apply({ t: 'bind', id: 'e1', on: 0, port: 1 });
+    w.apply({ t: 'ep', id: 'e2', net: 1, ip: 1, sgs: [], ps: true });
+    w.apply({ t: 'bind', id: 'e2', on: 1, port: 1 });
+    w.apply({ t: 'router', nets: [0, 1], via: true });
+    const model = new DesiredModel();
+    model.reset(w.intent(), w.facts());
+    let prev = checkAgainstReference(model, w, new Map());
+    const viaE1 = (c: Map<string, Canon>, hv: string) =>
+      [...c.get(hv)!.flows].filter(
+        ([k, v]) => k.includes('ip_dst=172.16.0.0/255.240.0.0') && v.includes('02:00:00:00:00:01'),
+      );
+    expect(viaE1(prev, 'hv2')).toHaveLength(1);
+    // e1 gives the address up: the route has no next hop left, on every chassis.
+    model.intentChanged(w.apply({ t: 'ep', id: 'e1', net: 0, ip: 1, sgs: [], ps: false }) as ObjectChange[]);
+    prev = checkAgainstReference(model, w, prev);
+    expect(viaE1(prev, 'hv2')).toHaveLength(0);
+    // Back, then unbound: gone again; bound elsewhere: back.
+    model.intentChanged(w.apply({ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: false }) as ObjectChange[]);
+    prev = checkAgainstReference(model, w, prev);
+    expect(viaE1(prev, 'hv2')).toHaveLength(1);
+    const unbound = w.apply({ t: 'unbind', id: 'e1' }) as FactsDelta;
+    model.factsChanged(w.facts(), unbound);
+    prev = checkAgainstReference(model, w, prev);
+    expect(viaE1(prev, 'hv2')).toHaveLength(0);
+    const rebound = w.apply({ t: 'bind', id: 'e1', on: 1, port: 2 }) as FactsDelta;
+    model.factsChanged(w.facts(), rebound);
+    prev = checkAgainstReference(model, w, prev);
+    // e1 is on hv2 now: both networks have VMs there, and both route via e1.
+    expect(viaE1(prev, 'hv2')).toHaveLength(2);
   });
 
   it('floods to a chassis once it hosts the network itself, not only routes into it', () => {

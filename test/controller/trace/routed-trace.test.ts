@@ -282,4 +282,32 @@ describe('weft trace through a router', () => {
       reason: why,
     });
   });
+
+  it('follows a static route to its next hop VM, longest prefix first, and drops it once the route is gone', async () => {
+    // d1 (10.2.0.5, db, on hv1) stands for an appliance: 192.0.2.0/24 goes to it.
+    const routes = [{ destination: '192.0.2.0/24', nexthop: '10.2.0.5' }];
+    await w.applied((await w.svc.update('router', 'r1', { routes })).revision);
+    try {
+      const a = w.trace('w1', { to: '192.0.2.1' });
+      expect(a.verdict).toBe('delivered');
+      expect(a.router).toBe('r1');
+      expect(a.summary).toBe(
+        'ping from w1 to 192.0.2.1: routed by r1 from web to its next hop 10.2.0.5 in db, delivered to d1 on hv1',
+      );
+      expect(a.received).toMatchObject({
+        eth_src: DB_GATEWAY_MAC,
+        eth_dst: '02:00:00:00:02:05',
+        nw_ttl: '63',
+      });
+      // An address of db itself still goes to its own endpoint: the connected /24 is longer than nothing.
+      expect(w.trace('w1', { to: '10.2.0.6' }).summary).toContain(
+        'routed by r1 from web to db, delivered to d2',
+      );
+    } finally {
+      await w.applied((await w.svc.update('router', 'r1', { routes: [] })).revision);
+    }
+    const gone = w.trace('w1', { to: '192.0.2.1' });
+    expect(gone.verdict).toBe('dropped');
+    expect(gone.summary).toContain('no route');
+  });
 });
