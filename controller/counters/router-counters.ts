@@ -36,14 +36,17 @@ const outputsToInPort = (f: Pick<FlowStats, 'instructions'>) =>
 /**
  * What one of the router's flows does, read from the flow itself (as OVS reports it) rather than
  * from its priority alone, so a count is never put under the wrong heading: in l3-route a goto to
- * l3-neighbor routes, a reply out of in_port answers a ping, no instructions at all drops; in
+ * l3-neighbor routes (a connected route), so does a goto to l2-lookup (a static route, straight to
+ * its next hop VM), a reply out of in_port answers a ping, no instructions at all drops; in
  * arp-responder it answers ARP for the gateway. Anything else is `other` (kept in the sums).
  */
 export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions'>): RouterFlowKind {
   if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
   if (f.tableId !== TABLE.L3_ROUTE) return 'other';
   if (f.instructions.length === 0) return 'noRoute';
-  if (f.instructions.some((i) => i.type === 'goto_table' && i.tableId === TABLE.L3_NEIGHBOR)) return 'routed';
+  const routes = (i: (typeof f.instructions)[number]) =>
+    i.type === 'goto_table' && (i.tableId === TABLE.L3_NEIGHBOR || i.tableId === TABLE.L2_LOOKUP);
+  if (f.instructions.some(routes)) return 'routed';
   if (outputsToInPort(f)) return 'pingsAnswered';
   return 'other';
 }

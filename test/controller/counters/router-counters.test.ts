@@ -28,11 +28,12 @@ const db: RouterPort = {
   ip: '10.0.1.1',
   cidrs: ['10.0.1.0/24'],
 };
-const routerFlows = (): DesiredFlow[] => {
+/** r1's flows on web and db; `staticRoutes` (of web's side) as apps/router computes them too. */
+const routerFlows = (staticRoutes: NetworkRouter['routes'] = []): DesiredFlow[] => {
   const flows: DesiredFlow[] = [];
   const ports = [db, web];
   routerNetworkFlows(
-    { vni: 100, router: { routerId: 'r1', self: web, ports, routes: [] } satisfies NetworkRouter },
+    { vni: 100, router: { routerId: 'r1', self: web, ports, routes: staticRoutes } satisfies NetworkRouter },
     flows,
   );
   routerNetworkFlows({ vni: 200, router: { routerId: 'r1', self: db, ports, routes: [] } }, flows);
@@ -82,13 +83,21 @@ describe('routerSelector', () => {
 
 describe('routerFlowKind', () => {
   it('names every flow apps/router computes by what it does, none left as other', () => {
-    const kinds = routerFlows().map((f) => [f.tableId, f.priority, dst(f) ?? '-', routerFlowKind(f)]);
+    // With a static route to an appliance VM in db too.
+    const flows = routerFlows([
+      {
+        destination: '192.168.0.0/16',
+        via: { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
+      },
+    ]);
+    const kinds = flows.map((f) => [f.tableId, f.priority, dst(f) ?? '-', routerFlowKind(f)]);
     expect(kinds).toEqual([
       [30, 100, '-', 'arpAnswered'],
       [35, 300, '10.0.1.1', 'pingsAnswered'],
       [35, 124, '10.0.1.0', 'routed'],
       [35, 300, '10.0.0.1', 'pingsAnswered'],
       [35, 124, '10.0.0.0', 'routed'],
+      [35, 116, '192.168.0.0', 'routed'],
       [35, 10, '-', 'noRoute'],
       [30, 100, '-', 'arpAnswered'],
       [35, 300, '10.0.1.1', 'pingsAnswered'],
@@ -110,8 +119,12 @@ describe('routerFlowKind', () => {
       actions: [{ type: 'output' as const, port: 3, maxLen: 0 }],
     };
     expect(routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [out] })).toBe('other');
+    // A static route goes on to l2-lookup (to its next hop VM): routed.
     expect(
       routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [{ type: 'goto_table', tableId: 40 }] }),
+    ).toBe('routed');
+    expect(
+      routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [{ type: 'goto_table', tableId: 50 }] }),
     ).toBe('other');
   });
 });
