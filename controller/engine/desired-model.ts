@@ -123,7 +123,7 @@ export class DesiredModel {
     const touched = dirty.touchedNetworks();
     for (const net of rebuildOn.keys()) touched.add(net);
     // Where a network on a router comes or goes, the others of its router follow (they route into it).
-    for (const net of [...touched]) for (const m of ix.matesOf(net)) touched.add(m);
+    for (const net of [...touched]) for (const m of ix.routing.matesOf(net)) touched.add(m);
     for (const net of touched) this.flushNetwork(net, rebuildOn.get(net));
 
     for (const epId of dirty.localUnits) {
@@ -284,7 +284,7 @@ export class DesiredModel {
     };
     // Neither unit has groups, so the ARP part of the entry is exactly its flows: its answers
     // (table arp-responder) first, then its l3-neighbor flows where the network is routed.
-    const routed = this.index.routerByNetwork.has(ep.networkId);
+    const routed = this.index.routing.of(ep.networkId) !== undefined;
     const arp = this.keyed(() => endpointArpUnit({ vni, routed }, remote));
     const tunnel = this.keyed(() => remoteEndpointUnit(table.ctx, { vni }, remote));
     let answers = 0;

@@ -24,6 +24,7 @@ import {
   IndexedEndpoint,
   type Placement,
 } from './index-records.js';
+import { RouterIndex } from './router-index.js';
 
 function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
   entry(map, key, () => new Set<string>()).add(value);
@@ -45,9 +46,6 @@ export class IntentIndex {
   readonly vlanBindings = new Map<string, VlanBinding>();
   readonly acls = new Map<string, NetworkAcl>();
   readonly securityGroups = new Map<string, SecurityGroup>();
-  readonly routers = new Map<string, Router>();
-  /** network -> the router with an interface on it. */
-  readonly routerByNetwork = new Map<string, string>();
   readonly ports = new Map<string, ChassisPorts>();
   /** network -> chassis -> placed endpoints. */
   readonly members = new Map<string, Map<string, Set<IndexedEndpoint>>>();
@@ -58,6 +56,7 @@ export class IntentIndex {
   /** security group -> groups with a rule naming it as remote group. */
   readonly sgReferrers = new Map<string, Set<string>>();
   readonly dirty = new Dirty();
+  readonly routing = new RouterIndex(this.dirty);
   /** iface-id -> its binding in the last facts and the endpoints naming it. */
   private readonly ifaces = new Map<string, Iface>();
   private readonly portSigs = new Map<string, string>();
@@ -68,7 +67,7 @@ export class IntentIndex {
     for (const v of intent.vlanBindings) this.putVlan(v);
     for (const a of intent.networkAcls) this.putAcl(a);
     for (const sg of intent.securityGroups) this.putSecurityGroup(sg);
-    for (const r of intent.routers ?? []) this.putRouter(r);
+    for (const r of intent.routers ?? []) this.routing.changed(undefined, r);
     // forEach, not for-of over entries: no [key, value] pair allocated per binding.
     facts.bindings.forEach((b, iface) => {
       this.ifaces.set(iface, { binding: b, endpoints: undefined });
@@ -92,12 +91,11 @@ export class IntentIndex {
         else this.networks.delete(c.id);
         this.dirty.networks.add(c.id);
         // The other networks of its router route into its subnets.
-        for (const m of this.matesOf(c.id)) if (m !== c.id) this.dirty.networkUnits.add(m);
+        for (const m of this.routing.matesOf(c.id)) if (m !== c.id) this.dirty.networkUnits.add(m);
         return;
       case 'router':
         // Rare: every network it is or was on is rebuilt (hosts, gateway, l3-neighbor flows).
-        if (before) this.removeRouter(before as Router);
-        if (after) this.putRouter(after as Router);
+        this.routing.changed(before as Router | undefined, after as Router | undefined);
         return;
       case 'endpoint': {
         const b = before as Endpoint | undefined;
@@ -106,8 +104,8 @@ export class IntentIndex {
         const sameForGroups =
           b && a && sameItems(b.ips, a.ips) && sameItems(b.securityGroupIds, a.securityGroupIds);
         const was = b && this.placementOf(b.id);
-        if (b) this.nexthopChanged(b);
-        if (a) this.nexthopChanged(a);
+        if (b) this.routing.nexthopChanged(b);
+        if (a) this.routing.nexthopChanged(a);
         if (b) this.removeEndpoint(b, !sameForGroups);
         if (a) this.putEndpoint(a, !sameForGroups);
         const now = a && this.placementOf(a.id);
@@ -204,7 +202,7 @@ export class IntentIndex {
    */
   hostsOf(networkId: string): { all: string[]; real: string[] } {
     const real = this.realHostsOf(networkId);
-    const mates = this.matesOf(networkId);
+    const mates = this.routing.matesOf(networkId);
     if (mates.length <= 1 || !this.networks.has(networkId)) return { all: real, real };
     const all = new Set(real);
     for (const m of mates) if (m !== networkId) for (const h of this.realHostsOf(m)) all.add(h);
@@ -219,39 +217,6 @@ export class IntentIndex {
       if (this.chassis.has(v.chassisId)) hosts.add(v.chassisId);
     }
     return [...hosts].sort();
-  }
-
-  /** The networks on the same router as this one (itself included), or none. */
-  matesOf(networkId: string): string[] {
-    const r = this.routerByNetwork.get(networkId);
-    return r === undefined ? [] : this.routers.get(r)!.interfaces.map((i) => i.networkId);
-  }
-
-  /**
-   * An endpoint that is a next hop of its router's static routes changed (created, deleted, its
-   * MAC or addresses, bound or unbound): every network of the router routes to it.
-   */
-  private nexthopChanged(ep: { networkId: string; ips: readonly string[] }): void {
-    const id = this.routerByNetwork.get(ep.networkId);
-    const r = id === undefined ? undefined : this.routers.get(id);
-    if (!r?.routes?.some((x) => ep.ips.includes(x.nexthop))) return;
-    for (const i of r.interfaces) this.dirty.networkUnits.add(i.networkId);
-  }
-
-  private putRouter(r: Router): void {
-    this.routers.set(r.id, r);
-    for (const i of r.interfaces) {
-      this.routerByNetwork.set(i.networkId, r.id);
-      this.dirty.networks.add(i.networkId);
-    }
-  }
-
-  private removeRouter(r: Router): void {
-    this.routers.delete(r.id);
-    for (const i of r.interfaces) {
-      if (this.routerByNetwork.get(i.networkId) === r.id) this.routerByNetwork.delete(i.networkId);
-      this.dirty.networks.add(i.networkId);
-    }
   }
 
   /** Networks with a placed endpoint or a VLAN binding on a chassis (before any pending flush). */
@@ -295,7 +260,7 @@ export class IntentIndex {
     this.unplace(ep, old);
     this.place(ep, now);
     this.moved(ep.networkId, old, now);
-    this.nexthopChanged(ep);
+    this.routing.nexthopChanged(ep);
     addTo(this.dirty.endpoints, ep.networkId, ep.id);
   }
 

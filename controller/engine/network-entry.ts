@@ -65,8 +65,7 @@ export function networkOnChassis(
 
 /** The router of a network as its flows need it, if it has one. */
 function routerOf(ix: IntentIndex, networkId: string): NetworkRouter | undefined {
-  const id = ix.routerByNetwork.get(networkId);
-  const r = id === undefined ? undefined : ix.routers.get(id);
+  const r = ix.routing.of(networkId);
   if (!r) return undefined;
   const ports = routerPorts(r, (n) => ix.networks.get(n));
   return networkRouter(
