@@ -194,6 +194,10 @@ export class DesiredModel {
       const nc = st.nets.get(networkId);
       const routedOnly = !realSet.has(c);
       if (!nc || full || !oldSet.has(c) || rebuildOn?.has(c) || nc.routedOnly !== routedOnly) {
+        // The shared table already holds this flush's entries: record their changes first, so
+        // that dropping the old part drops what this chassis had, not what is left of it.
+        if (nc && !full)
+          for (const [, before, now] of updates.get(nc.table) ?? []) st.swapEntry(before, now, nc.routedOnly);
         this.rebuildNetwork(st, networkId, hosts, real, routedOnly);
         continue;
       }

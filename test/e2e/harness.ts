@@ -80,6 +80,15 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOp
   return e;
 }
 
+/** Waits until the lab's hypervisors have all registered themselves over OVSDB (20 s at most). */
+export const everyChassisRegistered = (e: E2e, hypervisors: number): Promise<void> =>
+  waitFor(
+    async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
+    hypervisors,
+    20_000,
+    'every chassis registered',
+  );
+
 /** Polls `fn` until it returns `want` (for hooks, where expect.poll is not available). */
 export async function waitFor<T>(
   fn: () => Promise<T>,
@@ -114,12 +123,7 @@ export async function startOneNetwork(
 ): Promise<E2e> {
   const e = await startE2e(hypervisors, vms, opts);
   try {
-    await waitFor(
-      async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
-      hypervisors,
-      20_000,
-      'every chassis registered',
-    );
+    await everyChassisRegistered(e, hypervisors);
     await e.api.put('/v1/tenants/t1', { name: 't1' });
     await e.api.put('/v1/networks/n1', { tenantId: 't1', name: 'n1', vni, subnets: ['10.0.0.0/24'] });
     for (const vm of vms) {

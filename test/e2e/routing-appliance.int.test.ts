@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
 import type { ApiCallError } from '../../northbound/cli/client.js';
 import { expectConverged } from './converged.js';
-import { type E2e, startE2e, waitFor } from './harness.js';
+import { type E2e, everyChassisRegistered, startE2e, waitFor } from './harness.js';
 import { plugRoutedVms, type RoutedVm } from './routed-vms.js';
 import { expectOvsAgreesOn } from './trace-oracle.js';
 
@@ -45,12 +45,7 @@ const pings = async (to: string) =>
 beforeAll(async () => {
   e = await startE2e(2, VMS);
   try {
-    await waitFor(
-      async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
-      2,
-      20_000,
-      'every chassis registered',
-    );
+    await everyChassisRegistered(e, 2);
     await e.api.put('/v1/tenants/red', { name: 'red' });
     await e.api.put('/v1/networks/web', { tenantId: 'red', name: 'web', vni: 830, subnets: ['10.1.0.0/24'] });
     await e.api.put('/v1/networks/edge', {

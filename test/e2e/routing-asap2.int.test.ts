@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
-import { type E2e, portKeyOn, startE2e, waitFor } from './harness.js';
+import { type E2e, everyChassisRegistered, portKeyOn, startE2e } from './harness.js';
 import { plugRoutedVms, type RoutedVm } from './routed-vms.js';
 
 /**
@@ -40,12 +40,7 @@ afterAll(async () => {
 
 describe('routing under the asap2 profile', () => {
   it('gives each hypervisor the fixed-key port of the network it routes into, and routes through it', async () => {
-    await waitFor(
-      async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
-      2,
-      20_000,
-      'every chassis registered',
-    );
+    await everyChassisRegistered(e, 2);
     for (const hv of ['hv1', 'hv2']) await e.api.patch(`/v1/chassis/${hv}`, { offload: 'asap2' });
     await e.api.put('/v1/tenants/red', { name: 'red' });
     await e.api.put('/v1/networks/web', { tenantId: 'red', name: 'web', vni: 820, subnets: ['10.1.0.0/24'] });

@@ -3,7 +3,7 @@ import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
 import type { RouterCounters } from '../../northbound/counters-schema.js';
 import { runDhcpClient } from '../lab/dhcp-client.js';
 import { expectConverged } from './converged.js';
-import { type E2e, startE2e, waitFor } from './harness.js';
+import { type E2e, everyChassisRegistered, startE2e, waitFor } from './harness.js';
 import { plugRoutedVms, type RoutedVm } from './routed-vms.js';
 import { expectOvsAgreesOn } from './trace-oracle.js';
 
@@ -78,12 +78,7 @@ const replyTtl = async (from: string, to: string) => {
 beforeAll(async () => {
   e = await startE2e(2, VMS);
   try {
-    await waitFor(
-      async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
-      2,
-      20_000,
-      'every chassis registered',
-    );
+    await everyChassisRegistered(e, 2);
     await e.api.put('/v1/tenants/red', { name: 'red' });
     await e.api.put('/v1/tenants/blue', { name: 'blue' });
     await e.api.put('/v1/networks/web', { tenantId: 'red', name: 'web', vni: 810, subnets: ['10.1.0.0/24'] });

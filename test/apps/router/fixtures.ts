@@ -1,4 +1,5 @@
 import type { ChassisFacts, IntentView } from '../../../apps/build-view.js';
+import type { RouterPort } from '../../../apps/view.js';
 import type { Router } from '../../../controller/intent/model.js';
 import { chassis, endpoint, network } from '../fixtures.js';
 
@@ -64,3 +65,19 @@ export function routedTenant(withRouter = true): { intent: IntentView; facts: Ch
   };
   return { intent, facts };
 }
+
+/** Router r1's interfaces on web (VNI 100, 10.0.0.0/24) and db (VNI 200, 10.0.1.0/24), for app-level tests. */
+export const WEB_PORT: RouterPort = {
+  networkId: 'web',
+  vni: 100,
+  mac: '0a:57:72:00:00:64',
+  ip: '10.0.0.1',
+  cidrs: ['10.0.0.0/24'],
+};
+export const DB_PORT: RouterPort = {
+  networkId: 'db',
+  vni: 200,
+  mac: '0a:57:72:00:00:c8',
+  ip: '10.0.1.1',
+  cidrs: ['10.0.1.0/24'],
+};

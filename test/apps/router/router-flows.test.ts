@@ -4,21 +4,11 @@ import type { NetworkRouter, RouterPort } from '../../../apps/view.js';
 import { appOf } from '../../../controller/pipeline/cookies.js';
 import { checkFlow, type DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { formatFlow } from '../../../southbound/openflow/text/index.js';
+import { DB_PORT, WEB_PORT } from './fixtures.js';
 
-const web: RouterPort = {
-  networkId: 'web',
-  vni: 100,
-  mac: '0a:57:72:00:00:64',
-  ip: '10.0.0.1',
-  cidrs: ['10.0.0.0/24'],
-};
-const db: RouterPort = {
-  networkId: 'db',
-  vni: 200,
-  mac: '0a:57:72:00:00:c8',
-  ip: '10.0.1.1',
-  cidrs: ['10.0.1.0/24', '10.9.0.0/16'],
-};
+const web = WEB_PORT;
+// db with a second subnet: one route each.
+const db: RouterPort = { ...DB_PORT, cidrs: [...DB_PORT.cidrs, '10.9.0.0/16'] };
 const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web], routes: [] };
 
 const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));

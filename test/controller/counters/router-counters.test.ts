@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { endpointNeighborFlows, routerNetworkFlows } from '../../../apps/router/compute.js';
-import type { NetworkRouter, RouterPort } from '../../../apps/view.js';
+import type { NetworkRouter } from '../../../apps/view.js';
 import { type CounterSwitch, readRouterCounters } from '../../../controller/counters/read-counters.js';
 import {
   routerCounters,
@@ -12,22 +12,11 @@ import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { metadataForVni } from '../../../controller/pipeline/registers.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
 import type { FlowStats, MultipartRequestBody } from '../../../southbound/openflow/codec/index.js';
+import { DB_PORT, WEB_PORT } from '../../apps/router/fixtures.js';
 
 /** The router r1 of web (VNI 100) and db (VNI 200), as apps/router computes its flows. */
-const web: RouterPort = {
-  networkId: 'web',
-  vni: 100,
-  mac: '0a:57:72:00:00:64',
-  ip: '10.0.0.1',
-  cidrs: ['10.0.0.0/24'],
-};
-const db: RouterPort = {
-  networkId: 'db',
-  vni: 200,
-  mac: '0a:57:72:00:00:c8',
-  ip: '10.0.1.1',
-  cidrs: ['10.0.1.0/24'],
-};
+const web = WEB_PORT;
+const db = DB_PORT;
 /** r1's flows on web and db; `staticRoutes` (of web's side) as apps/router computes them too. */
 const routerFlows = (staticRoutes: NetworkRouter['routes'] = []): DesiredFlow[] => {
   const flows: DesiredFlow[] = [];

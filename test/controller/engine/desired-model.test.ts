@@ -348,6 +348,26 @@ function checkAgainstReference(model: DesiredModel, w: World, previous: Map<stri
   return want;
 }
 
+/** The three chassis, each with its VXLAN port (ofport 100). */
+function withChassis(w: World): World {
+  for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+  for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+  return w;
+}
+
+/** A model started from the world, then each op applied to both, checked after every step. */
+function followAll(w: World, ops: ReadonlyArray<readonly [Op, boolean]>): void {
+  const model = new DesiredModel();
+  model.reset(w.intent(), w.facts());
+  let prev = checkAgainstReference(model, w, new Map());
+  for (const [op, withDelta] of ops) {
+    const r = w.apply(op);
+    if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
+    else model.intentChanged(r);
+    prev = checkAgainstReference(model, w, prev);
+  }
+}
+
 describe('DesiredModel (incremental) equals the full computation', () => {
   it('after every step of random change sequences', () => {
     fc.assert(
@@ -356,21 +376,11 @@ describe('DesiredModel (incremental) equals the full computation', () => {
         fc.array(fc.tuple(opArb, fc.boolean()), { minLength: 1, maxLength: 40 }),
         fc.boolean(),
         (ops, withN2) => {
-          const w = new World();
-          for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+          const w = withChassis(new World());
           w.apply({ t: 'net', id: 'n1', wide: false });
           // n2 from the start too, so routers between the two come into play early and often.
           if (withN2) w.apply({ t: 'net', id: 'n2', wide: false });
-          for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
-          const model = new DesiredModel();
-          model.reset(w.intent(), w.facts());
-          let prev = checkAgainstReference(model, w, new Map());
-          for (const [op, withDelta] of ops) {
-            const r = w.apply(op);
-            if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
-            else model.intentChanged(r);
-            prev = checkAgainstReference(model, w, prev);
-          }
+          followAll(w, ops);
         },
       ),
       { numRuns: 600 },
@@ -428,25 +438,25 @@ describe('DesiredModel with routers', () => {
   it('equals the full computation after every step of random routing sequences', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(routingOpArb, fc.boolean()), { minLength: 1, maxLength: 30 }), (ops) => {
-        const w = new World();
-        for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
-        for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+        const w = withChassis(new World());
         w.apply({ t: 'net', id: 'n1', wide: false });
         w.apply({ t: 'net', id: 'n2', wide: false });
         w.apply({ t: 'router', nets: [0, 1], via: true });
-        const model = new DesiredModel();
-        model.reset(w.intent(), w.facts());
-        let prev = checkAgainstReference(model, w, new Map());
-        for (const [op, withDelta] of ops) {
-          const r = w.apply(op);
-          if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
-          else model.intentChanged(r);
-          prev = checkAgainstReference(model, w, prev);
-        }
+        followAll(w, ops);
       }),
       {
         numRuns: 300,
         examples: [
+          // A next hop's network left the chassis in the same flush as the next hop itself.
+          [
+            [
+              [{ t: 'bind', id: 'e4', on: 0, port: 1 }, false],
+              [{ t: 'bind', id: 'e1', on: 0, port: 1 }, false],
+              [{ t: 'ep', id: 'e4', net: 1, ip: 0, sgs: [], ps: true }, false],
+              [{ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: true }, false],
+              [{ t: 'epDel', id: 'e1' }, false],
+            ],
+          ],
           [
             [
               [{ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: true }, true],
@@ -463,9 +473,7 @@ describe('DesiredModel with routers', () => {
   });
 
   it('follows the next hop of a static route: its address, its binding', () => {
-    const w = new World();
-    for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
-    for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+    const w = withChassis(new World());
     w.apply({ t: 'net', id: 'n1', wide: false });
     w.apply({ t: 'net', id: 'n2', wide: false });
     w.apply({ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: false }); // 10.0.0.1: the next hop
@@ -501,9 +509,7 @@ describe('DesiredModel with routers', () => {
   });
 
   it('floods to a chassis once it hosts the network itself, not only routes into it', () => {
-    const w = new World();
-    for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
-    for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+    const w = withChassis(new World());
     w.apply({ t: 'net', id: 'n1', wide: false });
     w.apply({ t: 'net', id: 'n2', wide: false });
     w.apply({ t: 'router', nets: [0, 1] });
