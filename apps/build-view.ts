@@ -95,9 +95,8 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
   const resolvedGroups = resolveSecurityGroups(intent);
 
   const netById = new Map(intent.networks.map((n) => [n.id, n]));
-  /** network -> its router's view of it; and the networks of each router. */
+  /** network -> its router's view of it. */
   const routed = new Map<string, ReturnType<typeof networkRouter>>();
-  const mates = new Map<string, string[]>();
   const boundAt = (networkId: string, ip: string) => {
     const p = placedByNetwork.get(networkId)?.find((x) => x.ep.ips.includes(ip));
     return p && { endpointId: p.ep.id, mac: p.ep.mac.toLowerCase() };
@@ -107,10 +106,6 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     const routes = staticRoutes(r, ports, boundAt);
     for (const p of ports) {
       routed.set(p.networkId, networkRouter(r.id, ports, p.networkId, routes));
-      mates.set(
-        p.networkId,
-        ports.map((q) => q.networkId),
-      );
     }
   }
   const hostedOn = new Map<string, Set<string>>();
@@ -140,7 +135,9 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     const vlans = (vlanByNetwork.get(net.id) ?? []).sort(byId);
     const real = hostedOn.get(net.id)!;
     const hosts = new Set(real);
-    for (const m of mates.get(net.id) ?? []) for (const h of hostedOn.get(m) ?? []) hosts.add(h);
+    // Chassis hosting another network of its router route into it.
+    for (const m of routed.get(net.id)?.ports ?? [])
+      for (const h of hostedOn.get(m.networkId) ?? []) hosts.add(h);
     for (const chassisId of [...hosts].sort()) {
       const view = views.get(chassisId);
       if (!view) continue;

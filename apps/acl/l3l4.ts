@@ -1,6 +1,6 @@
 import { type Cidr, parseCidr, parseIp } from '../../controller/intent/net.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { readIpv6 } from '../../southbound/openflow/codec/values.js';
+import { formatIpv4, readIpv6 } from '../../southbound/openflow/codec/values.js';
 import { portRangeMasks } from './port-range.js';
 
 export type Family = 4 | 6;
@@ -35,12 +35,10 @@ function v6Text(value: bigint): string {
   return readIpv6(buf, 0);
 }
 
-function v4Text(value: bigint): string {
-  const n = Number(value);
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-}
+const v4Text = (value: bigint): string => formatIpv4(Number(value));
 
-function addressTlv(field: 'src' | 'dst', text: string, family: Family): OxmTlv | undefined {
+/** `ipv4_src`/`ipv4_dst` (or IPv6) matching a CIDR or an address, masked below full length; undefined for /0. */
+export function addressTlv(field: 'src' | 'dst', text: string, family: Family): OxmTlv | undefined {
   let cidr: Cidr | string;
   if (text.includes('/')) cidr = parseCidr(text);
   else {

@@ -4,12 +4,12 @@ import {
   type Desired,
   type DesiredFlow,
   goto,
+  move,
   output,
   setField,
 } from '../../controller/pipeline/flow.js';
 import { REG_SCRATCH } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
-import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
@@ -18,12 +18,6 @@ import type { DatapathView, NetworkOnChassis } from '../view.js';
 
 const ARP_REQUEST = 1;
 const ARP_REPLY = 2;
-
-const move = (src: string, dst: string, nBits: number): Action => ({
-  type: 'reg_move',
-  src: { field: src, ofs: 0, nBits },
-  dst: { field: dst, ofs: 0, nBits },
-});
 
 // Parts every answer shares (flows are never mutated once built, so one copy serves all).
 const ETH_SRC_TO_DST = move('eth_src', 'eth_dst', 48);

@@ -4,16 +4,17 @@ import {
   apply,
   type DesiredFlow,
   goto,
+  move,
   output,
   setField,
   writeMetadata,
 } from '../../controller/pipeline/flow.js';
 import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
-import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
+import { addressTlv } from '../acl/l3l4.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute } from '../view.js';
@@ -51,23 +52,12 @@ export const ROUTE_PRIORITY_BASE = 100;
 export const ECHO_PRIORITY = 300;
 export const NO_ROUTE_PRIORITY = 10;
 
-const move = (src: string, dst: string, nBits: number): Action => ({
-  type: 'reg_move',
-  src: { field: src, ofs: 0, nBits },
-  dst: { field: dst, ofs: 0, nBits },
-});
-
 /** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */
 export function ipv4DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
   const c = parseCidr(cidr);
-  if (typeof c === 'string' || c.family !== 4 || c.prefix === 0) return undefined;
-  const text = (n: bigint) => {
-    const v = Number(n);
-    return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.');
-  };
-  const tlv: OxmTlv = { field: 'ipv4_dst', value: text(c.network) };
-  if (c.prefix < 32) tlv.mask = text((0xffffffffn << BigInt(32 - c.prefix)) & 0xffffffffn);
-  return { tlv, prefix: c.prefix };
+  if (typeof c === 'string' || c.family !== 4) return undefined;
+  const tlv = addressTlv('dst', c.text, 4);
+  return tlv && { tlv, prefix: c.prefix };
 }
 
 /** The network's gateway: its ARP answer and its l3-route flows. */

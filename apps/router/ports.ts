@@ -1,11 +1,6 @@
 import type { Network, Router } from '../../controller/intent/model.js';
-import { cidrContains, parseCidr, parseIp } from '../../controller/intent/net.js';
+import { isIpv4Cidr, prefixHolding } from '../../controller/intent/net.js';
 import type { NetworkRouter, RouterPort, StaticRoute } from '../view.js';
-
-const isIpv4Cidr = (text: string): boolean => {
-  const c = parseCidr(text);
-  return typeof c !== 'string' && c.family === 4;
-};
 
 /**
  * A router's interfaces as the flows need them: each network's VNI, gateway MAC and IP and IPv4
@@ -40,18 +35,12 @@ export function staticRoutes(
 ): StaticRoute[] {
   const out: StaticRoute[] = [];
   for (const r of router.routes ?? []) {
-    const p = ports.find((x) => x.cidrs.some((c) => inCidr(c, r.nexthop)));
+    const p = ports.find((x) => x.cidrs.some((c) => prefixHolding(c, r.nexthop) >= 0));
     const ep = p && endpointAt(p.networkId, r.nexthop);
     if (p && ep) out.push({ destination: r.destination, via: { ...ep, vni: p.vni, gatewayMac: p.mac } });
   }
   return out;
 }
-
-const inCidr = (cidr: string, ip: string): boolean => {
-  const c = parseCidr(cidr);
-  const a = parseIp(ip);
-  return typeof c !== 'string' && a !== undefined && cidrContains(c, a);
-};
 
 /** What one network of the router sees of it, or undefined when it has no interface there. */
 export function networkRouter(

@@ -29,8 +29,6 @@ import { entry, type IndexedEndpoint, type Placement } from './index-records.js'
 import { IntentIndex } from './intent-index.js';
 import { networkOnChassis } from './network-entry.js';
 
-const _byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-
 export type { ChassisChanges, ChassisDesired } from './desired-state.js';
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean =>

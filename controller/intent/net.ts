@@ -102,6 +102,19 @@ export function cidrContains(c: Cidr, a: Address): boolean {
   return a.value >> shift === c.network >> shift;
 }
 
+/** Whether CIDR text is a valid IPv4 prefix (what routers route). */
+export function isIpv4Cidr(text: string): boolean {
+  const c = parseCidr(text);
+  return typeof c !== 'string' && c.family === 4;
+}
+
+/** The prefix length of CIDR text `cidr` when it holds address text `ip`, else -1 (either malformed too). */
+export function prefixHolding(cidr: string, ip: string): number {
+  const c = parseCidr(cidr);
+  const a = parseIp(ip);
+  return typeof c !== 'string' && a && cidrContains(c, a) ? c.prefix : -1;
+}
+
 export function cidrsOverlap(a: Cidr, b: Cidr): boolean {
   if (a.family !== b.family) return false;
   const bits = a.family === 4 ? 32 : 128;

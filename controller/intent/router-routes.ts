@@ -1,3 +1,4 @@
+import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import type { Endpoint, Network, Router, RouterInterface, RouterRoute } from './model.js';
 import { type Address, type Cidr, cidrContains, parseCidr, parseIp } from './net.js';
@@ -16,7 +17,7 @@ import type { IntentState } from './state.js';
 export const v4 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 4);
 export const listed = (cidrs: readonly Cidr[]): string => cidrs.map((c) => c.text).join(', ') || 'none';
 
-const v4Text = (v: bigint): string => [24n, 16n, 8n, 0n].map((s) => String((v >> s) & 0xffn)).join('.');
+const v4Text = (v: bigint): string => formatIpv4(Number(v));
 const sameCidr = (a: Cidr, b: Cidr): boolean => a.network === b.network && a.prefix === b.prefix;
 
 /**

@@ -108,3 +108,9 @@ export const writeMetadata = (metadata: bigint, mask: bigint): Instruction => ({
   mask,
 });
 export const group = (groupId: number): Action => ({ type: 'group', groupId });
+/** `move:SRC[0..n)->DST[0..n)` (Nicira reg_move) of the low `nBits` bits. */
+export const move = (src: string, dst: string, nBits: number): Action => ({
+  type: 'reg_move',
+  src: { field: src, ofs: 0, nBits },
+  dst: { field: dst, ofs: 0, nBits },
+});

@@ -1,6 +1,6 @@
 import { invalid } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
-import { cidrContains, parseCidr, parseIp } from '../intent/net.js';
+import { prefixHolding } from '../intent/net.js';
 import type { TraceTarget } from './verdict.js';
 
 /**
@@ -44,21 +44,9 @@ export interface Destination {
 const BROADCAST_IP = '255.255.255.255';
 const BROADCAST_MAC = 'ff:ff:ff:ff:ff:ff';
 
-/** The prefix length of `cidr` when it holds `ip`, else -1. */
-function prefixHolding(cidr: string, ip: string): number {
-  const c = parseCidr(cidr);
-  const a = parseIp(ip);
-  return typeof c !== 'string' && a && c.family === a.family && cidrContains(c, a) ? c.prefix : -1;
-}
-
 /** The first of these subnets (CIDR text) that holds the address. */
 function subnetHolding(subnets: readonly string[], ip: string): string | undefined {
-  const a = parseIp(ip);
-  if (!a) return undefined;
-  return subnets.find((text) => {
-    const c = parseCidr(text);
-    return typeof c !== 'string' && cidrContains(c, a);
-  });
+  return subnets.find((text) => prefixHolding(text, ip) >= 0);
 }
 
 export function destinationOf(

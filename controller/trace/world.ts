@@ -1,6 +1,6 @@
 import type { ChassisFacts } from '../../apps/build-view.js';
 import type { Network, Router } from '../intent/model.js';
-import { parseCidr } from '../intent/net.js';
+import { isIpv4Cidr } from '../intent/net.js';
 import type { IntentService } from '../intent/service.js';
 import { cookieFor } from '../pipeline/cookies.js';
 import type { Desired } from '../pipeline/flow.js';
@@ -114,11 +114,6 @@ export function traceLookups(intents: IntentService, facts: () => ChassisFacts):
     },
   };
 }
-
-const isIpv4Cidr = (text: string): boolean => {
-  const c = parseCidr(text);
-  return typeof c !== 'string' && c.family === 4;
-};
 
 /** A router's interfaces with the IPv4 subnets of their networks (what it routes into). */
 function traceRouter(intents: IntentService, router: Router): TraceRouter {

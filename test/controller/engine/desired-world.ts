@@ -1,0 +1,381 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import { buildDatapathViews, type ChassisFacts, type ChassisPorts } from '../../../apps/build-view.js';
+import { computeDatapath } from '../../../apps/compute-all.js';
+import { DesiredModel } from '../../../controller/engine/desired-model.js';
+import type { FactsDelta } from '../../../controller/engine/facts-delta.js';
+import type {
+  AnyObject,
+  Endpoint,
+  Kind,
+  NetworkAcl,
+  Router,
+  SecurityGroup,
+  VlanBinding,
+} from '../../../controller/intent/model.js';
+import type { ObjectChange } from '../../../controller/intent/service.js';
+import type { Desired } from '../../../controller/pipeline/flow.js';
+import { bucketsKey, flowKey, instructionsKey } from '../../../controller/reconcile/canonical.js';
+import { chassis, endpoint, network } from '../../apps/fixtures.js';
+
+/**
+ * The world the DesiredModel tests drive (desired-model*.test.ts): a tiny intent store and facts,
+ * random changes to them, and the check that the incremental model equals the full computation.
+ * The incremental model must always equal the full computation (buildDatapathViews +
+ * computeDatapath) over the same intent and facts, after any sequence of changes, and must report
+ * every flow and group whose desired value changed (the reconciler only looks at those).
+ */
+
+const meta = { revision: 1, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+export const CHASSIS = ['hv1', 'hv2', 'hv3'];
+const NETWORKS = ['n1', 'n2'];
+export const EPS = ['e1', 'e2', 'e3', 'e4', 'e5'];
+const SGS = ['sg1', 'sg2'];
+
+export type Op =
+  | { t: 'ep'; id: string; net: number; ip: number; sgs: number[]; ps: boolean }
+  | { t: 'epDel'; id: string }
+  | { t: 'bind'; id: string; on: number; port: number }
+  | { t: 'unbind'; id: string }
+  | { t: 'chassis'; id: string; ip: number; offload: boolean }
+  | { t: 'chassisDel'; id: string }
+  | { t: 'tunnel'; id: string; port: number | null }
+  | { t: 'net'; id: string; wide: boolean }
+  | { t: 'router'; nets: number[]; via?: boolean }
+  | { t: 'routerDel' }
+  | { t: 'netDel'; id: string }
+  | { t: 'sg'; id: string; remote: number | null; port: number }
+  | { t: 'sgDel'; id: string }
+  | { t: 'acl'; id: string; net: number; prio: number; drop: boolean }
+  | { t: 'aclDel'; id: string }
+  | { t: 'vlan'; on: number; net: number; vlan: number }
+  | { t: 'vlanDel' }
+  | { t: 'eth1'; on: number; port: number | null };
+
+const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
+/** An endpoint written (with these security groups and port security), deleted, bound, unbound. */
+const endpointOps = (sgs: fc.Arbitrary<number[]>, ps: fc.Arbitrary<boolean>): fc.Arbitrary<Op>[] => [
+  fc.record({ t: fc.constant('ep' as const), id: pick(EPS), net: fc.nat(1), ip: fc.nat(3), sgs, ps }),
+  fc.record({ t: fc.constant('epDel' as const), id: pick(EPS) }),
+  fc.record({
+    t: fc.constant('bind' as const),
+    id: pick(EPS),
+    on: fc.nat(2),
+    port: fc.integer({ min: 1, max: 3 }),
+  }),
+  fc.record({ t: fc.constant('unbind' as const), id: pick(EPS) }),
+];
+const routerOp: fc.Arbitrary<Op> = fc.record({
+  t: fc.constant('router' as const),
+  nets: fc.subarray([0, 1], { minLength: 1 }),
+  via: fc.boolean(),
+});
+const netOp: fc.Arbitrary<Op> = fc.record({
+  t: fc.constant('net' as const),
+  id: pick(NETWORKS),
+  wide: fc.boolean(),
+});
+const routerDelOp: fc.Arbitrary<Op> = fc.record({ t: fc.constant('routerDel' as const) });
+
+/** Any change the model follows. */
+export const opArb: fc.Arbitrary<Op> = fc.oneof(
+  ...endpointOps(fc.subarray([0, 1]), fc.boolean()),
+  fc.record({ t: fc.constant('chassis' as const), id: pick(CHASSIS), ip: fc.nat(2), offload: fc.boolean() }),
+  fc.record({ t: fc.constant('chassisDel' as const), id: pick(CHASSIS) }),
+  fc.record({
+    t: fc.constant('tunnel' as const),
+    id: pick(CHASSIS),
+    port: fc.option(fc.constantFrom(100, 101), { nil: null }),
+  }),
+  netOp,
+  // Weighted: routers change which chassis a network is on, the subtlest part of the model.
+  { arbitrary: routerOp, weight: 4 },
+  routerDelOp,
+  fc.record({ t: fc.constant('netDel' as const), id: pick(NETWORKS) }),
+  fc.record({
+    t: fc.constant('sg' as const),
+    id: pick(SGS),
+    remote: fc.option(fc.nat(1), { nil: null }),
+    port: fc.integer({ min: 20, max: 23 }),
+  }),
+  fc.record({ t: fc.constant('sgDel' as const), id: pick(SGS) }),
+  fc.record({
+    t: fc.constant('acl' as const),
+    id: pick(['a1', 'a2']),
+    net: fc.nat(1),
+    prio: fc.nat(2),
+    drop: fc.boolean(),
+  }),
+  fc.record({ t: fc.constant('aclDel' as const), id: pick(['a1', 'a2']) }),
+  fc.record({
+    t: fc.constant('vlan' as const),
+    on: fc.nat(2),
+    net: fc.nat(1),
+    vlan: fc.integer({ min: 10, max: 11 }),
+  }),
+  fc.record({ t: fc.constant('vlanDel' as const) }),
+  fc.record({
+    t: fc.constant('eth1' as const),
+    on: fc.nat(2),
+    port: fc.option(fc.constantFrom(7, 8), { nil: null }),
+  }),
+);
+
+export const ifaceDelta = (iface: string): FactsDelta => ({ ifaces: new Set([iface]), chassis: new Set() });
+export const chassisDelta = (id: string): FactsDelta => ({ ifaces: new Set(), chassis: new Set([id]) });
+
+/** A tiny intent store + facts that turns ops into the changes the intent service would emit. */
+export class World {
+  readonly objects = new Map<Kind, Map<string, AnyObject>>();
+  readonly bindings = new Map<string, { chassisId: string; ofport: number }>();
+  readonly ports = new Map<string, ChassisPorts>();
+
+  private put(kind: Kind, obj: AnyObject): ObjectChange[] {
+    const m = this.objects.get(kind) ?? new Map();
+    this.objects.set(kind, m);
+    const before = m.get(obj.id);
+    m.set(obj.id, obj);
+    return [{ kind, id: obj.id, before, after: obj } as ObjectChange];
+  }
+
+  private del(kind: Kind, id: string): ObjectChange[] {
+    const before = this.objects.get(kind)?.get(id);
+    if (!before) return [];
+    this.objects.get(kind)!.delete(id);
+    return [{ kind, id, before } as ObjectChange];
+  }
+
+  private all<T>(kind: Kind): T[] {
+    return [...(this.objects.get(kind)?.values() ?? [])] as T[];
+  }
+
+  intent() {
+    return {
+      networks: this.all<never>('network'),
+      endpoints: this.all<Endpoint>('endpoint'),
+      chassis: this.all<never>('chassis'),
+      vlanBindings: this.all<VlanBinding>('vlanBinding'),
+      networkAcls: this.all<NetworkAcl>('networkAcl'),
+      securityGroups: this.all<SecurityGroup>('securityGroup'),
+      routers: this.all<Router>('router'),
+    };
+  }
+
+  facts(): ChassisFacts {
+    return { bindings: new Map(this.bindings), ports: new Map(this.ports) };
+  }
+
+  private portsOf(id: string): ChassisPorts {
+    return this.ports.get(id) ?? { byName: new Map() };
+  }
+
+  /** Returns intent changes, or what changed in the facts (as a facts source reports it). */
+  apply(op: Op): ObjectChange[] | FactsDelta {
+    switch (op.t) {
+      case 'ep': {
+        const ep = endpoint(
+          op.id,
+          NETWORKS[op.net]!,
+          't1',
+          `02:00:00:00:00:0${op.id.slice(1)}`,
+          `10.0.0.${op.ip + 1}`,
+        );
+        // Two endpoints of one network never share an IP (the intent service refuses it).
+        const clash = this.all<Endpoint>('endpoint').some(
+          (e) => e.id !== op.id && e.networkId === ep.networkId && e.ips[0] === ep.ips[0],
+        );
+        if (clash) ep.ips = [`10.0.1.${op.id.slice(1)}`];
+        const old = this.objects.get('endpoint')?.get(op.id) as Endpoint | undefined;
+        if (old && old.networkId !== ep.networkId) return []; // networkId is immutable
+        return this.put('endpoint', {
+          ...ep,
+          securityGroupIds: op.sgs.map((i) => SGS[i]!),
+          portSecurity: op.ps,
+        });
+      }
+      case 'epDel':
+        return this.del('endpoint', op.id);
+      case 'bind':
+        // An ofport is one interface's: unique per endpoint on any chassis.
+        this.bindings.set(`iface-${op.id}`, {
+          chassisId: CHASSIS[op.on]!,
+          ofport: Number(op.id.slice(1)) * 10 + op.port,
+        });
+        return ifaceDelta(`iface-${op.id}`);
+      case 'unbind':
+        this.bindings.delete(`iface-${op.id}`);
+        return ifaceDelta(`iface-${op.id}`);
+      case 'chassis':
+        return this.put('chassis', chassis(op.id, `192.168.0.${op.ip + 1}`, op.offload ? 'asap2' : 'none'));
+      case 'chassisDel':
+        return this.del('chassis', op.id);
+      case 'tunnel': {
+        const p = this.portsOf(op.id);
+        this.ports.set(op.id, {
+          ...p,
+          tunnelPort: op.port ?? undefined,
+          vniTunnelPorts: op.port ? new Map([[1001, op.port + 1]]) : new Map(),
+        });
+        return chassisDelta(op.id);
+      }
+      case 'eth1': {
+        const p = this.portsOf(CHASSIS[op.on]!);
+        const byName = new Map(p.byName);
+        if (op.port === null) byName.delete('eth1');
+        else byName.set('eth1', op.port);
+        this.ports.set(CHASSIS[op.on]!, { ...p, byName });
+        return chassisDelta(CHASSIS[op.on]!);
+      }
+      case 'net': {
+        // Distinct subnets (a router's must not overlap); a wide n1 holds n2's: longest prefix wins.
+        const n = NETWORKS.indexOf(op.id) + 1;
+        // n1 also holds the endpoints' 10.0.0.0/24, so its endpoints can be a router's next hop.
+        const subnets = [op.wide ? `10.${n}.0.0/16` : `10.1.${n}.0/24`, ...(n === 1 ? ['10.0.0.0/24'] : [])];
+        return this.put('network', { ...network(op.id, 't1', 1000 + n), subnets });
+      }
+      case 'router':
+        return this.put('router', {
+          ...meta,
+          id: 'r1',
+          tenantId: 't1',
+          // 172.16.0.0/12 via whichever endpoint of n1 holds 10.0.0.1 (if any is bound).
+          routes: op.via ? [{ destination: '172.16.0.0/12', nexthop: '10.0.0.1' }] : [],
+          interfaces: op.nets.map((i) => ({
+            networkId: NETWORKS[i]!,
+            ip: `10.1.${i + 1}.254`,
+            mac: `0a:57:72:00:03:e${i + 9}`,
+          })),
+        } as Router);
+      case 'routerDel':
+        return this.del('router', 'r1');
+      case 'netDel':
+        return this.del('network', op.id);
+      case 'sg':
+        return this.put('securityGroup', {
+          ...meta,
+          id: op.id,
+          tenantId: 't1',
+          name: op.id,
+          rules: [
+            {
+              id: 'r1',
+              direction: 'ingress',
+              ethertype: 'ipv4',
+              protocol: 'tcp',
+              portMin: op.port,
+              portMax: op.port,
+              ...(op.remote === null ? {} : { remoteGroupId: SGS[op.remote]! }),
+            },
+          ],
+        } as SecurityGroup);
+      case 'sgDel':
+        return this.del('securityGroup', op.id);
+      case 'acl':
+        return this.put('networkAcl', {
+          ...meta,
+          id: op.id,
+          tenantId: 't1',
+          networkId: NETWORKS[op.net]!,
+          priority: op.prio,
+          direction: 'ingress',
+          action: op.drop ? 'drop' : 'allow',
+          protocol: 'tcp',
+          portMin: 80,
+          portMax: 80,
+        } as NetworkAcl);
+      case 'aclDel':
+        return this.del('networkAcl', op.id);
+      case 'vlan':
+        return this.put('vlanBinding', {
+          ...meta,
+          id: 'vb1',
+          chassisId: CHASSIS[op.on]!,
+          port: 'eth1',
+          vlan: op.vlan,
+          networkId: NETWORKS[op.net]!,
+        });
+      case 'vlanDel':
+        return this.del('vlanBinding', 'vb1');
+    }
+  }
+}
+
+export interface Canon {
+  flows: Map<string, string>;
+  groups: Map<number, string>;
+}
+
+export function canon(d: Desired | undefined): Canon {
+  const flows = new Map<string, string>();
+  const groups = new Map<number, string>();
+  for (const f of d?.flows ?? []) flows.set(flowKey(f), `${f.cookie} ${instructionsKey(f.instructions)}`);
+  for (const g of d?.groups ?? []) groups.set(g.groupId, `${g.type} ${bucketsKey(g.buckets)}`);
+  return { flows, groups };
+}
+
+export function reference(w: World): Map<string, Canon> {
+  const out = new Map<string, Canon>();
+  for (const [id, view] of buildDatapathViews(w.intent(), w.facts()))
+    out.set(id, canon(computeDatapath(view)));
+  return out;
+}
+
+export function checkAgainstReference(model: DesiredModel, w: World, previous: Map<string, Canon>) {
+  const changes = new Map(model.flush().map((c) => [c.desired.chassisId, c]));
+  const want = reference(w);
+  expect(new Set(model.chassisIds())).toEqual(new Set(want.keys()));
+  for (const [id, ref] of want) {
+    const got = canon(model.desired(id));
+    expect(got.flows, `flows of ${id}`).toEqual(ref.flows);
+    expect(got.groups).toEqual(ref.groups);
+    // What the reconciler sees: the previous state with the reported changes applied must be
+    // the new state (nothing missed, nothing wrong), unless the chassis is reported as all new.
+    const prev = previous.get(id);
+    const reported = changes.get(id);
+    if (!prev || reported?.full) continue;
+    const followed: Canon = { flows: new Map(prev.flows), groups: new Map(prev.groups) };
+    const one = canon({
+      flows: [...(reported?.flows.values() ?? [])].filter((f) => f !== null),
+      groups: [...(reported?.groups.values() ?? [])].filter((g) => g !== null),
+    });
+    for (const [k, f] of reported?.flows ?? []) {
+      if (f === null) followed.flows.delete(k);
+      else followed.flows.set(k, one.flows.get(k)!);
+    }
+    for (const [g, v] of reported?.groups ?? []) {
+      if (v === null) followed.groups.delete(g);
+      else followed.groups.set(g, one.groups.get(g)!);
+    }
+    expect(followed.flows, `flows reported for ${id}`).toEqual(ref.flows);
+    expect(followed.groups, `groups reported for ${id}`).toEqual(ref.groups);
+  }
+  return want;
+}
+
+/** The three chassis, each with its VXLAN port (ofport 100). */
+export function withChassis(w: World): World {
+  for (const c of CHASSIS) w.apply({ t: 'chassis', id: c, ip: CHASSIS.indexOf(c), offload: false });
+  for (const c of CHASSIS) w.apply({ t: 'tunnel', id: c, port: 100 });
+  return w;
+}
+
+/** A model started from the world, then each op applied to both, checked after every step. */
+export function followAll(w: World, ops: ReadonlyArray<readonly [Op, boolean]>): void {
+  const model = new DesiredModel();
+  model.reset(w.intent(), w.facts());
+  let prev = checkAgainstReference(model, w, new Map());
+  for (const [op, withDelta] of ops) {
+    const r = w.apply(op);
+    if (!Array.isArray(r)) model.factsChanged(w.facts(), withDelta ? r : undefined);
+    else model.intentChanged(r);
+    prev = checkAgainstReference(model, w, prev);
+  }
+}
+
+/** Only what moves networks between chassis through routers: endpoints, bindings, the router. */
+export const routingOpArb: fc.Arbitrary<Op> = fc.oneof(
+  ...endpointOps(fc.constant<number[]>([]), fc.constant<boolean>(true)),
+  routerOp,
+  routerDelOp,
+  netOp,
+);
