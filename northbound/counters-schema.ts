@@ -98,12 +98,15 @@ export const RouterFlowKind = Type.Union(
     Type.Literal('routed'),
     Type.Literal('pingsAnswered'),
     Type.Literal('arpAnswered'),
+    Type.Literal('ttlExpired'),
+    Type.Literal('toRouter'),
     Type.Literal('noRoute'),
+    Type.Literal('notIpv4'),
     Type.Literal('other'),
   ],
   {
     description:
-      'routed: into a network of the router (l3-route, on to l3-neighbor); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; noRoute: sent to the gateway for no network of the router, dropped; other: a flow of the router this version does not know',
+      'routed: into a network of the router (l3-route, on to l3-neighbor); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; other: a flow of the router this version does not know',
   },
 );
 export type RouterFlowKind = Static<typeof RouterFlowKind>;
@@ -115,7 +118,10 @@ const byKind = {
   routed: Count,
   pingsAnswered: Count,
   arpAnswered: Count,
+  ttlExpired: Count,
+  toRouter: Count,
   noRoute: Count,
+  notIpv4: Count,
   other: Count,
 };
 

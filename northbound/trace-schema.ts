@@ -30,6 +30,14 @@ export const TraceQuery = Type.Object(
         description: 'conntrack state the packet meets: a new connection or one already established',
       }),
     ),
+    ttl: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 255,
+        description:
+          "the probe's TTL (IPv6: hop limit; default 64): 1 shows what a traceroute probe meets at the first router",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -130,6 +138,18 @@ export const TraceAnswer = Type.Object(
     ),
     router: Type.Optional(
       Type.String({ description: 'the router that routed the probe to its endpoint, or answered it' }),
+    ),
+    icmpError: Type.Optional(
+      Type.Union(
+        [
+          Type.Literal('time-exceeded'),
+          Type.Literal('net-unreachable'),
+          Type.Literal('host-unreachable'),
+          Type.Literal('port-unreachable'),
+          Type.Literal('protocol-unreachable'),
+        ],
+        { description: 'answered: the ICMP error the router sends back about a probe it cannot forward' },
+      ),
     ),
     packet: Type.Record(Type.String(), Type.String(), { description: 'the probe as it left the VM' }),
     received: Type.Optional(

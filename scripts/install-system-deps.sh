@@ -18,6 +18,8 @@ have keepalived || need+=(keepalived)
 have curl || need+=(curl)
 # A DHCP client inside lab VMs (udhcpc) for the DHCP tests.
 have busybox || need+=(busybox)
+# traceroute inside lab VMs: a router's hop answers with time exceeded.
+have traceroute || need+=(traceroute)
 
 if ((${#need[@]} == 0)); then
   exit 0

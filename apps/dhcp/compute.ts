@@ -1,7 +1,6 @@
 import { objectCookie } from '../../controller/pipeline/cookies.js';
-import { apply, type DesiredFlow } from '../../controller/pipeline/flow.js';
+import { type DesiredFlow, TO_CONTROLLER } from '../../controller/pipeline/flow.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
-import { OFPCML_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis } from '../view.js';
 
@@ -15,10 +14,6 @@ const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 const IS_UDP = frozen({ field: 'ip_proto', value: UDP });
 const FROM_CLIENT = frozen({ field: 'udp_src', value: BOOTP_CLIENT });
 const TO_SERVER = frozen({ field: 'udp_dst', value: BOOTP_SERVER });
-/** The whole frame to the controller (no buffering on the switch), which answers with PACKET_OUT. */
-const TO_CONTROLLER = Object.freeze([
-  apply({ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }),
-]) as DesiredFlow['instructions'];
 
 /**
  * DHCP served by weft (controller/dhcp): in a network with DHCP on, a client's request leaving a

@@ -1,6 +1,11 @@
 import { APP, cookieFor } from '../../controller/pipeline/cookies.js';
-import { type Desired, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
-import { PIPELINE } from '../../controller/pipeline/tables.js';
+import { type Desired, type DesiredFlow, goto, TO_CONTROLLER } from '../../controller/pipeline/flow.js';
+import { type MissAction, PIPELINE } from '../../controller/pipeline/tables.js';
+
+function missInstructions(miss: MissAction): DesiredFlow['instructions'] {
+  if (miss.kind === 'goto') return [goto(miss.table)];
+  return miss.kind === 'controller' ? TO_CONTROLLER : [];
+}
 
 /** The table-miss flow of every table, straight from the pipeline declaration. */
 export function compute(): Desired {
@@ -9,7 +14,7 @@ export function compute(): Desired {
     priority: 0,
     cookie: cookieFor('pipeline', `table-miss/${t.id}`),
     match: [],
-    instructions: t.miss.kind === 'goto' ? [goto(t.miss.table)] : [],
+    instructions: missInstructions(t.miss),
   }));
   return { flows, groups: [] };
 }

@@ -7,6 +7,7 @@ import {
   move,
   output,
   setField,
+  TO_CONTROLLER,
   writeMetadata,
 } from '../../controller/pipeline/flow.js';
 import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
@@ -33,7 +34,14 @@ import type { NetworkOnChassis, RouterPort, StaticRoute } from '../view.js';
  *     100 + prefix length: the longest prefix wins);
  *   - a destination of a static route: the same, with the next hop VM's MAC into eth_dst, straight
  *     on to l2-lookup (same priorities, so connected and static routes compete by prefix length);
- *   - anything else sent to the gateway is dropped here, by a flow that says so (priority 10).
+ *   - anything else to a router address goes up to the controller, which answers port or protocol
+ *     unreachable (priority 290: the router runs no service);
+ *   - a TTL of 1 or 0 goes up to the controller, which answers time exceeded (priority 250, above
+ *     every route: the router would have to decrement it to zero); this is traceroute's hop;
+ *   - any other IPv4 packet sent to the gateway goes up, for a net unreachable (priority 10);
+ *   - what is not IPv4 is dropped here, by a flow that says so (priority 5).
+ * (controller/router answers them; the l3-neighbor table's miss, a routed packet to an address
+ * no endpoint holds, goes up for a host unreachable.)
  * Per endpoint address of a routed network, on every chassis hosting the network (the endpoint's
  * ARP unit, the same everywhere):
  * - l3-neighbor: `ipv4_dst=<address>` -> the endpoint's MAC into eth_dst, on to l2-lookup, which
@@ -50,7 +58,11 @@ const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
 const TO_L2 = goto(TABLE.L2_LOOKUP);
 export const ROUTE_PRIORITY_BASE = 100;
 export const ECHO_PRIORITY = 300;
+export const ROUTER_ADDRESS_PRIORITY = 290;
+export const TTL_PRIORITY = 250;
 export const NO_ROUTE_PRIORITY = 10;
+export const NOT_ROUTED_PRIORITY = 5;
+const TTL_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ field: 'nw_ttl', value: 1 })];
 
 /** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */
 export function ipv4DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
@@ -73,7 +85,23 @@ export function routerNetworkFlows(
   flows.push(arpAnswerFlow(meta, r.self.ip, r.self.mac, cookie));
   for (const p of r.ports) {
     flows.push(echoReplyFlow(cookie, meta, toGateway, r.self.mac, p.ip));
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: ROUTER_ADDRESS_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_IP, { field: 'ipv4_dst', value: p.ip }],
+      instructions: TO_CONTROLLER,
+    });
     routeFlows(cookie, meta, toGateway, p, flows);
+  }
+  for (const ttl of TTL_RUNS_OUT) {
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: TTL_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_IP, ttl],
+      instructions: TO_CONTROLLER,
+    });
   }
   for (const route of r.routes) {
     const flow = staticRouteFlow(cookie, meta, toGateway, route);
@@ -82,6 +110,13 @@ export function routerNetworkFlows(
   flows.push({
     tableId: TABLE.L3_ROUTE,
     priority: NO_ROUTE_PRIORITY,
+    cookie,
+    match: [meta, toGateway, IS_IP],
+    instructions: TO_CONTROLLER,
+  });
+  flows.push({
+    tableId: TABLE.L3_ROUTE,
+    priority: NOT_ROUTED_PRIORITY,
     cookie,
     match: [meta, toGateway],
     instructions: [],

@@ -28,11 +28,14 @@ export const TABLE_MISS_SELECTOR = {
 /** Why a table drops what nothing matched (the pipeline declaration says), by table id. */
 const dropReason = (id: number): string => {
   const miss = tableDecl(id)?.miss;
-  return miss?.kind === 'drop' ? miss.why : 'no flow matches';
+  return miss && miss.kind !== 'goto' ? miss.why : 'no flow matches';
 };
 
-/** Tables whose miss drops (the rest go on to another table). */
-const DROPPING = new Set<number>(PIPELINE.filter((t) => t.miss.kind === 'drop').map((t) => t.id));
+/**
+ * Tables whose miss forwards nothing (the rest go on to another table): it drops, or sends the
+ * packet up for the controller to answer its sender (which does not deliver it either).
+ */
+const DROPPING = new Set<number>(PIPELINE.filter((t) => t.miss.kind !== 'goto').map((t) => t.id));
 
 export interface SwitchFlows {
   datapathId: string;
@@ -94,7 +97,7 @@ export function dropCounters(
   const totals = new Map<number, { packets: number; bytes: number }>();
   const switches = answered.map((sw) => {
     const tables = sw.flows
-      .filter((f) => DROPPING.has(f.tableId) && f.priority === 0 && f.instructions.length === 0)
+      .filter((f) => DROPPING.has(f.tableId) && f.priority === 0 && appOf(f.cookie) === 'pipeline')
       .map((f) => ({
         table: f.tableId,
         tableName: tableName(f.tableId),

@@ -6,6 +6,7 @@ import type {
 } from '../../northbound/counters-schema.js';
 import type { FlowStats } from '../../southbound/openflow/codec/index.js';
 import { ofpp } from '../../southbound/openflow/codec/index.js';
+import { canonicalFieldName } from '../../southbound/openflow/codec/oxm-fields.js';
 import { formatMatch, OFP_DEFAULT_PRIORITY } from '../../southbound/openflow/text/index.js';
 import { objectCookie } from '../pipeline/cookies.js';
 import { TABLE, tableName } from '../pipeline/tables.js';
@@ -33,25 +34,52 @@ const outputsToInPort = (f: Pick<FlowStats, 'instructions'>) =>
       i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === ofpp.IN_PORT),
   );
 
+const outputsToController = (f: Pick<FlowStats, 'instructions'>) =>
+  f.instructions.some(
+    (i) =>
+      i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === ofpp.CONTROLLER),
+  );
+
+/** By canonical name: OVS reports ipv4_dst back as ip_dst, and the codec names it so. */
+const matches = (f: Pick<FlowStats, 'match'>, field: string) => {
+  const wanted = canonicalFieldName(field);
+  return f.match.some((t) => canonicalFieldName(t.field) === wanted);
+};
+
 /**
  * What one of the router's flows does, read from the flow itself (as OVS reports it) rather than
  * from its priority alone, so a count is never put under the wrong heading: in l3-route a goto to
  * l3-neighbor routes (a connected route), so does a goto to l2-lookup (a static route, straight to
- * its next hop VM), a reply out of in_port answers a ping, no instructions at all drops; in
- * arp-responder it answers ARP for the gateway. Anything else is `other` (kept in the sums).
+ * its next hop VM), a reply out of in_port answers a ping; up to the controller (for an ICMP
+ * error) by a TTL match is a TTL that ran out, by a destination match traffic to the router
+ * itself, by neither no route; no instructions at all drops what is not IPv4; in arp-responder it
+ * answers ARP for the gateway. Anything else is `other` (kept in the sums).
  */
-export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions'>): RouterFlowKind {
+export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | 'match'>): RouterFlowKind {
   if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
   if (f.tableId !== TABLE.L3_ROUTE) return 'other';
-  if (f.instructions.length === 0) return 'noRoute';
+  if (f.instructions.length === 0) return 'notIpv4';
   const routes = (i: (typeof f.instructions)[number]) =>
     i.type === 'goto_table' && (i.tableId === TABLE.L3_NEIGHBOR || i.tableId === TABLE.L2_LOOKUP);
   if (f.instructions.some(routes)) return 'routed';
   if (outputsToInPort(f)) return 'pingsAnswered';
+  if (outputsToController(f)) {
+    if (matches(f, 'nw_ttl')) return 'ttlExpired';
+    return matches(f, 'ipv4_dst') ? 'toRouter' : 'noRoute';
+  }
   return 'other';
 }
 
-const KINDS: readonly RouterFlowKind[] = ['routed', 'pingsAnswered', 'arpAnswered', 'noRoute', 'other'];
+const KINDS: readonly RouterFlowKind[] = [
+  'routed',
+  'pingsAnswered',
+  'arpAnswered',
+  'ttlExpired',
+  'toRouter',
+  'noRoute',
+  'notIpv4',
+  'other',
+];
 type ByKind = Record<RouterFlowKind, { packets: number; bytes: number }>;
 
 const zero = (): ByKind => Object.fromEntries(KINDS.map((k) => [k, { packets: 0, bytes: 0 }])) as ByKind;

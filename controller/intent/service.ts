@@ -185,6 +185,11 @@ export class IntentService {
     return o;
   }
 
+  /** The object, if it exists (no tenant scope: for the controller's own parts, not requests). */
+  find<K extends Kind>(kind: K, id: string): ObjectOf[K] | undefined {
+    return this.replica.committed.get(kind, id);
+  }
+
   /** The endpoint whose port is this iface-id (iface-ids are unique), if any. */
   endpointOfIface(ifaceId: string): ObjectOf['endpoint'] | undefined {
     const state = this.replica.committed;

@@ -1,9 +1,12 @@
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
+import { OFPCML_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { Match } from '../../southbound/openflow/codec/match.js';
 import { canonicalFieldName as canonicalField } from '../../southbound/openflow/codec/oxm-fields.js';
 import { type TableId, tableDecl } from './tables.js';
+
+const OFPP_CONTROLLER = ofpp.CONTROLLER;
 
 const allowedCache = new Map<number, Set<string>>();
 /** table -> match field name (any spelling) -> whether the table allows it. */
@@ -108,6 +111,13 @@ export const writeMetadata = (metadata: bigint, mask: bigint): Instruction => ({
   mask,
 });
 export const group = (groupId: number): Action => ({ type: 'group', groupId });
+/**
+ * The whole packet up to the controller (no buffering on the switch), which answers its sender
+ * with a PACKET_OUT (DHCP, the router's ICMP errors). Frozen: many flows share it.
+ */
+export const TO_CONTROLLER: DesiredFlow['instructions'] = Object.freeze([
+  apply({ type: 'output', port: OFPP_CONTROLLER, maxLen: OFPCML_NO_BUFFER }),
+]) as DesiredFlow['instructions'];
 /** `move:SRC[0..n)->DST[0..n)` (Nicira reg_move) of the low `nBits` bits. */
 export const move = (src: string, dst: string, nBits: number): Action => ({
   type: 'reg_move',

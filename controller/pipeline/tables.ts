@@ -29,7 +29,14 @@ export const TABLE = {
 export type TableId = (typeof TABLE)[keyof typeof TABLE];
 
 /** A drop says why, in words an operator can act on (weft drops, /metrics). */
-export type MissAction = { kind: 'drop'; why: string } | { kind: 'goto'; table: TableId };
+/**
+ * `controller`: the packet is not forwarded, and goes up to the controller, which answers its
+ * sender (an ICMP error) instead of dropping it silently.
+ */
+export type MissAction =
+  | { kind: 'drop'; why: string }
+  | { kind: 'controller'; why: string }
+  | { kind: 'goto'; table: TableId };
 
 export interface TableDecl {
   id: TableId;
@@ -125,8 +132,8 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L3_ROUTE,
     name: 'l3-route',
     purpose:
-      "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first)",
-    matches: ['metadata', 'eth_dst', 'eth_type', 'ip_proto', 'ipv4_dst', 'icmp_type'],
+      "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error",
+    matches: ['metadata', 'eth_dst', 'eth_type', 'ip_proto', 'ipv4_dst', 'icmp_type', 'nw_ttl'],
     next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
   },
@@ -136,7 +143,10 @@ export const PIPELINE: readonly TableDecl[] = [
     purpose: "a routed packet's destination address -> the endpoint's MAC into eth_dst, on to l2-lookup",
     matches: ['metadata', 'eth_type', 'ipv4_dst'],
     next: [TABLE.L2_LOOKUP],
-    miss: { kind: 'drop', why: 'routed to an address no endpoint of the destination network holds' },
+    miss: {
+      kind: 'controller',
+      why: 'routed to an address no endpoint of the destination network holds (the router answers host unreachable)',
+    },
   },
   {
     id: TABLE.L2_LOOKUP,

@@ -37,6 +37,8 @@ export interface SimOutput {
   pass: number;
   port: number;
   packet: Packet;
+  /** The index in `steps` of the step whose flow sent it (its table, its cookie: who sent it up). */
+  step: number;
 }
 
 export interface SimResult {
@@ -148,10 +150,11 @@ function instructions(
   depth: number,
 ): number | undefined {
   let next: number | undefined;
-  const step = run.result.steps.at(-1);
+  const at = run.result.steps.length - 1;
+  const step = run.result.steps[at];
   for (const i of ins) {
     if (i.type === 'apply_actions') {
-      const stopped = actions(run, pass, i.actions, p, depth);
+      const stopped = actions(run, pass, i.actions, p, depth, at);
       if (stopped) {
         // OVS turns the instructions into one action list, so the rest of it (goto too) is skipped.
         if (step) step.stopped = stopped;
@@ -179,16 +182,20 @@ function writeSub(p: Packet, sf: Subfield, bits: bigint): void {
   p.set(name, ((p.get(name) ?? 0n) & ~mask) | ((bits << BigInt(sf.ofs)) & mask));
 }
 
-/** Runs an action list; returns why it stopped short, if it did (the rest is not run). */
+/**
+ * Runs an action list of the flow of step `at` (a resubmit's steps come after it); returns why it
+ * stopped short, if it did (the rest is not run).
+ */
 function actions(
   run: Run,
   pass: number,
   list: readonly Action[],
   p: Packet,
   depth: number,
+  at: number,
 ): string | undefined {
   for (const a of list) {
-    const stopped = action(run, pass, a, p, depth);
+    const stopped = action(run, pass, a, p, depth, at);
     if (stopped) return stopped;
   }
   return undefined;
@@ -212,15 +219,15 @@ function decTtl(run: Run, p: Packet): string | undefined {
   return why;
 }
 
-function action(run: Run, pass: number, a: Action, p: Packet, depth: number): string | undefined {
+function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at: number): string | undefined {
   const { result } = run;
   switch (a.type) {
     case 'output': {
       const inPort = Number(p.get('in_port') ?? 0n);
-      if (a.port === ofpp.IN_PORT) result.outputs.push({ pass, port: inPort, packet: new Map(p) });
+      if (a.port === ofpp.IN_PORT) result.outputs.push({ pass, port: inPort, packet: new Map(p), step: at });
       else if (a.port === inPort)
         result.notes.push(`output to port ${a.port}, the packet's in_port: OVS drops it`);
-      else result.outputs.push({ pass, port: a.port, packet: new Map(p) });
+      else result.outputs.push({ pass, port: a.port, packet: new Map(p), step: at });
       return;
     }
     case 'set_field': {
@@ -248,7 +255,7 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number): st
       return;
     }
     case 'group':
-      group(run, pass, a.groupId, p, depth);
+      group(run, pass, a.groupId, p, depth, at);
       return;
     case 'resubmit': {
       if (depth >= MAX_DEPTH) {
@@ -286,14 +293,14 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number): st
     case 'note':
       return;
     case 'controller':
-      result.outputs.push({ pass, port: ofpp.CONTROLLER, packet: new Map(p) });
+      result.outputs.push({ pass, port: ofpp.CONTROLLER, packet: new Map(p), step: at });
       return;
     default:
       result.notes.push(`action ${a.type} is not modelled by the trace`);
   }
 }
 
-function group(run: Run, pass: number, groupId: number, p: Packet, depth: number): void {
+function group(run: Run, pass: number, groupId: number, p: Packet, depth: number, at: number): void {
   const g = run.groups.get(groupId);
   if (!g) {
     run.result.notes.push(`group ${groupId} does not exist: dropped`);
@@ -303,7 +310,7 @@ function group(run: Run, pass: number, groupId: number, p: Packet, depth: number
   for (const b of buckets) {
     const copy = new Map(p);
     const start = run.result.steps.length;
-    actions(run, pass, b.actions, copy, depth + 1);
+    actions(run, pass, b.actions, copy, depth + 1, at);
     for (let i = start; i < run.result.steps.length; i++) {
       const s = run.result.steps[i]!;
       if (s.group === undefined) run.result.steps[i] = { ...s, group: groupId };

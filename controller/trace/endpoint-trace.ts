@@ -2,16 +2,18 @@ import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import { canonicalIpv6, isIpv4, isIpv6, isMac } from '../../southbound/openflow/codec/values.js';
 import { conflict, IntentError, invalid, notFound } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
+import { icmpErrorSource } from '../router/icmp-decision.js';
 import { type DestinationLookups, destinationOf } from './destination.js';
 import { describePacket, type Packet, packetOf } from './packet.js';
+import { icmpErrorPacket, type RouterPunt, routerPuntOf } from './router-answer.js';
 import { type TraceHop, type TraceRun, type TraceWorld, traceAcross } from './trace-across.js';
 import { type TraceTarget, type TraceVerdict, verdictOf } from './verdict.js';
 
 /**
  * `weft trace`: a probe from an endpoint's VM port, the way the VM would send it (its own MAC and
- * address, TTL 64, the destination's MAC as ARP would have resolved it, or its gateway's for an
- * address a router leads to), followed through weft's desired flows across hypervisors. The answer
- * is a verdict a person can act on and every step on the way.
+ * address, TTL 64 unless asked for another, the destination's MAC as ARP would have resolved it,
+ * or its gateway's for an address a router leads to), followed through weft's desired flows across
+ * hypervisors. The answer is a verdict a person can act on and every step on the way.
  */
 export type TraceProtocol = 'icmp' | 'tcp' | 'udp' | 'arp';
 
@@ -26,6 +28,8 @@ export interface TraceRequest {
   dstMac?: string;
   /** Trace as a packet of an established connection (+trk+est) instead of a new one (+trk+new). */
   established?: boolean;
+  /** The probe's TTL (IPv6: hop limit), 1..255, default 64: what a traceroute probe meets. */
+  ttl?: number;
 }
 
 export interface TraceLookups extends DestinationLookups {
@@ -56,6 +60,7 @@ const CT_EST = 0x02n;
 const DEFAULT_SRC_PORT = 40000;
 /** What Linux puts in a VM's packets (net.ipv4.ip_default_ttl, IPv6 hop limit). */
 const VM_TTL = 64;
+const MAX_TTL = 255;
 const PACKET_FIELDS = [
   'in_port',
   'eth_src',
@@ -112,6 +117,11 @@ function checkRequest(req: TraceRequest): { to: string; v6: boolean } {
   }
   if (req.dstMac !== undefined && !isMac(req.dstMac))
     throw invalid('dstMac', `'${req.dstMac}' is not a MAC address`);
+  if (req.ttl !== undefined) {
+    if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL)
+      throw invalid('ttl', `the TTL is a whole number from 1 to ${MAX_TTL}, got ${req.ttl}`);
+    if (req.protocol === 'arp') throw invalid('ttl', 'an ARP request has no TTL; trace icmp, tcp or udp');
+  }
   return { to: v6 ? canonicalIpv6(req.to)! : req.to, v6 };
 }
 
@@ -161,7 +171,7 @@ export function traceEndpoint(
           eth_dst: dstMac!, // destinationOf gives every IP probe one
           eth_type: v6 ? 0x86dd : 0x0800,
           ...(v6 ? { ipv6_src: srcIp, ipv6_dst: to } : { ip_src: srcIp, ip_dst: to }),
-          nw_ttl: VM_TTL,
+          nw_ttl: req.ttl ?? VM_TTL,
           ...l4(req, v6),
         };
   const packet = packetOf({ in_port: binding.ofport, eth_src: from.mac, vlan_vid: 0, ...headers });
@@ -170,20 +180,22 @@ export function traceEndpoint(
     ctState: CT_TRK | (established ? CT_EST : CT_NEW),
   });
   const { hops } = run;
-  const what =
+  const probe =
     req.protocol === 'tcp' || req.protocol === 'udp'
       ? `${req.protocol} from ${fromId} to ${v6 ? `[${to}]` : to}:${req.port}`
       : req.protocol === 'arp'
         ? `ARP from ${fromId} for ${to}`
         : `ping from ${fromId} to ${to}`;
+  const what = req.ttl === undefined ? probe : `${probe} with TTL ${req.ttl}`;
   const goal: TraceTarget = {
     ...(target ? { endpoint: target.id } : {}),
     arp: req.protocol === 'arp',
     what,
     ...(gateway ? { gateway } : {}),
   };
-  const verdict = verdictOf(hops, goal, established);
-  const received = receivedOf(run, verdict, goal);
+  const punt = routerPuntOf(run, goal);
+  const verdict = verdictOf(hops, goal, established, punt);
+  const received = receivedOf(run, verdict, goal) ?? errorReceived(lookups, from, srcIp, punt);
   return {
     from: fromId,
     chassis: binding.chassisId,
@@ -196,6 +208,27 @@ export function traceEndpoint(
     ...(received ? { received: describePacket(received, RECEIVED_FIELDS) } : {}),
     hops,
   };
+}
+
+/**
+ * The router's ICMP error as the sender gets it: from the router's address on the sender's
+ * network, or from the router address it asked for when the router answers for itself.
+ */
+function errorReceived(
+  lookups: TraceLookups,
+  from: Endpoint,
+  srcIp: string,
+  punt: RouterPunt | undefined,
+): Packet | undefined {
+  if (!punt?.error) return undefined;
+  const iface = lookups.routerOf(from.networkId)?.interfaces.find((i) => i.networkId === from.networkId);
+  if (!iface) return undefined;
+  return icmpErrorPacket(punt.error, {
+    routerIp: icmpErrorSource(punt.error, { probed: punt.ipDst, onSenderNetwork: iface.ip }),
+    routerMac: iface.mac,
+    senderIp: srcIp,
+    senderMac: from.mac,
+  });
 }
 
 /** in_port of a received copy is the bridge's business (a tunnel port), not the receiver's. */

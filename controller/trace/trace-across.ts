@@ -56,14 +56,18 @@ export interface TraceHop {
   notes: string[];
 }
 
-/** The hops, and the packet each output sent (as it left the bridge), for whoever reads them out. */
+/**
+ * The hops, and for each output the packet it sent (as it left the bridge) and the step whose flow
+ * sent it, for whoever reads them out.
+ */
 export interface TraceRun {
   hops: TraceHop[];
   packets: Map<TraceOutput, Packet>;
+  sentBy: Map<TraceOutput, TraceStepView>;
 }
 
-/** Adds an output to the hop, remembering the packet it sent. */
-type Report = (hop: TraceHop, output: TraceOutput, packet: Packet) => void;
+/** Adds an output of a hop's simulation to the hop, remembering what sent it and the packet. */
+type Report = (hop: TraceHop, output: TraceOutput, out: SimOutput) => void;
 
 export interface TraceOptions {
   ctState: bigint;
@@ -135,9 +139,12 @@ export function traceAcross(
 ): TraceRun {
   const hops: TraceHop[] = [];
   const packets = new Map<TraceOutput, Packet>();
-  const report: Report = (hop, o, p) => {
+  const sentBy = new Map<TraceOutput, TraceStepView>();
+  const report: Report = (hop, o, out) => {
     hop.outputs.push(o);
-    packets.set(o, p);
+    packets.set(o, out.packet);
+    const step = hop.steps[out.step];
+    if (step) sentBy.set(o, step);
   };
   const queue: Array<{ chassis: string; packet: Packet; from?: string }> = [{ chassis: chassisId, packet }];
   const maxHops = opts.maxHops ?? 64;
@@ -162,21 +169,21 @@ export function traceAcross(
     hop.notes.push(...sim.notes);
     const ports = world.ports(chassis);
     for (const out of sim.outputs) {
-      if (out.port === ofpp.CONTROLLER) report(hop, { to: 'controller', port: out.port }, out.packet);
+      if (out.port === ofpp.CONTROLLER) report(hop, { to: 'controller', port: out.port }, out);
       else if (isTunnelPort(ports, out.port)) {
         const arrival = intoTunnel(world, hop, out, report);
         if (arrival && hops.length + queue.length >= maxHops)
           hop.notes.push(`stopped following after ${maxHops} bridges`);
         else if (arrival) queue.push(arrival);
-      } else if (out.port === hop.inPort && !from) report(hop, { to: 'sender', port: out.port }, out.packet);
+      } else if (out.port === hop.inPort && !from) report(hop, { to: 'sender', port: out.port }, out);
       else {
         const endpoint = world.endpointAt(chassis, out.port);
-        if (endpoint) report(hop, { to: 'endpoint', port: out.port, endpoint }, out.packet);
-        else report(hop, physicalOutput(ports, out.port, out.packet), out.packet);
+        if (endpoint) report(hop, { to: 'endpoint', port: out.port, endpoint }, out);
+        else report(hop, physicalOutput(ports, out.port, out.packet), out);
       }
     }
   }
-  return { hops, packets };
+  return { hops, packets, sentBy };
 }
 
 /**
@@ -192,11 +199,7 @@ function intoTunnel(
   const tunnelIp = String(fieldText('tun_dst', out.packet.get('tun_dst') ?? 0n));
   const vni = Number(out.packet.get('tun_id') ?? 0n);
   const next = world.chassisOfTunnelIp(tunnelIp);
-  report(
-    hop,
-    { to: 'tunnel', port: out.port, ...(next ? { chassis: next } : {}), tunnelIp, vni },
-    out.packet,
-  );
+  report(hop, { to: 'tunnel', port: out.port, ...(next ? { chassis: next } : {}), tunnelIp, vni }, out);
   if (!next) {
     hop.notes.push(`no chassis has tunnel address ${tunnelIp}: the copy sent there is lost`);
     return undefined;

@@ -1,11 +1,13 @@
 import { TABLE, tableDecl } from '../pipeline/tables.js';
+import type { IcmpError } from '../router/icmp-error.js';
+import type { RouterPunt } from './router-answer.js';
 import type { TraceHop, TraceStepView } from './trace-across.js';
 
 /**
  * What a trace comes to, in one line a person can act on: delivered to the endpoint it was meant
  * for (bridged, or routed by the tenant's router), answered on the spot (ARP, a ping to a router,
- * DHCP), or dropped, naming the chassis, the table and the object whose flow (or whose absence of a
- * flow) decided it. Pure.
+ * DHCP, a router's ICMP error about a probe it cannot forward), or dropped, naming the chassis,
+ * the table and the object whose flow (or whose absence of a flow) decided it. Pure.
  */
 export type Verdict = 'delivered' | 'answered' | 'dropped' | 'not-delivered';
 
@@ -24,8 +26,10 @@ export interface TraceVerdict {
   /** Endpoints that received a copy (a broadcast reaches several). */
   deliveredTo: string[];
   droppedAt?: DropPoint;
-  /** The router that routed the probe to its endpoint, or answered it (a ping to its address). */
+  /** The router that routed the probe to its endpoint, or answered it (a ping, an ICMP error). */
   router?: string;
+  /** The ICMP error the router answered with: the probe went no further than the router. */
+  icmpError?: IcmpError['kind'];
 }
 
 export interface TraceTarget {
@@ -78,15 +82,15 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
     case TABLE.L2_LOOKUP:
       return 'no endpoint of the network has this destination MAC where the packet is (unknown unicast is not flooded)';
     case TABLE.L3_ROUTE:
-      // The router's lowest flow: sent to the gateway, in no subnet of the router's networks.
+      // The router's lowest flow: what is not IPv4 (the rest it routes or sends up for an ICMP error).
       if (owner?.startsWith('router/')) {
         const r = owner.slice('router/'.length);
-        return `no route: router ${r} joins no network whose subnet holds the destination (its no-route flow drops it)`;
+        return `router ${r} routes IPv4 only: its flow drops anything else sent to its gateway MAC`;
       }
       break;
   }
   const miss = tableDecl(s.table)?.miss;
-  if (isMiss) return miss?.kind === 'drop' ? miss.why : `no flow of table ${s.tableName} matches`;
+  if (isMiss) return miss && miss.kind !== 'goto' ? miss.why : `no flow of table ${s.tableName} matches`;
   return `the flow of ${owner ?? 'an unknown owner'} drops it`;
 }
 
@@ -119,7 +123,38 @@ function lastDrop(hops: readonly TraceHop[], established: boolean): DropPoint | 
   return undefined;
 }
 
-export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, established = false): TraceVerdict {
+const ERROR_NAMES: Record<IcmpError['kind'], string> = {
+  'time-exceeded': 'time exceeded',
+  'net-unreachable': 'net unreachable',
+  'host-unreachable': 'host unreachable',
+  'port-unreachable': 'port unreachable',
+  'protocol-unreachable': 'protocol unreachable',
+};
+
+/** Why the router answers with this error, in words that say what to change. */
+function errorReason(punt: RouterPunt, error: IcmpError['kind'], target: TraceTarget): string {
+  switch (error) {
+    case 'time-exceeded':
+      return `the TTL ran out at the router on ${punt.chassis}`;
+    case 'net-unreachable':
+      return `router ${punt.router} has no route to ${punt.ipDst}`;
+    case 'host-unreachable':
+      return `no endpoint of ${target.gateway?.into ?? 'the destination network'} holds ${punt.ipDst}`;
+    default:
+      return 'the router runs no service; it answers pings only';
+  }
+}
+
+/**
+ * `punt`: where a router's flows sent the probe up to the controller, and what the router answers
+ * about it (router-answer.ts).
+ */
+export function verdictOf(
+  hops: readonly TraceHop[],
+  target: TraceTarget,
+  established = false,
+  punt?: RouterPunt,
+): TraceVerdict {
   const deliveredTo = [
     ...new Set(hops.flatMap((h) => h.outputs.flatMap((o) => (o.to === 'endpoint' ? [o.endpoint] : [])))),
   ];
@@ -158,16 +193,30 @@ export function verdictOf(hops: readonly TraceHop[], target: TraceTarget, establ
       ...(routed ? { router: routed.router } : {}),
     };
   }
-  const drop = lastDrop(hops, established);
+  if (punt?.error) {
+    const { router, error } = punt;
+    return {
+      verdict: 'answered',
+      summary: `${target.what}: answered by router ${router} with ICMP ${ERROR_NAMES[error]} (${errorReason(punt, error, target)})`,
+      deliveredTo,
+      router,
+      icmpError: error,
+    };
+  }
+  // Sent up, and the router may send no error about it: it ends at the router all the same.
+  const drop: DropPoint | undefined = punt?.silent
+    ? {
+        chassis: punt.chassis,
+        table: punt.table,
+        tableName: punt.step.tableName,
+        ...(punt.step.flow?.owner ? { owner: punt.step.flow.owner } : {}),
+        reason: `router ${punt.router} sends it to the controller, which answers nothing: ${punt.silent}`,
+      }
+    : lastDrop(hops, established);
   if (drop) {
-    // Not a ping to the router's address: routed into its network like any other packet there.
-    const onlyPings =
-      gw?.routerAddress && !target.arp
-        ? ` (router ${gw.router} answers pings to its addresses, nothing else)`
-        : '';
     return {
       verdict: 'dropped',
-      summary: `${target.what}: dropped on ${drop.chassis} in table ${drop.tableName} (${drop.table}): ${drop.reason}${onlyPings}`,
+      summary: `${target.what}: dropped on ${drop.chassis} in table ${drop.tableName} (${drop.table}): ${drop.reason}`,
       deliveredTo,
       droppedAt: drop,
     };

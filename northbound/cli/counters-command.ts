@@ -92,7 +92,8 @@ const ROUTER_COLUMNS = [
   ['ROUTED', 'routed'],
   ['PINGS ANSWERED', 'pingsAnswered'],
   ['ARP ANSWERED', 'arpAnswered'],
-  ['NO ROUTE (DROPPED)', 'noRoute'],
+  ['TTL EXPIRED', 'ttlExpired'],
+  ['NO ROUTE', 'noRoute'],
 ] as const;
 
 /** A router's counters for people: one row per hypervisor and the totals, packets (bytes). */

@@ -13,7 +13,8 @@ const HELP = `Usage: weft trace FROM TO [--tcp PORT | --udp PORT | --icmp | --ar
 Follows a probe packet from endpoint FROM to address TO through the OpenFlow flows weft puts on the
 switches, hypervisor to hypervisor, and says whether it is delivered or where and why it is dropped.
 Computed from the desired state (GET /v1/endpoints/FROM/trace): nothing is sent. Exit status 0 when
-the packet is delivered (or the ARP request answered), 1 when it is not or the API call fails.
+the packet is delivered (or answered: an ARP request, a ping to a router, DHCP), 1 when it is not (a
+router's ICMP error, time exceeded or unreachable, included) or the API call fails.
 
 Probe (default --icmp):
   --icmp            a ping (ICMP echo request; ICMPv6 to an IPv6 TO)
@@ -23,6 +24,8 @@ Probe (default --icmp):
   --src-port N      source port of --tcp / --udp (default 40000)
   --dst-mac MAC     destination MAC, for an address no endpoint holds (a host behind a VLAN binding)
   --established     a packet of an established connection (conntrack +est) instead of a new one
+  --ttl N           the probe's TTL, 1 to 255 (default 64): --ttl 1 meets the first router's time
+                    exceeded, as a traceroute probe does
 
 Options:
   --api URL         API base URL (env WEFT_API, default ${defaultApi})
@@ -41,6 +44,13 @@ const portOf = (flag: string, text: string): number => {
   return n;
 };
 
+const ttlOf = (text: string): number => {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || n > 255)
+    throw new UsageError(`--ttl needs a TTL from 1 to 255, got '${text}'`);
+  return n;
+};
+
 /** The API query the protocol flags ask for; throws UsageError naming a flag that does not fit. */
 function queryOf(
   to: string,
@@ -53,6 +63,9 @@ function queryOf(
   const withPorts = protocol === 'tcp' || protocol === 'udp';
   const srcPort = values['src-port'] as string | undefined;
   if (srcPort !== undefined && !withPorts) throw new UsageError('--src-port needs --tcp PORT or --udp PORT');
+  const ttl = values.ttl as string | undefined;
+  if (ttl !== undefined && protocol === 'arp')
+    throw new UsageError('--ttl does not fit --arp: ARP has no TTL');
   return {
     to,
     protocol,
@@ -60,6 +73,7 @@ function queryOf(
     srcPort: srcPort === undefined ? undefined : portOf('src-port', srcPort),
     dstMac: values['dst-mac'] as string | undefined,
     state: values.established ? 'established' : undefined,
+    ttl: ttl === undefined ? undefined : ttlOf(ttl),
   };
 }
 
@@ -200,9 +214,12 @@ export function traceText(answer: TraceAnswerBody, width = DEFAULT_WIDTH): strin
   return `${lines.join('\n')}\n`;
 }
 
-/** Whether the probe got where it was meant to: the exit status scripts assert reachability by. */
-export const traceSucceeded = (answer: Pick<TraceAnswerBody, 'verdict'>): boolean =>
-  answer.verdict === 'delivered' || answer.verdict === 'answered';
+/**
+ * Whether the probe got where it was meant to: the exit status scripts assert reachability by. A
+ * router's ICMP error is an answer, yet the probe went no further than the router.
+ */
+export const traceSucceeded = (answer: Pick<TraceAnswerBody, 'verdict' | 'icmpError'>): boolean =>
+  answer.verdict === 'delivered' || (answer.verdict === 'answered' && answer.icmpError === undefined);
 
 /** `weft trace FROM TO`: GET /v1/endpoints/FROM/trace for people (or --json), exit 0 when delivered. */
 export const traceCommand: CliCommand = {
@@ -222,6 +239,7 @@ export const traceCommand: CliCommand = {
           'src-port': { type: 'string' },
           'dst-mac': { type: 'string' },
           established: { type: 'boolean' },
+          ttl: { type: 'string' },
           api: { type: 'string' },
           token: { type: 'string' },
           json: { type: 'boolean' },

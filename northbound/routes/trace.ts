@@ -46,6 +46,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<TraceRouteOptions> = async (
         ...(q.port === undefined ? {} : { port: q.port }),
         ...(q.srcPort === undefined ? {} : { srcPort: q.srcPort }),
         ...(q.dstMac === undefined ? {} : { dstMac: q.dstMac }),
+        ...(q.ttl === undefined ? {} : { ttl: q.ttl }),
         established: q.state === 'established',
       });
     },

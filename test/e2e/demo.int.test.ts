@@ -35,6 +35,9 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     'DHCP: red2 dropped its address and asked; weft answered from the intent: 10.0.0.2/24, gateway 10.0.0.254, MTU 1450, DNS 10.0.0.3',
   );
+  expect(lines).toContain(
+    'traceroute red1 -> reddb: 1 10.0.0.254 (red-router answers time exceeded), 2 10.1.0.5',
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

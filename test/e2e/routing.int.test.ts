@@ -69,6 +69,8 @@ const APPLIED = '?wait=applied&timeout=20s';
 
 const pings = async (from: string, to: string) =>
   (await e.lab.ping(from, to, { count: 3, intervalMs: 200, timeoutS: 1 })).received;
+const trace = async (from: string, query: string) =>
+  (await e.api.get(`/v1/endpoints/${from}/trace?${query}`)) as unknown as TraceAnswer;
 /** The TTL of one echo reply as the VM saw it. */
 const replyTtl = async (from: string, to: string) => {
   const out = await e.lab.exec(from, ['ping', '-n', '-c', '1', '-W', '2', to]);
@@ -127,8 +129,6 @@ describe('routing between the networks of a router (real traffic)', () => {
   }, 60_000);
 
   it('weft trace of routed packets agrees with ofproto/trace on every hypervisor they cross', async () => {
-    const trace = async (from: string, query: string) =>
-      (await e.api.get(`/v1/endpoints/${from}/trace?${query}`)) as unknown as TraceAnswer;
     const far = await trace('w1', 'to=10.2.0.5');
     expect(far).toMatchObject({ verdict: 'delivered', router: 'r1' });
     expect(far.received).toMatchObject({
@@ -144,8 +144,9 @@ describe('routing between the networks of a router (real traffic)', () => {
     const gateway = await trace('w1', 'to=10.2.0.1');
     expect(gateway).toMatchObject({ verdict: 'answered', router: 'r1' });
     await expectOvsAgreesOn(e.lab, gateway);
+    // In db's subnet, held by no endpoint of db (only blue's VM has it): host unreachable.
     const nobody = await trace('w1', 'to=10.2.0.7');
-    expect(nobody.verdict).toBe('dropped');
+    expect(nobody).toMatchObject({ verdict: 'answered', router: 'r1', icmpError: 'host-unreachable' });
     await expectOvsAgreesOn(e.lab, nobody);
   }, 30_000);
 
@@ -154,6 +155,59 @@ describe('routing between the networks of a router (real traffic)', () => {
     expect(await pings('w1', '10.2.0.1')).toBe(3);
     expect(await pings('d1', '10.2.0.1')).toBe(3);
   }, 30_000);
+
+  it('answers for itself: time exceeded (traceroute shows its hop), net, host and port unreachable', async () => {
+    // `; true`: ping and traceroute exit non-zero when they meet an error, which is the point here.
+    const run = (vm: string, cmd: string) => e.lab.exec(vm, `${cmd} 2>&1; true`);
+    // From web's gateway address: the router's address on the sender's network.
+    expect(await run('w1', 'ping -n -c 1 -W 2 -t 1 10.2.0.5')).toMatch(
+      /From 10\.1\.0\.1 icmp_seq=1 Time to live exceeded/,
+    );
+    // UDP probes: hop 1 is the router (time exceeded), hop 2 d1 itself (its port unreachable),
+    // across hypervisors (w1 on hv1, d1 on hv2) and within one (d2 on hv1).
+    for (const [dst, last] of [
+      ['10.2.0.5', '10.2.0.5'],
+      ['10.2.0.6', '10.2.0.6'],
+    ]) {
+      const hops = await run('w1', `traceroute -n -q 1 -w 2 -m 4 ${dst}`);
+      expect(hops).toMatch(/^ 1 {2}10\.1\.0\.1 /m);
+      expect(hops).toMatch(new RegExp(`^ 2 {2}${last!.replace(/\./g, '\\.')} `, 'm'));
+      expect(hops).not.toMatch(/^ 3 /m);
+    }
+    // To the router's own address on the other network: it runs no service (port unreachable).
+    expect(await run('w1', 'traceroute -n -q 1 -w 2 -m 4 10.2.0.1')).toMatch(/^ 1 {2}10\.2\.0\.1 /m);
+    expect(await run('w1', 'ping -n -c 1 -W 2 10.9.9.9')).toMatch(
+      /From 10\.1\.0\.1 icmp_seq=1 Destination Net Unreachable/,
+    );
+    // In db's subnet, but no endpoint holds it; from d1 on hv2 the error comes from db's gateway.
+    expect(await run('w1', 'ping -n -c 1 -W 2 10.2.0.99')).toMatch(
+      /From 10\.1\.0\.1 icmp_seq=1 Destination Host Unreachable/,
+    );
+    expect(await run('d1', 'ping -n -c 1 -W 2 10.1.0.99')).toMatch(
+      /From 10\.2\.0\.1 icmp_seq=1 Destination Host Unreachable/,
+    );
+    // Bridged traffic meets no router: a TTL of 1 still reaches a VM of the same network.
+    expect(await run('w1', 'ping -n -c 1 -W 2 -t 1 10.1.0.6')).toMatch(/1 received/);
+    // weft trace says the same from the flows alone, step for step with ofproto/trace.
+    const expired = await trace('w1', 'to=10.2.0.5&ttl=1');
+    expect(expired).toMatchObject({ verdict: 'answered', router: 'r1', icmpError: 'time-exceeded' });
+    expect(expired.received).toMatchObject({ ip_src: '10.1.0.1', icmp_type: '11' });
+    await expectOvsAgreesOn(e.lab, expired);
+    const noRoute = await trace('w1', 'to=10.9.9.9');
+    expect(noRoute).toMatchObject({ verdict: 'answered', icmpError: 'net-unreachable' });
+    await expectOvsAgreesOn(e.lab, noRoute);
+    // What the router sent up, counted by its flows: the TTL runs and the no-route packets on hv1.
+    await expect
+      .poll(
+        async () => {
+          const c = (await e.api.get('/v1/routers/r1/counters')) as unknown as RouterCounters;
+          const hv1 = c.switches.find((s) => s.chassis === 'hv1');
+          return [hv1?.ttlExpired.packets ?? 0, hv1?.noRoute.packets ?? 0].map((n) => n > 0);
+        },
+        { timeout: 5000, interval: 250 },
+      )
+      .toEqual([true, true]);
+  }, 60_000);
 
   it('hands out the gateway as default router over DHCP (the network names none itself)', async () => {
     await e.api.patch(`/v1/networks/db${APPLIED}`, { dhcp: {} });

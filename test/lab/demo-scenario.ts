@@ -228,6 +228,15 @@ export async function runDemo(
     await ping('red1', '10.1.0.5', 'open');
     await tcp('reddb', '10.0.0.2', 8080, 'open (red2)');
     await ping('blue1', '10.1.0.5', 'closed');
+    // traceroute through red-router: the router's hop answers time exceeded (controller/router).
+    const hops = await lab.exec('red1', 'traceroute -n -q 1 -w 2 -m 4 10.1.0.5 2>&1; true');
+    const hopIps = [...hops.matchAll(/^ *\d+ +(\S+)/gm)].map((m) => m[1]);
+    const tracerouteOk = hopIps.join(' ') === '10.0.0.254 10.1.0.5';
+    say(
+      tracerouteOk
+        ? 'traceroute red1 -> reddb: 1 10.0.0.254 (red-router answers time exceeded), 2 10.1.0.5'
+        : `traceroute red1 -> reddb: ${hopIps.join(', ') || hops.trim()} (SURPRISE: expected 10.0.0.254, 10.1.0.5)`,
+    );
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -243,6 +252,7 @@ export async function runDemo(
     const surprises =
       probes.filter((p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open')).length +
       (leased ? 0 : 1) +
+      (tracerouteOk ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
     return { probes, surprises, drops };

@@ -73,7 +73,10 @@ const routerAnswer = (id: string): RouterCounters => ({
     routed: count(20),
     pingsAnswered: count(3),
     arpAnswered: count(1),
+    ttlExpired: count(5),
+    toRouter: count(4),
     noRoute: count(2),
+    notIpv4: count(6),
     other: count(0),
   },
   switches: [
@@ -83,7 +86,10 @@ const routerAnswer = (id: string): RouterCounters => ({
       routed: count(10),
       pingsAnswered: count(3),
       arpAnswered: count(1),
+      ttlExpired: count(5),
+      toRouter: count(4),
       noRoute: count(0),
+      notIpv4: count(0),
       other: count(0),
       flows: [
         {
@@ -102,7 +108,10 @@ const routerAnswer = (id: string): RouterCounters => ({
       routed: count(10),
       pingsAnswered: count(0),
       arpAnswered: count(0),
+      ttlExpired: count(0),
+      toRouter: count(0),
       noRoute: count(2),
+      notIpv4: count(6),
       other: count(0),
       flows: [],
     },
@@ -234,10 +243,10 @@ describe('weft counters / weft drops', () => {
     const r = await weft('counters router rr');
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain('router rr, packets (bytes) by what its flows did:');
-    expect(r.out).toMatch(/^CHASSIS\s+ROUTED\s+PINGS ANSWERED\s+ARP ANSWERED\s+NO ROUTE \(DROPPED\)$/m);
-    expect(r.out).toMatch(/^hv1\s+10 \(980\)\s+3 \(294\)\s+1 \(98\)\s+0 \(0\)$/m);
-    expect(r.out).toMatch(/^hv2\s+10 \(980\)\s+0 \(0\)\s+0 \(0\)\s+2 \(196\)$/m);
-    expect(r.out).toMatch(/^total\s+20 \(1960\)\s+3 \(294\)\s+1 \(98\)\s+2 \(196\)$/m);
+    expect(r.out).toMatch(/^CHASSIS\s+ROUTED\s+PINGS ANSWERED\s+ARP ANSWERED\s+TTL EXPIRED\s+NO ROUTE$/m);
+    expect(r.out).toMatch(/^hv1\s+10 \(980\)\s+3 \(294\)\s+1 \(98\)\s+5 \(490\)\s+0 \(0\)$/m);
+    expect(r.out).toMatch(/^hv2\s+10 \(980\)\s+0 \(0\)\s+0 \(0\)\s+0 \(0\)\s+2 \(196\)$/m);
+    expect(r.out).toMatch(/^total\s+20 \(1960\)\s+3 \(294\)\s+1 \(98\)\s+5 \(490\)\s+2 \(196\)$/m);
     expect(r.out).toContain('(no answer from hv3: timed out after 3000 ms)');
     expect(r.out).not.toContain('no known kind');
     expect(JSON.parse((await weft('counters router rr --json')).out)).toEqual(routerAnswer('rr'));

@@ -45,6 +45,12 @@ describe('GET /v1/endpoints/:id/trace', () => {
   it('refuses bad requests with 400 naming the field, unknown endpoints with 404, unbound ones with 409', async () => {
     const cases: Array<[string, number, RegExp]> = [
       ['/v1/endpoints/r1/trace', 400, /to/],
+      ...['0', '256', '1.5', 'x', '-1', ''].map((ttl): [string, number, RegExp] => [
+        `/v1/endpoints/r1/trace?to=10.0.0.2&ttl=${ttl}`,
+        400,
+        /^query parameter 'ttl' must be (>= 1|<= 255|integer)$/,
+      ]),
+      ['/v1/endpoints/r1/trace?to=10.0.0.2&protocol=arp&ttl=3', 400, /^ttl: an ARP request has no TTL/],
       ['/v1/endpoints/r1/trace?to=10.0.0.2&protocol=sctp', 400, /protocol/],
       ['/v1/endpoints/r1/trace?to=10.0.0.2&protocol=tcp&port=70000', 400, /port/],
       [
@@ -113,6 +119,17 @@ describe('GET /v1/endpoints/:id/trace through a router', () => {
     expect(routed.json()).toMatchObject({ verdict: 'delivered', router: 'r1', received: { nw_ttl: '63' } });
     const ping = await rh.app.inject({ url: '/v1/endpoints/w1/trace?to=10.1.0.1', headers: rh.admin });
     expect(ping.json()).toMatchObject({ verdict: 'answered', router: 'r1', received: { icmp_type: '0' } });
+    // A traceroute probe's first hop: the router's time exceeded, from its address on w1's network.
+    const hop = await rh.app.inject({ url: '/v1/endpoints/w1/trace?to=10.2.0.6&ttl=1', headers: rh.admin });
+    expect(hop.statusCode).toBe(200);
+    expect(hop.json()).toEqual(JSON.parse(JSON.stringify(r.trace('w1', { to: '10.2.0.6', ttl: 1 }))));
+    expect(hop.json()).toMatchObject({
+      verdict: 'answered',
+      router: 'r1',
+      icmpError: 'time-exceeded',
+      packet: { nw_ttl: '1' },
+      received: { ip_src: '10.1.0.1', icmp_type: '11' },
+    });
     const own = await rh.app.inject({ url: '/v1/endpoints/w1/trace?to=10.1.0.99', headers: rh.admin });
     expect(own.statusCode).toBe(400);
     expect(own.json().error.message).toMatch(

@@ -14,7 +14,7 @@ const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web], rout
 const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));
 
 describe('router app', () => {
-  it("a network's gateway: ARP answer, pings to every router address, a route per subnet, a no-route drop", () => {
+  it("a network's gateway: ARP answer, pings to every router address, the rest of its own traffic, TTLs that run out and no route up to the controller, a route per subnet", () => {
     const flows: DesiredFlow[] = [];
     routerNetworkFlows({ vni: 100, router: onWeb }, flows);
     for (const f of flows) checkFlow(f);
@@ -22,11 +22,16 @@ describe('router app', () => {
     expect(text(flows)).toEqual([
       'table=30, priority=100,arp,metadata=0x64,arp_tpa=10.0.0.1,arp_op=1 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,goto_table:31',
       'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.1.1->ip_src,set_field:0->icmp_type,IN_PORT',
+      'table=35, priority=290,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1 actions=CONTROLLER:65535',
       'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
       'table=35, priority=116,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.9.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
       'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.0.1->ip_src,set_field:0->icmp_type,IN_PORT',
+      'table=35, priority=290,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1 actions=CONTROLLER:65535',
       'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36',
-      'table=35, priority=10,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=drop',
+      'table=35, priority=250,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_ttl=0 actions=CONTROLLER:65535',
+      'table=35, priority=250,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_ttl=1 actions=CONTROLLER:65535',
+      'table=35, priority=10,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=CONTROLLER:65535',
+      'table=35, priority=5,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=drop',
     ]);
   });
 

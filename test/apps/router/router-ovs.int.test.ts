@@ -74,10 +74,26 @@ describe('distributed routing in real OVS', () => {
     }
   });
 
-  it('drops what it cannot route: an address outside the router, an address no endpoint holds', async () => {
-    for (const dst of ['10.9.9.9', '10.2.0.99']) {
-      const out = await trace(`tcp,${fromW1},nw_dst=${dst},tp_dst=80`);
-      expect(out).toMatch(/Datapath actions: drop/);
+  it('sends up, for an ICMP error, what it cannot route: an address outside the router, one no endpoint holds, a TTL that runs out, TCP to the router', async () => {
+    const cases = [
+      // no route: the router's priority-10 flow
+      { flow: `tcp,${fromW1},nw_dst=10.9.9.9,tp_dst=80`, table: 35, routed: false },
+      // routed into db, where no endpoint holds the address: l3-neighbor's miss
+      { flow: `tcp,${fromW1},nw_dst=10.2.0.99,tp_dst=80`, table: 36, routed: true },
+      // TTL 1 would reach zero: sent up before dec_ttl, so the sender's packet is quoted as sent
+      {
+        flow: `tcp,${fromW1.replace('nw_ttl=64', 'nw_ttl=1')},nw_dst=10.2.0.5,tp_dst=80`,
+        table: 35,
+        routed: false,
+      },
+      // no service on the router
+      { flow: `tcp,${fromW1},nw_dst=10.2.0.1,tp_dst=22`, table: 35, routed: false },
+    ];
+    for (const c of cases) {
+      const out = await trace(c.flow);
+      expect(out).toMatch(new RegExp(`^${c.table}\\. .*\\n\\s+CONTROLLER:65535`, 'm'));
+      expect(out).not.toMatch(/^\s+output:/m);
+      expect(/dec_ttl/.test(out)).toBe(c.routed);
     }
   });
 

@@ -88,28 +88,34 @@ describe('routing in the datapath views', () => {
     const added = text('hv1').filter((l) => !text('hv1', false).includes(l));
     const routerFlows = flowsOn('hv1').flows.filter((f) => appOf(f.cookie) === 'router');
     expect(added).toHaveLength(routerFlows.length);
-    // web: ARP + 2 pings + 2 routes + no-route; db the same; l3-neighbor: w1, w3, d1, d2.
-    expect(routerFlows).toHaveLength(6 + 6 + 4);
+    // web: ARP + 2 pings + 2 other-traffic-to-the-router + 2 routes + 2 TTL run-outs + no-route +
+    // not-IPv4; db the same; l3-neighbor: w1, w3, d1, d2.
+    expect(routerFlows).toHaveLength(11 + 11 + 4);
   });
 });
 
 describe('routing under the asap2 offload check', () => {
-  it('keeps routes and neighbour flows offloadable; only gateway ARP and pings to the router stay in software', () => {
+  it('keeps routes and neighbour flows offloadable; only gateway ARP, pings to the router and what goes up for an ICMP error stay in software', () => {
     const { intent, facts } = routedTenant();
     const desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
     const routerFlows = desired.flows.filter((f) => appOf(f.cookie) === 'router');
     const software = routerFlows.filter((f) => flowReasons(f, new Map()).length > 0);
     // The 2 gateway ARP answers (ARP rewrites run in software, as for every endpoint) and the 4
-    // echo replies (2 router addresses, asked from web and from db: ICMP rewritten in userspace).
-    expect(software.map((f) => [f.tableId, f.priority]).sort()).toEqual([
-      [30, 100],
-      [30, 100],
-      [35, 300],
-      [35, 300],
-      [35, 300],
-      [35, 300],
-    ]);
-    const routes = routerFlows.filter((f) => f.tableId === 35 && f.priority > 100 && f.priority < 300);
+    // echo replies (2 router addresses, asked from web and from db: ICMP rewritten in userspace);
+    // up to the controller, from web and from db: other traffic to the 2 router addresses, TTL 0
+    // and 1, no route.
+    const sorted = (l: number[][]) => l.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+    expect(sorted(software.map((f) => [f.tableId, f.priority]))).toEqual(
+      sorted([
+        ...Array(2).fill([30, 100]),
+        ...Array(4).fill([35, 300]),
+        ...Array(4).fill([35, 290]),
+        ...Array(4).fill([35, 250]),
+        ...Array(2).fill([35, 10]),
+      ]),
+    );
+    // Routes sit at 100 + prefix length.
+    const routes = routerFlows.filter((f) => f.tableId === 35 && f.priority > 100 && f.priority <= 132);
     const neighbours = routerFlows.filter((f) => f.tableId === 36);
     expect(routes.length).toBeGreaterThan(0);
     expect(neighbours.length).toBeGreaterThan(0);

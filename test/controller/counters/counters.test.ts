@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { compute as computePipeline } from '../../../apps/pipeline/compute.js';
 import {
   dropCounters,
   objectCounters,
@@ -12,8 +13,13 @@ import {
   readObjectCounters,
 } from '../../../controller/counters/read-counters.js';
 import { cookieFor, objectCookie } from '../../../controller/pipeline/cookies.js';
-import { TABLE } from '../../../controller/pipeline/tables.js';
-import type { FlowStats, MultipartRequestBody } from '../../../southbound/openflow/codec/index.js';
+import { TABLE, tableDecl } from '../../../controller/pipeline/tables.js';
+import {
+  type FlowStats,
+  type MultipartRequestBody,
+  OFPCML_NO_BUFFER,
+  ofpp,
+} from '../../../southbound/openflow/codec/index.js';
 
 const stats = (
   tableId: number,
@@ -110,6 +116,61 @@ describe('dropCounters', () => {
       ['hv1', 7],
       ['hv2', 4],
     ]);
+  });
+});
+
+describe('dropCounters over the table misses the pipeline app emits', () => {
+  // Every table miss as apps/pipeline computes it, as the switch reports it: `packets` each.
+  const misses = (packets: (tableId: number) => number): FlowStats[] =>
+    computePipeline().flows.map((f) =>
+      stats(f.tableId, f.cookie, packets(f.tableId), {
+        priority: f.priority,
+        match: [...f.match],
+        instructions: [...f.instructions],
+      }),
+    );
+
+  it('counts the l3-neighbor miss, which sends up to the controller, as a drop with its why', () => {
+    const flows = misses((t) => (t === TABLE.L3_NEIGHBOR ? 6 : t === TABLE.L3_ROUTE ? 50 : 0));
+    const neighborMiss = flows.find((f) => f.tableId === TABLE.L3_NEIGHBOR)!;
+    // It forwards nothing: its only action is the whole packet up (for a host unreachable).
+    expect(neighborMiss.instructions).toEqual([
+      {
+        type: 'apply_actions',
+        actions: [{ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }],
+      },
+    ]);
+    const d = dropCounters([{ datapathId: 'dp1', chassis: 'hv1', flows }], []);
+    const why = tableDecl(TABLE.L3_NEIGHBOR)?.miss;
+    expect(why?.kind).toBe('controller');
+    const reason = why?.kind === 'controller' ? why.why : '';
+    expect(reason).toMatch(/no endpoint .* holds/);
+    expect(d.tables.find((t) => t.table === TABLE.L3_NEIGHBOR)).toEqual({
+      table: TABLE.L3_NEIGHBOR,
+      tableName: 'l3-neighbor',
+      reason,
+      packets: 6,
+      bytes: 600,
+    });
+    expect(d.switches[0]!.tables.find((t) => t.table === TABLE.L3_NEIGHBOR)).toMatchObject({
+      packets: 6,
+      reason,
+    });
+    // l3-route's miss goes on to l2-lookup: forwarded, not a drop, however busy.
+    expect(d.tables.some((t) => t.table === TABLE.L3_ROUTE)).toBe(false);
+    expect(d.packets).toBe(6);
+  });
+
+  it('counts exactly the tables whose miss forwards nothing, none that goes on to another', () => {
+    const d = dropCounters([{ datapathId: 'dp1', flows: misses(() => 1) }], []);
+    const forwarding = computePipeline()
+      .flows.filter((f) => f.instructions.some((i) => i.type === 'goto_table'))
+      .map((f): number => f.tableId);
+    const counted = d.tables.map((t) => t.table);
+    expect(counted.filter((t) => forwarding.includes(t))).toEqual([]);
+    expect(counted.length + forwarding.length).toBe(computePipeline().flows.length);
+    expect(counted).toContain(TABLE.L3_NEIGHBOR);
+    expect(d.tables.every((t) => t.reason !== 'no flow matches')).toBe(true);
   });
 });
 

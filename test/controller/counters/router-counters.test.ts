@@ -11,7 +11,14 @@ import { objectCookie } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { metadataForVni } from '../../../controller/pipeline/registers.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import type { FlowStats, MultipartRequestBody } from '../../../southbound/openflow/codec/index.js';
+import { RouterFlowKind as RouterFlowKindSchema } from '../../../northbound/counters-schema.js';
+import {
+  decodeMessage,
+  encodeMessage,
+  type FlowStats,
+  type MultipartRequestBody,
+  ofpp,
+} from '../../../southbound/openflow/codec/index.js';
 import { DB_PORT, WEB_PORT } from '../../apps/router/fixtures.js';
 
 /** The router r1 of web (VNI 100) and db (VNI 200), as apps/router computes its flows. */
@@ -71,68 +78,130 @@ describe('routerSelector', () => {
 });
 
 describe('routerFlowKind', () => {
-  it('names every flow apps/router computes by what it does, none left as other', () => {
-    // With a static route to an appliance VM in db too.
-    const flows = routerFlows([
+  /** r1's flows with a static route to an appliance VM in db, and a default route to it too. */
+  const withRoutes = () =>
+    routerFlows([
       {
         destination: '192.168.0.0/16',
         via: { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
       },
+      {
+        destination: '0.0.0.0/0',
+        via: { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
+      },
     ]);
-    const kinds = flows.map((f) => [f.tableId, f.priority, dst(f) ?? '-', routerFlowKind(f)]);
+  const ttl = (f: Pick<FlowStats, 'match'>) => f.match.find((t) => t.field === 'nw_ttl')?.value ?? '-';
+
+  it('names every flow apps/router computes by what it does, none left as other', () => {
+    const kinds = withRoutes().map((f) => [f.tableId, f.priority, dst(f) ?? '-', ttl(f), routerFlowKind(f)]);
+    // Per network: its ARP answer, per router address a ping answer and the rest to it, per
+    // network of the router a connected route, the two TTLs that run out, the static routes,
+    // no route, not IPv4.
+    const perAddress = (ip: string, subnet: string) => [
+      [35, 300, ip, '-', 'pingsAnswered'],
+      [35, 290, ip, '-', 'toRouter'],
+      [35, 124, subnet, '-', 'routed'],
+    ];
+    const network = (staticRoutes: unknown[][]) => [
+      [30, 100, '-', '-', 'arpAnswered'],
+      ...perAddress('10.0.1.1', '10.0.1.0'),
+      ...perAddress('10.0.0.1', '10.0.0.0'),
+      [35, 250, '-', 0, 'ttlExpired'],
+      [35, 250, '-', 1, 'ttlExpired'],
+      ...staticRoutes,
+      [35, 10, '-', '-', 'noRoute'],
+      [35, 5, '-', '-', 'notIpv4'],
+    ];
     expect(kinds).toEqual([
-      [30, 100, '-', 'arpAnswered'],
-      [35, 300, '10.0.1.1', 'pingsAnswered'],
-      [35, 124, '10.0.1.0', 'routed'],
-      [35, 300, '10.0.0.1', 'pingsAnswered'],
-      [35, 124, '10.0.0.0', 'routed'],
-      [35, 116, '192.168.0.0', 'routed'],
-      [35, 10, '-', 'noRoute'],
-      [30, 100, '-', 'arpAnswered'],
-      [35, 300, '10.0.1.1', 'pingsAnswered'],
-      [35, 124, '10.0.1.0', 'routed'],
-      [35, 300, '10.0.0.1', 'pingsAnswered'],
-      [35, 124, '10.0.0.0', 'routed'],
-      [35, 10, '-', 'noRoute'],
+      ...network([
+        [35, 116, '192.168.0.0', '-', 'routed'],
+        [35, 100, '-', '-', 'routed'],
+      ]),
+      ...network([]),
     ]);
   });
 
-  it('calls other what it cannot place: another table, or l3-route doing neither of its three things', () => {
-    expect(routerFlowKind({ tableId: TABLE.L3_NEIGHBOR, instructions: [] })).toBe('other');
+  it('reaches every kind the API knows but other, each from a flow apps/router really emits', () => {
+    const reached = new Set(withRoutes().map(routerFlowKind));
+    const known = RouterFlowKindSchema.anyOf.map((k) => k.const).filter((k) => k !== 'other');
+    expect([...reached].sort()).toEqual([...known].sort());
+  });
+
+  it('names the flows alike as OVS reports them (match and instructions decoded from a FLOW stats reply)', () => {
+    const flows = withRoutes();
+    const wire = encodeMessage({
+      type: 'MULTIPART_REPLY',
+      xid: 1,
+      flags: 0,
+      body: { kind: 'FLOW', flows: flows.map((f) => stats(f, 1)) },
+    });
+    const reply = decodeMessage(wire);
+    if (reply.type !== 'MULTIPART_REPLY' || reply.body.kind !== 'FLOW') throw new Error('not a FLOW reply');
+    expect(reply.body.flows.map(routerFlowKind)).toEqual(flows.map(routerFlowKind));
+  });
+
+  it('calls other what it cannot place: another table, or l3-route doing none of its things', () => {
+    const none = { match: [] };
+    expect(routerFlowKind({ tableId: TABLE.L3_NEIGHBOR, instructions: [], ...none })).toBe('other');
     expect(
-      routerFlowKind({ tableId: TABLE.L2_LOOKUP, instructions: [{ type: 'goto_table', tableId: 36 }] }),
+      routerFlowKind({
+        tableId: TABLE.L2_LOOKUP,
+        instructions: [{ type: 'goto_table', tableId: 36 }],
+        ...none,
+      }),
     ).toBe('other');
     // Out of a real port rather than back where it came from: no ping answer.
-    const out = {
+    const out = (port: number) => ({
       type: 'apply_actions' as const,
-      actions: [{ type: 'output' as const, port: 3, maxLen: 0 }],
-    };
-    expect(routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [out] })).toBe('other');
+      actions: [{ type: 'output' as const, port, maxLen: 0 }],
+    });
+    expect(routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [out(3)], ...none })).toBe('other');
     // A static route goes on to l2-lookup (to its next hop VM): routed.
     expect(
-      routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [{ type: 'goto_table', tableId: 40 }] }),
+      routerFlowKind({
+        tableId: TABLE.L3_ROUTE,
+        instructions: [{ type: 'goto_table', tableId: 40 }],
+        ...none,
+      }),
     ).toBe('routed');
     expect(
-      routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [{ type: 'goto_table', tableId: 50 }] }),
+      routerFlowKind({
+        tableId: TABLE.L3_ROUTE,
+        instructions: [{ type: 'goto_table', tableId: 50 }],
+        ...none,
+      }),
     ).toBe('other');
+    // Up to the controller: which error it is for, by what the flow matches; elsewhere: other.
+    const up = [out(ofpp.CONTROLLER)];
+    const l3 = (match: FlowStats['match']) =>
+      routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: up, match });
+    expect(l3([{ field: 'nw_ttl', value: 1 }])).toBe('ttlExpired');
+    expect(l3([{ field: 'ipv4_dst', value: '10.0.0.1' }])).toBe('toRouter');
+    expect(l3([{ field: 'eth_type', value: 0x0800 }])).toBe('noRoute');
+    expect(routerFlowKind({ tableId: TABLE.L3_NEIGHBOR, instructions: up, ...none })).toBe('other');
+    expect(routerFlowKind({ tableId: TABLE.L3_ROUTE, instructions: [], ...none })).toBe('notIpv4');
   });
 });
 
 describe('routerCounters', () => {
-  // hv1 hosts w1 (web): it routes w1's pings to db and answers its pings to the router; hv2 hosts
-  // d1 (db): it routes the replies back and answered one ARP for db's gateway.
+  // hv1 hosts w1 (web): it routes w1's pings to db, answers its pings to the router, sends up its
+  // ssh to the router and its traceroute's first probes; hv2 hosts d1 (db): it routes the replies
+  // back, answered one ARP for db's gateway, sent up what went to no network and dropped non-IP.
+  const matchesField = (f: DesiredFlow, field: string) => f.match.some((t) => t.field === field);
   const hv1 = counted((f) => {
     if (!on(f, 100)) return 0; // w1 is in web
     if (f.tableId === TABLE.ARP_RESPONDER) return 1; // w1 asked for its gateway
     if (dst(f) === '10.0.1.0') return 10; // its pings to db, routed
-    if (dst(f) === '10.0.0.1') return 3; // its pings to web's gateway, answered
+    if (dst(f) === '10.0.0.1') return matchesField(f, 'icmp_type') ? 3 : 4; // pings answered; ssh sent up
+    if (f.match.some((t) => t.field === 'nw_ttl' && t.value === 1)) return 5; // traceroute's first hop
     return 0;
   });
   const hv2 = counted((f) => {
     if (!on(f, 200)) return 0; // d1 is in db
     if (f.tableId === TABLE.ARP_RESPONDER) return 1;
     if (dst(f) === '10.0.0.0') return 10; // the replies to w1, routed back
-    if (f.priority === 10) return 2; // to the gateway for an address of no network of r1
+    if (f.priority === 10) return 2; // IPv4 to the gateway for an address of no network of r1
+    if (!matchesField(f, 'eth_type')) return 6; // to the gateway, not IPv4
     return 0;
   });
 
@@ -149,39 +218,47 @@ describe('routerCounters', () => {
     expect(c.id).toBe('r1');
     expect(c.switches.map((s) => s.chassis)).toEqual(['hv1', 'hv2']);
     const [s1, s2] = c.switches;
+    const none = { packets: 0, bytes: 0 };
     expect(s1).toMatchObject({
       datapathId: 'dp1',
       routed: { packets: 10, bytes: 1000 },
       pingsAnswered: { packets: 3, bytes: 300 },
       arpAnswered: { packets: 1, bytes: 100 },
-      noRoute: { packets: 0, bytes: 0 },
-      other: { packets: 0, bytes: 0 },
+      ttlExpired: { packets: 5, bytes: 500 },
+      toRouter: { packets: 4, bytes: 400 },
+      noRoute: none,
+      notIpv4: none,
+      other: none,
     });
     expect(s2).toMatchObject({
       routed: { packets: 10 },
       arpAnswered: { packets: 1 },
+      pingsAnswered: none,
+      ttlExpired: none,
+      toRouter: none,
       noRoute: { packets: 2 },
+      notIpv4: { packets: 6 },
     });
     expect(c.totals).toEqual({
       routed: { packets: 20, bytes: 2000 },
       pingsAnswered: { packets: 3, bytes: 300 },
       arpAnswered: { packets: 2, bytes: 200 },
+      ttlExpired: { packets: 5, bytes: 500 },
+      toRouter: { packets: 4, bytes: 400 },
       noRoute: { packets: 2, bytes: 200 },
-      other: { packets: 0, bytes: 0 },
+      notIpv4: { packets: 6, bytes: 600 },
+      other: none,
     });
+    // Both networks' flows on each switch: two of each per network, one no-route and one not-IPv4.
+    const rows = (n: number, row: unknown[]) => Array.from({ length: n }, () => row);
     expect(s1!.flows.map((f) => [f.table, f.tableName, f.priority, f.does])).toEqual([
-      [30, 'arp-responder', 100, 'arpAnswered'],
-      [30, 'arp-responder', 100, 'arpAnswered'],
-      [35, 'l3-route', 300, 'pingsAnswered'],
-      [35, 'l3-route', 300, 'pingsAnswered'],
-      [35, 'l3-route', 300, 'pingsAnswered'],
-      [35, 'l3-route', 300, 'pingsAnswered'],
-      [35, 'l3-route', 124, 'routed'],
-      [35, 'l3-route', 124, 'routed'],
-      [35, 'l3-route', 124, 'routed'],
-      [35, 'l3-route', 124, 'routed'],
-      [35, 'l3-route', 10, 'noRoute'],
-      [35, 'l3-route', 10, 'noRoute'],
+      ...rows(2, [30, 'arp-responder', 100, 'arpAnswered']),
+      ...rows(4, [35, 'l3-route', 300, 'pingsAnswered']),
+      ...rows(4, [35, 'l3-route', 290, 'toRouter']),
+      ...rows(4, [35, 'l3-route', 250, 'ttlExpired']),
+      ...rows(4, [35, 'l3-route', 124, 'routed']),
+      ...rows(2, [35, 'l3-route', 10, 'noRoute']),
+      ...rows(2, [35, 'l3-route', 5, 'notIpv4']),
     ]);
     expect(s1!.flows.find((f) => f.packets === 10)).toEqual({
       table: 35,
@@ -192,6 +269,8 @@ describe('routerCounters', () => {
       packets: 10,
       bytes: 1000,
     });
+    expect(s1!.flows.find((f) => f.packets === 5)).toMatchObject({ priority: 250, does: 'ttlExpired' });
+    expect(s1!.flows.find((f) => f.packets === 5)?.match).toContain('nw_ttl=1');
   });
 
   it('keeps an unknown flow in the sums as other, leaves out switches without its flows, lists the silent', () => {

@@ -87,6 +87,8 @@ describe('simulateBridge', () => {
       [6, 7],
       [4, 1],
     ]);
+    // Each output names the step whose flow sent it: after the resubmit, still table 0's.
+    expect(r.outputs.map((o) => r.steps[o.step]!.table)).toEqual([0, 5, 0]);
     expect(r.notes).toEqual(["output to port 1, the packet's in_port: OVS drops it"]);
     expect(r.steps.map((s) => [s.table, s.depth])).toEqual([
       [0, 0],
@@ -114,6 +116,7 @@ describe('simulateBridge', () => {
       [4, 4],
       [9, 0],
     ]);
+    expect(r.outputs.map((o) => o.step)).toEqual([0, 0, 0]);
     const missing = simulateBridge({ flows, groups: [] }, packetOf({ in_port: 1 }), NEW);
     expect(missing.notes).toEqual(['group 3 does not exist: dropped']);
   });
@@ -230,6 +233,19 @@ describe('simulateBridge', () => {
         [0, undefined],
         [40, undefined],
       ]);
+    });
+
+    it("matches nw_ttl (the router's TTL flows): only an IP packet with that TTL", () => {
+      const byTtl = [
+        flow(0, 2, [{ field: 'nw_ttl', value: 1 }], [apply(out(ofpp.CONTROLLER))]),
+        flow(0, 1, [], [apply(out(2))]),
+      ];
+      const sent = (p: ReturnType<typeof packetOf>) =>
+        simulateBridge({ flows: byTtl, groups: [] }, p, NEW).outputs.map((o) => o.port);
+      expect(sent(ip(1))).toEqual([ofpp.CONTROLLER]);
+      expect(sent(ip(64))).toEqual([2]);
+      expect(sent(ip(0))).toEqual([2]);
+      expect(sent(packetOf({ in_port: 1, eth_type: 0x806, arp_op: 1 }))).toEqual([2]);
     });
 
     it('set_nw_ttl sets the TTL of an IP packet and gives none to a packet without one', () => {

@@ -1,3 +1,4 @@
+import { TABLE } from '../../../controller/pipeline/tables.js';
 import { traceWorld } from '../../../controller/trace/world.js';
 import { bindableFacts, dpidOf, plug } from '../engine/bindable-facts.js';
 import { serviceEngine } from '../engine/service-engine.js';
@@ -7,6 +8,16 @@ export const TUNNEL_PORT = 100;
 /** routerMac(VNI): 0a:57:72 + the network's 24 VNI bits. */
 export const WEB_GATEWAY_MAC = '0a:57:72:00:00:64';
 export const DB_GATEWAY_MAC = '0a:57:72:00:00:65';
+export const W1_MAC = '02:00:00:00:01:05';
+
+/** w1's packets on hv1, table and owner, up to the router's l3-route. */
+export const FROM_W1 = [
+  `${TABLE.CLASSIFY}:endpoint/w1`,
+  `${TABLE.PORT_SECURITY}:endpoint/w1`,
+  `${TABLE.EGRESS_ACL}:table-miss/20`,
+  `${TABLE.EGRESS_SG}:table-miss/25`,
+  `${TABLE.ARP_RESPONDER}:table-miss/30`,
+];
 
 /**
  * A routed tenant on two hypervisors, computed by the real engine over a real intent service:

@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import { packetOf } from '../../../controller/trace/packet.js';
-import { traceAcross } from '../../../controller/trace/trace-across.js';
-import { verdictOf } from '../../../controller/trace/verdict.js';
-import { DB_GATEWAY_MAC, routedWorld, TUNNEL_PORT, WEB_GATEWAY_MAC } from './routed-fixture.js';
+import { DB_GATEWAY_MAC, FROM_W1, routedWorld, TUNNEL_PORT, WEB_GATEWAY_MAC } from './routed-fixture.js';
 import { errorOf, path } from './trace-fixture.js';
 
 /**
@@ -19,14 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await w?.close();
 });
-
-const FROM_W1 = [
-  `${TABLE.CLASSIFY}:endpoint/w1`,
-  `${TABLE.PORT_SECURITY}:endpoint/w1`,
-  `${TABLE.EGRESS_ACL}:table-miss/20`,
-  `${TABLE.EGRESS_SG}:table-miss/25`,
-  `${TABLE.ARP_RESPONDER}:table-miss/30`,
-];
 
 describe('weft trace through a router', () => {
   it('routes a ping to the gateway across the tunnel: TTL 63, gateway MAC as source, db VNI', () => {
@@ -126,52 +115,17 @@ describe('weft trace through a router', () => {
     expect(a).toMatchObject({ verdict: 'answered', router: 'r1' });
     expect(a.packet.eth_dst).toBe(WEB_GATEWAY_MAC);
     expect(a.received).toMatchObject({ eth_src: WEB_GATEWAY_MAC, ip_src: '10.2.0.1', ip_dst: '10.1.0.5' });
-    // Anything but a ping to the router is routed into its network and finds no endpoint there.
+    // Anything but a ping to the router is sent up before routing; it answers port unreachable
+    // (router-answer.test.ts).
     const ssh = w.trace('w1', { to: '10.2.0.1', protocol: 'tcp', port: 22 });
-    expect(ssh.verdict).toBe('dropped');
-    expect(ssh.droppedAt).toMatchObject({ table: TABLE.L3_NEIGHBOR, owner: 'table-miss/36' });
-    expect(ssh.summary).toMatch(/\(router r1 answers pings to its addresses, nothing else\)$/);
-    expect(ssh.router).toBeUndefined();
+    expect(ssh).toMatchObject({ verdict: 'answered', router: 'r1', icmpError: 'port-unreachable' });
+    expect(path(ssh, 0)).toEqual([...FROM_W1, `${TABLE.L3_ROUTE}:router/r1`]);
   });
 
   it('answers the ARP for the gateway address by the router', () => {
     const a = w.trace('w1', { to: '10.1.0.1', protocol: 'arp' });
     expect(a.summary).toBe('ARP from w1 for 10.1.0.1: answered by router r1 on hv1 without leaving it');
     expect(a.received).toMatchObject({ arp_op: '2', arp_spa: '10.1.0.1', arp_sha: WEB_GATEWAY_MAC });
-  });
-
-  it("drops at l3-neighbor an address in db's subnet that no endpoint holds", () => {
-    const a = w.trace('w1', { to: '10.2.0.99' });
-    expect(a.verdict).toBe('dropped');
-    expect(a.packet.eth_dst).toBe(WEB_GATEWAY_MAC);
-    expect(a.droppedAt).toEqual({
-      chassis: 'hv1',
-      table: TABLE.L3_NEIGHBOR,
-      tableName: 'l3-neighbor',
-      owner: 'table-miss/36',
-      reason: 'routed to an address no endpoint of the destination network holds',
-    });
-    expect(a.summary).toBe(
-      'ping from w1 to 10.2.0.99: dropped on hv1 in table l3-neighbor (36): routed to an address no endpoint of the destination network holds',
-    );
-    expect(a.received).toBeUndefined();
-  });
-
-  it("sends an address outside every subnet of the router to the gateway, and drops it at the router's no-route flow", () => {
-    // The VM's default route is its gateway, so the VM does send it: the trace shows where it ends.
-    const a = w.trace('w1', { to: '192.0.2.7' });
-    expect(a.verdict).toBe('dropped');
-    expect(path(a, 0)).toEqual([...FROM_W1, `${TABLE.L3_ROUTE}:router/r1`]);
-    expect(a.hops[0]!.steps.at(-1)).toMatchObject({ drop: true, flow: { priority: 10, actions: 'drop' } });
-    expect(a.droppedAt).toMatchObject({
-      chassis: 'hv1',
-      table: TABLE.L3_ROUTE,
-      tableName: 'l3-route',
-      owner: 'router/r1',
-    });
-    expect(a.droppedAt!.reason).toBe(
-      'no route: router r1 joins no network whose subnet holds the destination (its no-route flow drops it)',
-    );
   });
 
   it("refuses an address in the sender's own subnet that nobody holds (the VM would ARP for it), naming the router", () => {
@@ -251,38 +205,6 @@ describe('weft trace through a router', () => {
     expect(w.trace('w1', { to: '10.2.0.6', protocol: 'tcp', port: 5432 }).verdict).toBe('delivered');
   });
 
-  it('a packet whose TTL runs out at the router is dropped in l3-route, saying so', () => {
-    // A VM's probe starts at TTL 64; a packet that arrives with 1 left is built by hand.
-    const p = packetOf({
-      in_port: 1,
-      vlan_vid: 0,
-      eth_src: '02:00:00:00:01:05',
-      eth_dst: WEB_GATEWAY_MAC,
-      eth_type: 0x0800,
-      ip_src: '10.1.0.5',
-      ip_dst: '10.2.0.6',
-      ip_proto: 1,
-      icmp_type: 8,
-      icmp_code: 0,
-      nw_ttl: 1,
-    });
-    const { hops } = traceAcross(w.world('web'), 'hv1', p, { ctState: 0x21n });
-    const why = 'the TTL ran out (dec_ttl at TTL 1): OVS drops the packet';
-    expect(hops).toHaveLength(1);
-    expect(hops[0]!.steps.at(-1)).toMatchObject({ table: TABLE.L3_ROUTE, drop: true, stopped: why });
-    expect(hops[0]!.outputs).toEqual([]);
-    expect(hops[0]!.notes).toEqual([why]);
-    const v = verdictOf(hops, { endpoint: 'd2', arp: false, what: 'ping' });
-    expect(v.verdict).toBe('dropped');
-    expect(v.droppedAt).toEqual({
-      chassis: 'hv1',
-      table: TABLE.L3_ROUTE,
-      tableName: 'l3-route',
-      owner: 'router/r1',
-      reason: why,
-    });
-  });
-
   it('follows a static route to its next hop VM, longest prefix first, and drops it once the route is gone', async () => {
     // d1 (10.2.0.5, db, on hv1) stands for an appliance: 192.0.2.0/24 goes to it.
     const routes = [{ destination: '192.0.2.0/24', nexthop: '10.2.0.5' }];
@@ -307,7 +229,7 @@ describe('weft trace through a router', () => {
       await w.applied((await w.svc.update('router', 'r1', { routes: [] })).revision);
     }
     const gone = w.trace('w1', { to: '192.0.2.1' });
-    expect(gone.verdict).toBe('dropped');
-    expect(gone.summary).toContain('no route');
+    expect(gone).toMatchObject({ verdict: 'answered', icmpError: 'net-unreachable' });
+    expect(gone.summary).toContain('router r1 has no route to 192.0.2.1');
   });
 });

@@ -1,0 +1,224 @@
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { prefixHolding } from '../../controller/intent/net.js';
+import { OFP_NO_BUFFER, OFPVID_PRESENT, ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
+import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
+import { TokenBucket } from '../../southbound/openflow/session/token-bucket.js';
+import type { Endpoint, Network, Router } from '../intent/model.js';
+import { appOf } from '../pipeline/cookies.js';
+import { TABLE } from '../pipeline/tables.js';
+import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
+import {
+  buildIcmpError,
+  type IcmpError,
+  IcmpParseError,
+  type Ipv4Packet,
+  parseIpv4Frame,
+  whyNoError,
+} from './icmp-error.js';
+
+/** What the responder reads of the running controller. */
+export interface RouterIcmpContext {
+  chassisOfDatapath(dpid: string): string | undefined;
+  networkByVni(vni: number): Network | undefined;
+  network(id: string): Network | undefined;
+  routerOnNetwork(networkId: string): { router: Router } | undefined;
+  endpointByIp(networkId: string, ip: string): Endpoint | undefined;
+  /** The chassis's tunnel port (flow-based or per VNI): routed packets never come from there. */
+  isTunnelPort(chassisId: string, ofport: number): boolean;
+  /** The VLAN of a vlan-binding of this network on this port of the chassis, if it is one. */
+  vlanOf(chassisId: string, networkId: string, ofport: number): number | undefined;
+  /** False on an HA standby: only the leader answers (it alone holds the switches). */
+  isLeader(): boolean;
+}
+
+/** Per port: traceroute sends a few probes per hop; far more is a VM making weft work for it. */
+const PER_PORT_RATE = 20;
+const PER_PORT_BURST = 40;
+
+export type RouterIcmpOutcome =
+  | { kind: 'answered'; error: IcmpError['kind']; routerId: string; out: PacketOut }
+  | { kind: 'ignored'; reason: string; routerId?: string; quiet?: boolean }
+  | { kind: 'not-router' };
+
+/**
+ * The router's answers about packets it cannot forward (apps/router sends them up): time exceeded
+ * for a TTL that runs out, net unreachable without a route, host unreachable for an address no
+ * endpoint holds (the l3-neighbor table's miss), port or protocol unreachable for a packet to the
+ * router's own address that is not a ping. The answer comes from the router's address on the
+ * sender's network and goes straight back out of the port the packet came in on, tagged when that
+ * port is a VLAN binding's.
+ */
+export class RouterIcmpResponder {
+  readonly #buckets = new Map<string, TokenBucket>();
+
+  constructor(
+    private readonly ctx: RouterIcmpContext,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  handle(dpid: string, msg: PacketIn): RouterIcmpOutcome {
+    const fromRoute = msg.tableId === TABLE.L3_ROUTE && appOf(msg.cookie) === 'router';
+    const fromNeighbor = msg.tableId === TABLE.L3_NEIGHBOR && appOf(msg.cookie) === 'pipeline';
+    if (!fromRoute && !fromNeighbor) return { kind: 'not-router' };
+    if (!this.ctx.isLeader())
+      return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
+    const inPort = fieldOf(msg, 'in_port');
+    const metadata = fieldOf(msg, 'metadata');
+    if (inPort === undefined || metadata === undefined)
+      return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
+    const port = Number(inPort);
+    const chassisId = this.ctx.chassisOfDatapath(dpid);
+    if (!chassisId) return { kind: 'ignored', reason: `switch ${dpid} is no known chassis's` };
+    if (this.ctx.isTunnelPort(chassisId, port))
+      return { kind: 'ignored', reason: `port ${port} of ${chassisId} is a tunnel port` };
+    if (!this.#take(`${dpid}/${port}`))
+      return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} ICMP errors/s`, quiet: true };
+    let p: Ipv4Packet;
+    try {
+      p = parseIpv4Frame(msg.data);
+    } catch (err) {
+      if (err instanceof IcmpParseError) return { kind: 'ignored', reason: `malformed: ${err.message}` };
+      throw err;
+    }
+    const vni = Number(BigInt(metadata) & 0xffffffn);
+    const net = this.ctx.networkByVni(vni);
+    const router = net && this.ctx.routerOnNetwork(net.id)?.router;
+    if (!net || !router) return { kind: 'ignored', reason: `no router has an interface on VNI ${vni}` };
+    const decided = fromRoute ? this.#routeError(p, net, router) : this.#neighborError(p, router);
+    if ('ignored' in decided)
+      return { kind: 'ignored', routerId: router.id, reason: decided.ignored, quiet: decided.quiet };
+    const subnets = router.interfaces.flatMap((i) => this.ctx.network(i.networkId)?.subnets ?? []);
+    const why = whyNoError(p, subnets);
+    if (why)
+      return {
+        kind: 'ignored',
+        routerId: router.id,
+        reason: `no ICMP error about a packet when ${why}`,
+        quiet: true,
+      };
+    const iface = router.interfaces.find((i) => i.networkId === decided.sourceNetworkId)!;
+    const data = buildIcmpError(msg.data, p, decided.error, {
+      ethSrc: iface.mac,
+      ethDst: decided.ethDst,
+      ipSrc: icmpErrorSource(decided.error.kind, { probed: p.ipDst, onSenderNetwork: iface.ip }),
+    });
+    const vlan = this.ctx.vlanOf(chassisId, decided.sourceNetworkId, port);
+    const out: PacketOut = {
+      type: 'PACKET_OUT',
+      xid: 0,
+      bufferId: OFP_NO_BUFFER,
+      inPort: ofpp.CONTROLLER,
+      actions:
+        vlan === undefined
+          ? [{ type: 'output', port, maxLen: 0 }]
+          : [
+              { type: 'push_vlan', ethertype: 0x8100 },
+              { type: 'set_field', field: 'vlan_vid', value: OFPVID_PRESENT | vlan },
+              { type: 'output', port, maxLen: 0 },
+            ],
+      data,
+    };
+    return { kind: 'answered', error: decided.error.kind, routerId: router.id, out };
+  }
+
+  /** A packet l3-route sent up, still as the sender sent it (metadata: the sender's network). */
+  #routeError(p: Ipv4Packet, net: Network, router: Router): Decided {
+    const kind = icmpErrorFor({
+      table: TABLE.L3_ROUTE,
+      toRouter: router.interfaces.some((i) => i.ip === p.ipDst),
+      protocol: p.protocol,
+      ttl: p.ttl,
+    });
+    // Only ICMP to the router gets none: pings are answered by a flow, and it serves nothing else.
+    if (!kind) return { ignored: 'ICMP to the router other than a ping', quiet: true };
+    return { error: { kind }, sourceNetworkId: net.id, ethDst: p.ethSrc };
+  }
+
+  /**
+   * A routed packet l3-neighbor found no endpoint for: already rewritten for the destination
+   * network (its metadata and source MAC are that network's), so the sender is found by its
+   * address: the router network whose subnet holds it, and the endpoint holding it there.
+   */
+  #neighborError(p: Ipv4Packet, router: Router): Decided {
+    for (const i of router.interfaces) {
+      const n = this.ctx.network(i.networkId);
+      if (!n?.subnets.some((c) => prefixHolding(c, p.ipSrc) >= 0)) continue;
+      const sender = this.ctx.endpointByIp(n.id, p.ipSrc);
+      if (!sender)
+        return { ignored: `no endpoint of ${n.id} holds the sender's address ${p.ipSrc}`, quiet: true };
+      const error = {
+        kind: icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter: false, protocol: p.protocol, ttl: p.ttl }),
+      };
+      return { error, sourceNetworkId: n.id, ethDst: sender.mac.toLowerCase() };
+    }
+    return { ignored: `the sender ${p.ipSrc} is in no network of router ${router.id}`, quiet: true };
+  }
+
+  #take(key: string): boolean {
+    let bucket = this.#buckets.get(key);
+    if (!bucket) {
+      bucket = new TokenBucket(PER_PORT_RATE, PER_PORT_BURST, this.now);
+      this.#buckets.set(key, bucket);
+    }
+    return bucket.take();
+  }
+
+  /** Forgets the rate-limit state of a switch that went away. */
+  forget(dpid: string): void {
+    for (const key of this.#buckets.keys()) if (key.startsWith(`${dpid}/`)) this.#buckets.delete(key);
+  }
+}
+
+type Decided =
+  | { error: IcmpError; sourceNetworkId: string; ethDst: string }
+  | { ignored: string; quiet?: boolean };
+
+function fieldOf(msg: PacketIn, field: string): number | bigint | undefined {
+  const t = msg.match.find((m) => m.field === field);
+  return typeof t?.value === 'number' || typeof t?.value === 'bigint' ? t.value : undefined;
+}
+
+/** Wires a responder to every switch's PACKET_IN; answers, counts and logs each outcome. */
+export function startRouterResponder(
+  switches: SwitchRegistry,
+  ctx: RouterIcmpContext,
+  log: Logger,
+  metrics?: Registry,
+): RouterIcmpResponder {
+  const responder = new RouterIcmpResponder(ctx);
+  const sent = new Counter({
+    name: 'weft_router_icmp_errors_total',
+    help: 'ICMP errors weft routers sent (time-exceeded, net-, host-, port-, protocol-unreachable)',
+    labelNames: ['error'],
+    registers: metrics ? [metrics] : [],
+  });
+  const ignored = new Counter({
+    name: 'weft_router_icmp_ignored_total',
+    help: 'Packets routers sent up that got no ICMP error (rate limited, about an ICMP error, malformed, ...)',
+    registers: metrics ? [metrics] : [],
+  });
+  switches.on('packet-in', (sw, msg) => {
+    const dpid = sw.dpid ?? '';
+    const outcome = responder.handle(dpid, msg);
+    if (outcome.kind === 'not-router') return;
+    if (outcome.kind === 'ignored') {
+      ignored.inc();
+      const line = { dpid, router: outcome.routerId, reason: outcome.reason };
+      if (outcome.quiet) log.debug(line, 'no ICMP error sent');
+      else log.warn(line, 'no ICMP error sent');
+      return;
+    }
+    sent.inc({ error: outcome.error });
+    // Debug: a traceroute makes a few of these per hop, a misrouted flow many.
+    log.debug({ dpid, router: outcome.routerId, error: outcome.error }, 'ICMP error sent');
+    Promise.resolve(sw.send(outcome.out)).catch((err: unknown) =>
+      log.warn({ dpid, router: outcome.routerId, err }, 'ICMP error not sent'),
+    );
+  });
+  switches.on('switch-down', (sw) => {
+    if (sw.dpid) responder.forget(sw.dpid);
+  });
+  return responder;
+}

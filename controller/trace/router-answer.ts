@@ -1,0 +1,114 @@
+import { TABLE } from '../pipeline/tables.js';
+import { IP_PROTOCOL, icmpErrorFor } from '../router/icmp-decision.js';
+import { ERROR_TTL, ICMP_ERROR_CODES, type IcmpError, whyNoError } from '../router/icmp-error.js';
+import { canonical, fieldText, type Packet, packetOf } from './packet.js';
+import type { TraceHop, TraceRun, TraceStepView } from './trace-across.js';
+import type { TraceTarget } from './verdict.js';
+
+/**
+ * A probe a router's flows sent up to the controller (l3-route's flows to the controller, or
+ * l3-neighbor's miss), and what the controller answers for the router: the ICMP error the
+ * responder would send (controller/router, by the same rule), or why it sends none. Pure.
+ */
+export interface RouterPunt {
+  chassis: string;
+  router: string;
+  /** The table whose flow sent it up. */
+  table: typeof TABLE.L3_ROUTE | typeof TABLE.L3_NEIGHBOR;
+  step: TraceStepView;
+  /** The destination as it was sent up. */
+  ipDst: string;
+  /** The error the sender gets back. */
+  error?: IcmpError['kind'];
+  /** Why the router answers nothing (no error may be sent about such a packet). */
+  silent?: string;
+}
+
+const ROUTER = 'router/';
+
+/** The router whose l3-route flow the hop met (on l3-neighbor's miss: the one that routed it). */
+function routerOf(hop: TraceHop, step: TraceStepView): string | undefined {
+  const upTo = hop.steps.indexOf(step);
+  for (let i = upTo; i >= 0; i--) {
+    const s = hop.steps[i]!;
+    if (s.table === TABLE.L3_ROUTE && s.flow?.owner?.startsWith(ROUTER))
+      return s.flow.owner.slice(ROUTER.length);
+  }
+  return undefined;
+}
+
+/** Which table sent it up for the router, as the responder tells its own packet-ins from others'. */
+function tableOf(step: TraceStepView): RouterPunt['table'] | undefined {
+  if (step.table === TABLE.L3_ROUTE && step.flow?.app === 'router') return TABLE.L3_ROUTE;
+  if (step.table === TABLE.L3_NEIGHBOR && step.flow?.app === 'pipeline') return TABLE.L3_NEIGHBOR;
+  return undefined;
+}
+
+const text = (p: Packet, field: string): string | undefined => {
+  const v = p.get(canonical(field));
+  return v === undefined ? undefined : String(fieldText(field, v));
+};
+
+/** The first copy a router's flows sent up, with the router's answer; undefined when none did. */
+export function routerPuntOf(run: TraceRun, target: TraceTarget): RouterPunt | undefined {
+  for (const hop of run.hops) {
+    for (const o of hop.outputs) {
+      if (o.to !== 'controller') continue;
+      const step = run.sentBy.get(o);
+      const p = run.packets.get(o);
+      const table = step && tableOf(step);
+      if (!step || !p || table === undefined) continue;
+      const router = routerOf(hop, step) ?? target.gateway?.router;
+      const ipDst = text(p, 'ip_dst');
+      const ipSrc = text(p, 'ip_src');
+      if (!router || ipDst === undefined || ipSrc === undefined) continue;
+      const protocol = Number(p.get(canonical('ip_proto')) ?? 0n);
+      // l3-route sends it up before routing: its destination is still the probe's own.
+      const toRouter = target.gateway?.router === router && target.gateway.routerAddress === true;
+      const error = icmpErrorFor({
+        table,
+        toRouter,
+        protocol,
+        ttl: Number(p.get(canonical('nw_ttl')) ?? 0n),
+      });
+      const icmpType = protocol === IP_PROTOCOL.ICMP ? p.get(canonical('icmp_type')) : undefined;
+      const why = whyNoError({
+        // A trace's probe is never a fragment.
+        firstFragment: true,
+        ipSrc,
+        ipDst,
+        ethDst: text(p, 'eth_dst') ?? '',
+        ...(icmpType === undefined ? {} : { icmpType: Number(icmpType) }),
+      });
+      const base = { chassis: hop.chassis, router, table, step, ipDst };
+      if (!error) return { ...base, silent: 'it answers no ICMP to its own addresses but pings' };
+      if (why) return { ...base, silent: `no ICMP error is sent about a packet when ${why}` };
+      return { ...base, error };
+    }
+  }
+  return undefined;
+}
+
+/** Whom the router's error comes from (its address and gateway MAC on the sender's network) and goes to. */
+export interface ErrorAddresses {
+  routerIp: string;
+  routerMac: string;
+  senderIp: string;
+  senderMac: string;
+}
+
+/** The ICMP error as the sender receives it: from the router's address there, TTL 64. */
+export function icmpErrorPacket(error: IcmpError['kind'], a: ErrorAddresses): Packet {
+  const { type, code } = ICMP_ERROR_CODES[error];
+  return packetOf({
+    eth_src: a.routerMac,
+    eth_dst: a.senderMac,
+    eth_type: 0x0800,
+    ip_src: a.routerIp,
+    ip_dst: a.senderIp,
+    ip_proto: IP_PROTOCOL.ICMP,
+    nw_ttl: ERROR_TTL,
+    icmp_type: type,
+    icmp_code: code,
+  });
+}
