@@ -139,7 +139,7 @@ describe('whyNoError (RFC 1812 4.3.2.7)', () => {
     expect(whyNoError(parse({ ipDst: '10.2.0.255' }))).toBeUndefined();
   });
 
-    it('refuses broadcast and multicast destinations, and sources that name no single host', () => {
+  it('refuses broadcast and multicast destinations, and sources that name no single host', () => {
     for (const ipDst of ['255.255.255.255', '224.0.0.1', '239.255.255.250']) {
       expect(whyNoError(parse({ ipDst }))).toBe(`its destination ${ipDst} is broadcast or multicast`);
     }

@@ -295,14 +295,16 @@ describe('RouterIcmpResponder: host unreachable from the l3-neighbor miss', () =
       const out = world().responder.handle(DPID, routed({ ipDst, protocol: 1, payload: icmp(8) }));
       expect(out).toMatchObject({ kind: 'ignored', routerId: 'r1', quiet: true });
       expect(out.kind === 'ignored' && out.reason).toMatch(
-        new RegExp(`its destination ${ipDst.replace(/\./g, '\\.')} is the broadcast address of 10\\.\\d\\.0\\.0/24`),
+        new RegExp(
+          `its destination ${ipDst.replace(/\./g, '\\.')} is the broadcast address of 10\\.\\d\\.0\\.0/24`,
+        ),
       );
     }
     // The address below it is a host's: answered.
     expect(world().responder.handle(DPID, routed({ ipDst: '10.2.0.254' })).kind).toBe('answered');
   });
 
-    it("tags it with the VLAN of the sender's network, not the destination's", () => {
+  it("tags it with the VLAN of the sender's network, not the destination's", () => {
     const sent = routed({ ipSrc: '10.1.0.9' }, { port: 7 });
     const a = answered(world().responder.handle(DPID, sent), sent);
     expect(a.p).toMatchObject({ ethDst: WV_MAC, ipDst: '10.1.0.9', ipSrc: '10.1.0.1' });
