@@ -71,6 +71,8 @@ export interface ControllerRow extends RowBase {
   target: string;
   max_backoff: number | null;
   inactivity_probe: number | null;
+  controller_rate_limit: number | null;
+  controller_burst_limit: number | null;
   connection_mode: string | null;
   other_config: StrMap;
   external_ids: StrMap;
@@ -167,6 +169,8 @@ export const VSWITCH_COLUMNS: Record<VswitchTable, string[]> = {
     'target',
     'max_backoff',
     'inactivity_probe',
+    'controller_rate_limit',
+    'controller_burst_limit',
     'connection_mode',
     'other_config',
     'external_ids',

@@ -38,7 +38,10 @@ export interface ChassisDesired {
    * the leader would replace the first). Off: only rows weft created are ever removed.
    */
   exclusiveControllers: boolean;
-  /** HA: max_backoff and inactivity_probe are set on every controller of the bridge, weft's or not. */
+  /**
+   * HA: max_backoff, inactivity_probe and the packet-in limits are set on every controller of the
+   * bridge, weft's or not.
+   */
   tuneAllControllers: boolean;
   /**
    * OVSDB manager targets the chassis must dial (Open_vSwitch manager_options), e.g. every HA
@@ -49,6 +52,15 @@ export interface ChassisDesired {
   maxBackoffMs: number;
   /** Controller inactivity_probe (ms; 0 disables). */
   inactivityProbeMs: number;
+  /**
+   * Controller controller_rate_limit (packet-ins/s, integer >= 100). Set because weft's flows send
+   * up what a VM can provoke at will (DHCP, packets a router cannot forward): over this rate
+   * ovs-vswitchd queues packet-ins per in_port and serves the ports fairly, dropping the excess,
+   * so one flooding VM neither starves another's DHCP nor makes ovs-vswitchd upcall every packet.
+   */
+  packetInRateLimit: number;
+  /** Controller controller_burst_limit (packets queued, integer >= 25; OVS default rate/4). */
+  packetInBurstLimit: number;
   /** Tunnel endpoint IP of this chassis; undefined = no tunnel port can be made yet. */
   encapIp: string | undefined;
   /** VXLAN UDP destination port. */
@@ -75,6 +87,8 @@ export const DEFAULT_DESIRED: ChassisDesired = {
   managers: [],
   maxBackoffMs: 8000,
   inactivityProbeMs: 5000,
+  packetInRateLimit: 1000,
+  packetInBurstLimit: 250,
   encapIp: undefined,
   vxlanPort: 4789,
   tunnelPortName: 'vxlan0',
@@ -85,9 +99,18 @@ export const DEFAULT_DESIRED: ChassisDesired = {
   underlayMtu: undefined,
 };
 
+function atLeast(field: string, v: number, min: number): void {
+  if (!Number.isInteger(v) || v < min) {
+    throw new RangeError(`${field} ${v} is not an integer >= ${min} (OVS minimum)`);
+  }
+}
+
 export function desired(partial: Partial<ChassisDesired>): ChassisDesired {
   const d = { ...DEFAULT_DESIRED, ...partial };
   if (d.maxBackoffMs < 1000) throw new RangeError(`maxBackoffMs ${d.maxBackoffMs} < 1000 (OVS minimum)`);
+  // OVS refuses these (schema minInteger): the whole chassis transaction would fail, not just them.
+  atLeast('packetInRateLimit', d.packetInRateLimit, 100);
+  atLeast('packetInBurstLimit', d.packetInBurstLimit, 25);
   if (!Number.isInteger(d.vxlanPort) || d.vxlanPort < 1 || d.vxlanPort > 65535) {
     throw new RangeError(`vxlanPort ${d.vxlanPort} is not a UDP port`);
   }

@@ -27,6 +27,17 @@ function duplicates<R extends { target: string; external_ids: ReadonlyMap<string
   return extra;
 }
 
+/**
+ * The columns weft sets on a controller it creates and keeps tuned on the ones it tunes: short
+ * reconnects, a bounded probe, and a packet-in rate limit per connection.
+ */
+export const controllerSettings = (d: ChassisDesired) => ({
+  max_backoff: d.maxBackoffMs,
+  inactivity_probe: d.inactivityProbeMs,
+  controller_rate_limit: d.packetInRateLimit,
+  controller_burst_limit: d.packetInBurstLimit,
+});
+
 export function planControllers(
   txn: Transaction<VswitchTables>,
   d: ChassisDesired,
@@ -37,18 +48,16 @@ export function planControllers(
   const current = br.controller.map((u) => state.controllers.get(u)).filter((c) => c !== undefined);
   const wanted = new Set(d.controllers.map((c) => c.target));
   const tuned = (c: ControllerRow) =>
-    c.max_backoff === d.maxBackoffMs && c.inactivity_probe === d.inactivityProbeMs;
+    c.max_backoff === d.maxBackoffMs &&
+    c.inactivity_probe === d.inactivityProbeMs &&
+    c.controller_rate_limit === d.packetInRateLimit &&
+    c.controller_burst_limit === d.packetInBurstLimit;
   d.controllers.forEach((c, i) => {
     const have = current.find((x) => x.target === c.target);
     if (!have) {
       txn.insert(
         'Controller',
-        {
-          target: c.target,
-          max_backoff: d.maxBackoffMs,
-          inactivity_probe: d.inactivityProbeMs,
-          external_ids: owned(),
-        },
+        { target: c.target, ...controllerSettings(d), external_ids: owned() },
         `ctl${i}`,
       );
       txn.mutate('Bridge', byUuid(br._uuid), [['controller', 'insert', [`ctl${i}`]]]);
@@ -63,12 +72,10 @@ export function planControllers(
   for (const c of current) {
     if (stale.includes(c) || tuned(c)) continue;
     if (!isOwned(c) && !wanted.has(c.target) && !d.tuneAllControllers) continue;
-    txn.update('Controller', byUuid(c._uuid), {
-      max_backoff: d.maxBackoffMs,
-      inactivity_probe: d.inactivityProbeMs,
-    });
+    txn.update('Controller', byUuid(c._uuid), controllerSettings(d));
     changes.push(
-      `controller ${c.target} max_backoff/inactivity_probe -> ${d.maxBackoffMs}/${d.inactivityProbeMs}`,
+      `controller ${c.target} max_backoff/inactivity_probe/rate/burst -> ` +
+        `${d.maxBackoffMs}/${d.inactivityProbeMs}/${d.packetInRateLimit}/${d.packetInBurstLimit}`,
     );
   }
   if (stale.length > 0) {

@@ -1,7 +1,7 @@
 import { Transaction } from '../transaction.js';
 import type { BridgeRow, InterfaceRow, PortRow, VswitchTables } from '../vswitch.js';
 import { type ChassisDesired, EXT_OWNED, EXT_ROLE, VXLAN_OVERHEAD, vniPortName } from './desired.js';
-import { planControllers, planManagers } from './plan-targets.js';
+import { controllerSettings, planControllers, planManagers } from './plan-targets.js';
 import { chassisFacts, findByName, isOwned, type VswitchState } from './state.js';
 
 export interface ChassisPlan {
@@ -83,12 +83,7 @@ export function planChassis(d: ChassisDesired, state: VswitchState): ChassisPlan
     const ctlNames = d.controllers.map((c, i) => {
       txn.insert(
         'Controller',
-        {
-          target: c.target,
-          max_backoff: d.maxBackoffMs,
-          inactivity_probe: d.inactivityProbeMs,
-          external_ids: new Map([[EXT_OWNED, 'true']]),
-        },
+        { target: c.target, ...controllerSettings(d), external_ids: new Map([[EXT_OWNED, 'true']]) },
         `ctl${i}`,
       );
       return `ctl${i}`;

@@ -92,8 +92,10 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
     expect(await get('bridge', 'br-int', 'datapath_type')).toBe('netdev');
     expect(await get('bridge', 'br-int', 'other_config:disable-in-band')).toBe('"true"');
     expect(await get('bridge', 'br-int', 'external_ids:weft-owned')).toBe('"true"');
-    expect(await ovs.vsctl('--columns=target,max_backoff,inactivity_probe', 'list', 'controller')).toMatch(
-      /weft-of\.sock[\s\S]*2000[\s\S]*3000|3000[\s\S]*2000/,
+    // shared() leaves the packet-in limits at their defaults (1000/s, burst 250): they reach OVS too.
+    const columns = 'target,max_backoff,inactivity_probe,controller_rate_limit,controller_burst_limit';
+    expect(await ovs.vsctl(`--columns=${columns}`, 'list', 'controller')).toMatch(
+      /weft-of\.sock"\s+max_backoff\s*: 2000\s+inactivity_probe\s*: 3000\s+controller_rate_limit\s*: 1000\s+controller_burst_limit\s*: 250\s*$/,
     );
     const opts = await get('interface', 'vxlan0', 'options');
     expect(opts).toContain('remote_ip=flow');

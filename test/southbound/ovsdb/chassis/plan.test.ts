@@ -79,6 +79,8 @@ function configured(extraDesired: Parameters<typeof desired>[0] = {}) {
     target: 'tcp:192.0.2.10:6653',
     max_backoff: 8000,
     inactivity_probe: 5000,
+    controller_rate_limit: 1000,
+    controller_burst_limit: 250,
     external_ids: owned(),
   });
   s.controllers.set(ctl._uuid, ctl);
@@ -126,6 +128,14 @@ describe('planChassis (pure)', () => {
       'insert Bridge',
       'mutate Open_vSwitch',
     ]);
+    // The controller comes with its packet-in limits (defaults: 1000/s, burst 250).
+    expect(plan.txn.ops[0]!.row).toMatchObject({
+      target: 'tcp:192.0.2.10:6653',
+      max_backoff: ['set', [8000]],
+      inactivity_probe: ['set', [5000]],
+      controller_rate_limit: ['set', [1000]],
+      controller_burst_limit: ['set', [250]],
+    });
     const bridge = plan.txn.ops[5]!.row as Record<string, unknown>;
     expect(bridge).toMatchObject({
       name: 'br-int',
@@ -166,7 +176,7 @@ describe('planChassis (pure)', () => {
     expect(plan.changes).toEqual([
       'bridge br-int fail_mode -> secure',
       'bridge br-int protocols += OpenFlow13',
-      'controller tcp:192.0.2.10:6653 max_backoff/inactivity_probe -> 8000/5000',
+      'controller tcp:192.0.2.10:6653 max_backoff/inactivity_probe/rate/burst -> 8000/5000/1000/250',
     ]);
   });
 
@@ -221,6 +231,18 @@ describe('planChassis (pure)', () => {
     expect(() => desired({ vnis: [1 << 24] })).toThrow(/not 24-bit/);
     expect(() => desired({ maxBackoffMs: 10 })).toThrow(/OVS minimum/);
     expect(() => desired({ vxlanPort: 70000 })).toThrow(/not a UDP port/);
+    // OVS's minimums (100/s, 25 packets): below them the whole chassis transaction would fail.
+    expect(() => desired({ packetInRateLimit: 99 })).toThrow(RangeError);
+    expect(() => desired({ packetInRateLimit: 99 })).toThrow('packetInRateLimit 99 is not an integer >= 100');
+    expect(() => desired({ packetInRateLimit: 150.5 })).toThrow(/^packetInRateLimit 150.5 /);
+    expect(() => desired({ packetInBurstLimit: 24 })).toThrow(
+      'packetInBurstLimit 24 is not an integer >= 25',
+    );
+    expect(() => desired({ packetInBurstLimit: Number.NaN })).toThrow(/^packetInBurstLimit NaN /);
+    expect(desired({ packetInRateLimit: 100, packetInBurstLimit: 25 })).toMatchObject({
+      packetInRateLimit: 100,
+      packetInBurstLimit: 25,
+    });
   });
 });
 
