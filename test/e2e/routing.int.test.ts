@@ -186,6 +186,12 @@ describe('routing between the networks of a router (real traffic)', () => {
     expect(await run('d1', 'ping -n -c 1 -W 2 10.1.0.99')).toMatch(
       /From 10\.2\.0\.1 icmp_seq=1 Destination Host Unreachable/,
     );
+    // So a connection to a bad address fails at once, with the reason, instead of timing out.
+    const connect = (ip: string, port: number) =>
+      run('w1', `(timeout 5 bash -c 'echo > /dev/tcp/${ip}/${port}' && echo connected)`);
+    expect(await connect('10.2.0.99', 80)).toMatch(/No route to host/);
+    expect(await connect('10.9.9.9', 80)).toMatch(/Network is unreachable/);
+    expect(await connect('10.2.0.1', 22)).toMatch(/Connection refused/);
     // Bridged traffic meets no router: a TTL of 1 still reaches a VM of the same network.
     expect(await run('w1', 'ping -n -c 1 -W 2 -t 1 10.1.0.6')).toMatch(/1 received/);
     // weft trace says the same from the flows alone, step for step with ofproto/trace.
