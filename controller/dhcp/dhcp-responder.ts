@@ -4,8 +4,8 @@ import type { ChassisFacts } from '../../apps/build-view.js';
 import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
-import { TokenBucket } from '../../southbound/openflow/session/token-bucket.js';
 import type { Endpoint, Network } from '../intent/model.js';
+import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { answerDhcp } from './dhcp-answer.js';
 import { buildDhcpFrame, DHCP, DhcpParseError, parseDhcpFrame } from './dhcp-packet.js';
@@ -28,8 +28,9 @@ export interface DhcpContext {
 const PER_PORT_RATE = 5;
 const PER_PORT_BURST = 10;
 
+type Answered = { endpointId: string; messageType: number };
 export type DhcpOutcome =
-  | { kind: 'answered'; endpointId: string; messageType: number; out: PacketOut }
+  | ({ kind: 'answered'; out: PacketOut } & Answered)
   | { kind: 'ignored'; reason: string; endpointId?: string; quiet?: boolean }
   | { kind: 'not-dhcp' };
 
@@ -53,34 +54,30 @@ const NAMES: Record<number, DhcpAnswerNote['reply']> = {
  * own. The answer goes back out of that port alone with PACKET_OUT.
  */
 export class DhcpResponder {
-  readonly #buckets = new Map<string, TokenBucket>();
+  readonly #limit: PortRateLimit;
   /** endpoint id -> the last answer; forgotten when the endpoint is gone (forgetEndpoint). */
   readonly #answers = new Map<string, DhcpAnswerNote>();
 
   constructor(
     private readonly ctx: DhcpContext,
-    private readonly now: () => number = () => performance.now(),
+    now: () => number = () => performance.now(),
     private readonly wallClock: () => number = () => Date.now(),
-  ) {}
+  ) {
+    this.#limit = new PortRateLimit(PER_PORT_RATE, PER_PORT_BURST, now);
+  }
 
   /** The decision for one PACKET_IN of switch `dpid` (pure but for the per-port rate limit and the note of the last answer). */
   handle(dpid: string, msg: PacketIn): DhcpOutcome {
     if (appOf(msg.cookie) !== 'dhcp') return { kind: 'not-dhcp' };
     if (!this.ctx.isLeader())
       return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
-    const inPort = fieldOf(msg, 'in_port');
-    const metadata = fieldOf(msg, 'metadata');
+    const inPort = packetInField(msg, 'in_port');
+    const metadata = packetInField(msg, 'metadata');
     if (inPort === undefined || metadata === undefined)
       return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
     const port = Number(inPort);
-    const key = `${dpid}/${port}`;
-    let bucket = this.#buckets.get(key);
-    if (!bucket) {
-      bucket = new TokenBucket(PER_PORT_RATE, PER_PORT_BURST, this.now);
-      this.#buckets.set(key, bucket);
-    }
     // Quiet: a flooding VM must not flood the log as well (the counter still counts).
-    if (!bucket.take())
+    if (!this.#limit.take(dpid, port))
       return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} requests/s`, quiet: true };
     let req: ReturnType<typeof parseDhcpFrame>;
     try {
@@ -137,13 +134,8 @@ export class DhcpResponder {
 
   /** Forgets the rate-limit state of a switch that went away. */
   forget(dpid: string): void {
-    for (const key of this.#buckets.keys()) if (key.startsWith(`${dpid}/`)) this.#buckets.delete(key);
+    this.#limit.forget(dpid);
   }
-}
-
-function fieldOf(msg: PacketIn, field: string): number | bigint | undefined {
-  const t = msg.match.find((m) => m.field === field);
-  return typeof t?.value === 'number' || typeof t?.value === 'bigint' ? t.value : undefined;
 }
 
 /** Wires a responder to every switch's PACKET_IN; answers, counts and logs each outcome. */
@@ -166,28 +158,25 @@ export function startDhcpResponder(
     help: 'DHCP requests weft did not answer (malformed, not the port of the MAC, rate limited, ...)',
     registers: metrics ? [metrics] : [],
   });
-  switches.on('packet-in', (sw, msg) => {
-    const dpid = sw.dpid ?? '';
-    const outcome = responder.handle(dpid, msg);
-    if (outcome.kind === 'not-dhcp') return;
-    if (outcome.kind === 'ignored') {
-      ignored.inc();
-      const line = { dpid, endpoint: outcome.endpointId, reason: outcome.reason };
-      if (outcome.quiet) log.debug(line, 'dhcp request ignored');
-      else log.warn(line, 'dhcp request ignored');
-      return;
-    }
-    replies.inc({ type: NAMES[outcome.messageType] ?? String(outcome.messageType) });
-    log.info(
-      { dpid, endpoint: outcome.endpointId, reply: NAMES[outcome.messageType] },
-      'dhcp request answered',
-    );
-    Promise.resolve(sw.send(outcome.out)).catch((err: unknown) =>
-      log.warn({ dpid, endpoint: outcome.endpointId, err }, 'dhcp answer not sent'),
-    );
-  });
-  switches.on('switch-down', (sw) => {
-    if (sw.dpid) responder.forget(sw.dpid);
-  });
+  servePacketIns<Answered, Ignored & { endpointId?: string }>(
+    switches,
+    {
+      handle: (dpid, msg) => responder.handle(dpid, msg),
+      forget: (dpid) => responder.forget(dpid),
+      ignored: (dpid, o) => {
+        ignored.inc();
+        const line = { dpid, endpoint: o.endpointId, reason: o.reason };
+        if (o.quiet) log.debug(line, 'dhcp request ignored');
+        else log.warn(line, 'dhcp request ignored');
+      },
+      answered: (dpid, o) => {
+        replies.inc({ type: NAMES[o.messageType] ?? String(o.messageType) });
+        log.info({ dpid, endpoint: o.endpointId, reply: NAMES[o.messageType] }, 'dhcp request answered');
+        return { endpoint: o.endpointId };
+      },
+      notSent: 'dhcp answer not sent',
+    },
+    log,
+  );
   return responder;
 }

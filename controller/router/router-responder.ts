@@ -4,8 +4,8 @@ import { prefixHolding } from '../../controller/intent/net.js';
 import { OFP_NO_BUFFER, OFPVID_PRESENT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
-import { TokenBucket } from '../../southbound/openflow/session/token-bucket.js';
 import type { Endpoint, Network, Router } from '../intent/model.js';
+import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
 import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
@@ -37,8 +37,9 @@ export interface RouterIcmpContext {
 const PER_PORT_RATE = 20;
 const PER_PORT_BURST = 40;
 
+type Answered = { error: IcmpError['kind']; routerId: string };
 export type RouterIcmpOutcome =
-  | { kind: 'answered'; error: IcmpError['kind']; routerId: string; out: PacketOut }
+  | ({ kind: 'answered'; out: PacketOut } & Answered)
   | { kind: 'ignored'; reason: string; routerId?: string; quiet?: boolean }
   | { kind: 'not-router' };
 
@@ -51,12 +52,14 @@ export type RouterIcmpOutcome =
  * port is a VLAN binding's.
  */
 export class RouterIcmpResponder {
-  readonly #buckets = new Map<string, TokenBucket>();
+  readonly #limit: PortRateLimit;
 
   constructor(
     private readonly ctx: RouterIcmpContext,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+    now: () => number = () => performance.now(),
+  ) {
+    this.#limit = new PortRateLimit(PER_PORT_RATE, PER_PORT_BURST, now);
+  }
 
   handle(dpid: string, msg: PacketIn): RouterIcmpOutcome {
     const fromRoute = msg.tableId === TABLE.L3_ROUTE && appOf(msg.cookie) === 'router';
@@ -64,8 +67,8 @@ export class RouterIcmpResponder {
     if (!fromRoute && !fromNeighbor) return { kind: 'not-router' };
     if (!this.ctx.isLeader())
       return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
-    const inPort = fieldOf(msg, 'in_port');
-    const metadata = fieldOf(msg, 'metadata');
+    const inPort = packetInField(msg, 'in_port');
+    const metadata = packetInField(msg, 'metadata');
     if (inPort === undefined || metadata === undefined)
       return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
     const port = Number(inPort);
@@ -73,7 +76,7 @@ export class RouterIcmpResponder {
     if (!chassisId) return { kind: 'ignored', reason: `switch ${dpid} is no known chassis's` };
     if (this.ctx.isTunnelPort(chassisId, port))
       return { kind: 'ignored', reason: `port ${port} of ${chassisId} is a tunnel port` };
-    if (!this.#take(`${dpid}/${port}`))
+    if (!this.#limit.take(dpid, port))
       return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} ICMP errors/s`, quiet: true };
     let p: Ipv4Packet;
     try {
@@ -156,29 +159,15 @@ export class RouterIcmpResponder {
     return { ignored: `the sender ${p.ipSrc} is in no network of router ${router.id}`, quiet: true };
   }
 
-  #take(key: string): boolean {
-    let bucket = this.#buckets.get(key);
-    if (!bucket) {
-      bucket = new TokenBucket(PER_PORT_RATE, PER_PORT_BURST, this.now);
-      this.#buckets.set(key, bucket);
-    }
-    return bucket.take();
-  }
-
   /** Forgets the rate-limit state of a switch that went away. */
   forget(dpid: string): void {
-    for (const key of this.#buckets.keys()) if (key.startsWith(`${dpid}/`)) this.#buckets.delete(key);
+    this.#limit.forget(dpid);
   }
 }
 
 type Decided =
   | { error: IcmpError; sourceNetworkId: string; ethDst: string }
   | { ignored: string; quiet?: boolean };
-
-function fieldOf(msg: PacketIn, field: string): number | bigint | undefined {
-  const t = msg.match.find((m) => m.field === field);
-  return typeof t?.value === 'number' || typeof t?.value === 'bigint' ? t.value : undefined;
-}
 
 /** Wires a responder to every switch's PACKET_IN; answers, counts and logs each outcome. */
 export function startRouterResponder(
@@ -199,26 +188,26 @@ export function startRouterResponder(
     help: 'Packets routers sent up that got no ICMP error (rate limited, about an ICMP error, malformed, ...)',
     registers: metrics ? [metrics] : [],
   });
-  switches.on('packet-in', (sw, msg) => {
-    const dpid = sw.dpid ?? '';
-    const outcome = responder.handle(dpid, msg);
-    if (outcome.kind === 'not-router') return;
-    if (outcome.kind === 'ignored') {
-      ignored.inc();
-      const line = { dpid, router: outcome.routerId, reason: outcome.reason };
-      if (outcome.quiet) log.debug(line, 'no ICMP error sent');
-      else log.warn(line, 'no ICMP error sent');
-      return;
-    }
-    sent.inc({ error: outcome.error });
-    // Debug: a traceroute makes a few of these per hop, a misrouted flow many.
-    log.debug({ dpid, router: outcome.routerId, error: outcome.error }, 'ICMP error sent');
-    Promise.resolve(sw.send(outcome.out)).catch((err: unknown) =>
-      log.warn({ dpid, router: outcome.routerId, err }, 'ICMP error not sent'),
-    );
-  });
-  switches.on('switch-down', (sw) => {
-    if (sw.dpid) responder.forget(sw.dpid);
-  });
+  servePacketIns<Answered, Ignored & { routerId?: string }>(
+    switches,
+    {
+      handle: (dpid, msg) => responder.handle(dpid, msg),
+      forget: (dpid) => responder.forget(dpid),
+      ignored: (dpid, o) => {
+        ignored.inc();
+        const line = { dpid, router: o.routerId, reason: o.reason };
+        if (o.quiet) log.debug(line, 'no ICMP error sent');
+        else log.warn(line, 'no ICMP error sent');
+      },
+      answered: (dpid, o) => {
+        sent.inc({ error: o.error });
+        // Debug: a traceroute makes a few of these per hop, a misrouted flow many.
+        log.debug({ dpid, router: o.routerId, error: o.error }, 'ICMP error sent');
+        return { router: o.routerId };
+      },
+      notSent: 'ICMP error not sent',
+    },
+    log,
+  );
   return responder;
 }
