@@ -17,9 +17,9 @@ export function routerMac(vni: number): string {
   const hex = (vni & 0xff_ffff).toString(16).padStart(6, '0');
   return `${ROUTER_MAC_PREFIX}${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
+const IP_TEXT = { minLength: 2, maxLength: 45 };
 const RouterIp = Type.String({
-  minLength: 2,
-  maxLength: 45,
+  ...IP_TEXT,
   description: "IPv4 address of the router on that network, inside one of the network's IPv4 subnets",
 });
 export const RouterInterfaceSchema = Type.Object(
@@ -31,9 +31,23 @@ export const RouterInterfaceSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-/** What a client sends per interface: the MAC is derived, never given. */
+/**
+ * What a client sends per interface: the MAC is derived, never given, and the address may be left
+ * to the conventional gateway (router-rules.ts `router()` fills it in; the stored router always has it).
+ */
 export const RouterInterfaceInputSchema = Type.Object(
-  { networkId: IdSchema, ip: RouterIp },
+  {
+    networkId: IdSchema,
+    ip: Type.Optional(
+      Type.String({
+        ...IP_TEXT,
+        description:
+          "IPv4 address of the router on that network, inside one of the network's IPv4 subnets. " +
+          "Omitted: the router's current address on that network if it has one, else the first host " +
+          "address of the network's first IPv4 subnet (10.0.0.0/24 -> 10.0.0.1; a /31's lower address, a /32's own)",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 /** A router holds at most this many static routes. */

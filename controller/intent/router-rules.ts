@@ -1,3 +1,4 @@
+import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import {
   type Network,
@@ -16,9 +17,11 @@ import type { IntentState } from './state.js';
 /**
  * The rules of routers, and what they ask of networks and endpoints. A router joins some of its
  * tenant's networks; on each it owns one IPv4 address (the VMs' default gateway) and a MAC derived
- * from the network's VNI. The engine routes between the joined networks on every hypervisor, so
- * whatever would make "which network holds this address" ambiguous is refused here: a network on
- * two routers, overlapping subnets on one router, a router address also held by an endpoint.
+ * from the network's VNI. An interface sent without an address keeps the one it has, or when new
+ * takes the network's conventional gateway (the first host address of its first IPv4 subnet).
+ * The engine routes between the joined networks on every hypervisor, so whatever would make
+ * "which network holds this address" ambiguous is refused here: a network on two routers,
+ * overlapping subnets on one router, a router address also held by an endpoint.
  * Static routes to appliance VMs: ./router-routes.ts. Throws IntentError (invalid / conflict) naming the field.
  */
 
@@ -35,6 +38,15 @@ function misplaced(a: Address, subnets: readonly Cidr[]): string | undefined {
   if (a.value === home.network) return `the network address of ${home.text}`;
   if (a.value === (home.network | hostBits)) return `the broadcast address of ${home.text}`;
   return undefined;
+}
+
+/**
+ * A subnet's conventional gateway, the default router address: its first host address, that is
+ * the one after the network address, or for /31 and /32 (no network address, RFC 3021) the lowest.
+ */
+function firstHost(c: Cidr): Address {
+  const value = c.prefix > 30 ? c.network : c.network + 1n;
+  return { family: 4, value, text: formatIpv4(Number(value)) };
 }
 
 /** The first pair of overlapping IPv4 subnets between two networks, as text. */
@@ -68,12 +80,19 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
         throw invalid(at('networkId'), `${clash} (interfaces[${j}]); routed subnets must not overlap`);
     }
     nets.push(net);
-    const a = parseIp(itf.ip);
-    if (a?.family !== 4) throw invalid(at('ip'), `'${itf.ip}' is not an IPv4 address`);
+    // Omitted: the address the router has there already, so re-sending the list moves no gateway.
+    const text = itf.ip ?? existing?.interfaces.find((x) => x.networkId === net.id)?.ip;
+    const parsed = text === undefined ? undefined : parseIp(text);
+    if (text !== undefined && parsed?.family !== 4) {
+      throw invalid(at('ip'), `'${text}' is not an IPv4 address`);
+    }
     const subnets = v4(net);
     if (subnets.length === 0) {
       throw invalid(at('ip'), `network '${net.id}' has no IPv4 subnet; a router interface needs one`);
     }
+    // Omitted and new on this network: the conventional gateway, checked below like a given one.
+    const origin = parsed === undefined ? subnets[0] : undefined;
+    const a = parsed ?? firstHost(subnets[0]!);
     const why = misplaced(a, subnets);
     if (why === 'outside') {
       throw invalid(
@@ -84,7 +103,13 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
     if (why) throw invalid(at('ip'), `${a.text} is ${why}, not a usable address`);
     const holder = env.state.ips.get(net.id)?.get(a.text);
     if (holder !== undefined) {
-      throw conflict(at('ip'), `${a.text} is already used by endpoint '${holder}' in network '${net.id}'`);
+      // A defaulted address was never written by the caller: say where it came from and the way out.
+      const what = origin ? `${a.text} (the default: the first host address of ${origin.text})` : a.text;
+      const hint = origin ? `; give ${at('ip')}` : '';
+      throw conflict(
+        at('ip'),
+        `${what} is already used by endpoint '${holder}' in network '${net.id}'${hint}`,
+      );
     }
     return { networkId: net.id, ip: a.text, mac: routerMac(net.vni) };
   });

@@ -99,12 +99,17 @@ export const usage = (r: ResourceCli): string => {
   ];
   const w = Math.max(...flags.map(([a]) => a!.length));
   const more = [...(r.reads ?? []), ...(r.edits ?? [])];
+  const extra = [
+    ...(r.reads ?? []).map((x) => [`  weft ${r.word} ${x.verb} ID`, x.help] as const),
+    ...(r.edits ?? []).map((x) => [`  weft ${r.word} ${x.verb} ID ${x.args}`, x.help] as const),
+  ];
+  // At least 32 wide (as before), and always two spaces before the help.
+  const cw = Math.max(32, ...extra.map(([a]) => a.length + 2));
   return [
     `Usage: weft ${r.word} ${[...verbs, ...more.map((x) => x.verb)].join('|')} [ID] [options]`,
     '',
     ...verbs.map((v) => `  weft ${r.word} ${v}${v === 'create' || v === 'list' ? '' : ' ID'}`),
-    ...(r.reads ?? []).map((x) => `  weft ${r.word} ${x.verb} ID`.padEnd(32) + x.help),
-    ...(r.edits ?? []).map((x) => `  weft ${r.word} ${x.verb} ID ${x.args}`.padEnd(32) + x.help),
+    ...extra.map(([a, help]) => a.padEnd(cw) + help),
     '',
     'Options:',
     ...flags.map(([a, b]) => `  ${a!.padEnd(w)}  ${b}`),

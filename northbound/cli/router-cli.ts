@@ -9,16 +9,22 @@ import { EditRefused, type ResourceCli } from './resource-command.js';
 
 interface InterfaceInput {
   networkId: string;
-  ip: string;
+  /** Omitted: the server keeps the router's address on NET, or takes NET's conventional gateway. */
+  ip?: string;
 }
 
-/** `web=10.0.0.1` -> {networkId: 'web', ip: '10.0.0.1'} (the server checks the address itself). */
+/**
+ * `web=10.0.0.1` -> {networkId: 'web', ip: '10.0.0.1'}; `web` -> {networkId: 'web'}, no ip sent
+ * (the server checks the address itself, and picks it when there is none).
+ */
 export const parseInterface = (text: string, flag = '--interface'): InterfaceInput => {
   const eq = text.indexOf('=');
+  if (eq < 0 && text !== '') return { networkId: text };
   const networkId = text.slice(0, eq);
   const ip = text.slice(eq + 1);
+  // `web=` is refused rather than read as `web`: an address was meant and is missing.
   if (eq < 1 || ip === '' || ip.includes('=')) {
-    throw new UsageError(`${flag} '${text}': expected NET=IP, e.g. web=10.0.0.1`);
+    throw new UsageError(`${flag} '${text}': expected NET or NET=IP, e.g. web or web=10.0.0.1`);
   }
   return { networkId, ip };
 };
@@ -54,9 +60,15 @@ export const staticRoutesCell = (o: Record<string, unknown>): string => {
   return list.length === 0 ? '-' : list.map((r) => `${r.destination}>${r.nexthop}`).join(' ');
 };
 
-/** The interfaces as a client sends them back: the MAC is derived by the server, never given. */
-const inputsOf = (router: Record<string, unknown>): InterfaceInput[] =>
-  ((router.interfaces as InterfaceInput[] | undefined) ?? []).map(({ networkId, ip }) => ({ networkId, ip }));
+/**
+ * The interfaces as a client sends them back: the MAC is derived by the server, never given; the
+ * address is always there (the server stores the one it picked) and is sent as it is.
+ */
+const inputsOf = (router: Record<string, unknown>): Array<Required<InterfaceInput>> =>
+  ((router.interfaces as Array<Required<InterfaceInput>> | undefined) ?? []).map(({ networkId, ip }) => ({
+    networkId,
+    ip,
+  }));
 
 /** `web=10.0.0.1 db=10.0.1.1`, or '-' for a router on no network yet. */
 export const interfacesCell = (o: Record<string, unknown>): string => {
@@ -91,7 +103,7 @@ export const routerCli: ResourceCli = {
       flag: 'interface',
       field: 'interfaces',
       type: 'custom',
-      help: 'NET=IP: the router on network NET with address IP; repeatable, replaces all interfaces',
+      help: "NET[=IP]: the router on network NET with address IP (NET alone: its current address there, else NET's first host address, 10.0.0.0/24: 10.0.0.1); repeatable, replaces all interfaces",
       parse: (v) => v.map((text) => parseInterface(text)),
     },
     {
@@ -114,10 +126,10 @@ export const routerCli: ResourceCli = {
   edits: [
     {
       verb: 'attach',
-      args: 'NET=IP',
-      help: 'add an interface on network NET with address IP',
+      args: 'NET[=IP]',
+      help: 'add an interface on network NET at IP, or at its first host address',
       edit: (args) => {
-        const add = parseInterface(oneArg('attach', 'NET=IP', args), 'attach');
+        const add = parseInterface(oneArg('attach', 'NET or NET=IP', args), 'attach');
         return (router) => {
           const list = inputsOf(router);
           const there = list.find((i) => i.networkId === add.networkId);

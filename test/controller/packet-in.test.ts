@@ -64,7 +64,7 @@ function served() {
       },
       forget: (dpid) => calls.push(`forget ${dpid}`),
       ignored: (dpid, o) => calls.push(`ignored ${dpid}: ${o.reason}`),
-      answered: (dpid, o) => {
+      answered: (_dpid, o) => {
         calls.push(`answered ${o.who}`);
         return { who: o.who };
       },

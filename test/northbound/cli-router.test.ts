@@ -39,10 +39,13 @@ afterEach(async () => {
 const weft = (args: string) => runWeft(args, { WEFT_API: api, WEFT_TOKEN: ADMIN });
 
 describe('parseInterface', () => {
-  it('reads NET=IP and names the flag when malformed', () => {
+  it('reads NET=IP, and NET alone without an ip (the server picks it); names the flag when malformed', () => {
     expect(parseInterface('web=10.0.0.1')).toEqual({ networkId: 'web', ip: '10.0.0.1' });
-    for (const bad of ['web', '=10.0.0.1', 'web=', 'web=10.0.0.1=x']) {
-      expect(() => parseInterface(bad)).toThrow(`--interface '${bad}': expected NET=IP, e.g. web=10.0.0.1`);
+    expect(parseInterface('web')).toStrictEqual({ networkId: 'web' });
+    for (const bad of ['', '=10.0.0.1', 'web=', '=', 'web=10.0.0.1=x']) {
+      expect(() => parseInterface(bad)).toThrow(
+        `--interface '${bad}': expected NET or NET=IP, e.g. web or web=10.0.0.1`,
+      );
     }
   });
 
@@ -102,9 +105,13 @@ describe('weft router', () => {
     const help = await weft('router --help');
     expect(help.code).toBe(0);
     expect(help.out).toMatch(/^Usage: weft router create\|list\|show\|update\|delete\|attach\|detach /);
-    expect(help.out).toMatch(/\n {2}weft router attach ID NET=IP\s+add an interface/);
+    expect(help.out).toMatch(
+      /\n {2}weft router attach ID NET\[=IP\] {2}add an interface on network NET at IP, or at its first host address\n/,
+    );
     expect(help.out).toMatch(/\n {2}weft router detach ID NET\s+remove the interface/);
-    expect(help.out).toMatch(/--interface VALUE\s+NET=IP/);
+    expect(help.out).toMatch(
+      /--interface VALUE\s+NET\[=IP\]: .*\(NET alone: its current address there, else/,
+    );
     expect(help.out).toMatch(/--route VALUE\s+DEST=NEXTHOP: send traffic for CIDR DEST to the VM/);
   });
 
@@ -155,7 +162,7 @@ describe('weft router', () => {
     expect((await weft('router update r1 --tenant red')).err).toContain(
       '--tenant cannot be changed by update',
     );
-    expect((await weft('router create --interface web')).code).toBe(2);
+    expect((await weft('router create --interface web=')).code).toBe(2);
   });
 
   it('prints the API error naming the field and exits 1', async () => {
@@ -189,8 +196,9 @@ describe('weft router', () => {
       code: 1,
       err: "weft router: router 'r1' has no interface on network 'db'\n",
     });
-    expect((await weft('router attach r1')).err).toContain('attach needs the router ID and NET=IP');
-    expect((await weft('router attach r1 db')).err).toContain("attach 'db': expected NET=IP");
+    expect((await weft('router attach r1')).err).toContain('attach needs the router ID and NET or NET=IP');
+    expect((await weft('router attach r1 db=')).err).toContain("attach 'db=': expected NET or NET=IP");
+    expect((await weft('router attach r1 web')).err).toContain("router 'r1' is already on network 'web'");
     expect((await weft('router detach r1 db app')).err).toContain('detach needs the router ID and NET');
     expect((await weft('router attach')).err).toContain('attach needs the router ID');
     const missing = await weft('router attach nope db=10.0.1.1');
