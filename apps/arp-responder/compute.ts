@@ -10,6 +10,7 @@ import {
 } from '../../controller/pipeline/flow.js';
 import { REG_SCRATCH } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
@@ -89,20 +90,23 @@ export function arpReplyFlow(): DesiredFlow {
     tableId: TABLE.ARP_REPLY,
     priority: 100,
     cookie: cookieFor('arpResponder', 'arp-reply'),
-    // What reaches this table is always an ARP request; OVS wants the match to say so before it
-    // lets actions rewrite ARP fields.
-    match: [IS_ARP, IS_REQUEST],
-    instructions: [
-      apply(
-        setField('arp_op', ARP_REPLY),
-        move('arp_sha', 'arp_tha', 48),
-        move('eth_src', 'arp_sha', 48),
-        move('arp_tpa', REG_SCRATCH, 32),
-        move('arp_spa', 'arp_tpa', 32),
-        move(REG_SCRATCH, 'arp_spa', 32),
-        output(ofpp.IN_PORT),
-      ),
-    ],
+    match: ARP_REQUEST_MATCH,
+    instructions: [apply(...arpReplyActions(), output(ofpp.IN_PORT))],
   });
   return replyFlow;
+}
+
+/** What reaches arp-reply is always an ARP request; OVS wants the match to say so before it lets actions rewrite ARP fields. */
+export const ARP_REQUEST_MATCH = Object.freeze([IS_ARP, IS_REQUEST]) as unknown as DesiredFlow['match'];
+
+/** The request turned into the reply in place (the answer's MAC already in eth_src); the output is the caller's. */
+export function arpReplyActions(): Action[] {
+  return [
+    setField('arp_op', ARP_REPLY),
+    move('arp_sha', 'arp_tha', 48),
+    move('eth_src', 'arp_sha', 48),
+    move('arp_tpa', REG_SCRATCH, 32),
+    move('arp_spa', 'arp_tpa', 32),
+    move(REG_SCRATCH, 'arp_spa', 32),
+  ];
 }

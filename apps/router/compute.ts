@@ -12,13 +12,15 @@ import {
 } from '../../controller/pipeline/flow.js';
 import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv } from '../acl/l3l4.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
-import type { NetworkOnChassis, RouterPort, StaticRoute } from '../view.js';
+import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
+import { backToVlanPort } from '../vlan/compute.js';
 
 /**
  * Distributed routing between the networks of one router: every chassis hosting one of them
@@ -28,7 +30,8 @@ import type { NetworkOnChassis, RouterPort, StaticRoute } from '../view.js';
  * Per network with a router interface, on each chassis hosting it (the network unit):
  * - arp-responder: the gateway IP is answered with the gateway MAC (VMs find their router).
  * - l3-route, IPv4 to the gateway MAC:
- *   - an ICMP echo request to any interface IP of the router is answered in place (priority 300);
+ *   - an ICMP echo request to any interface IP of the router is answered in place (priority 300;
+ *     301 per VLAN binding port, whose answer is tagged again);
  *   - a destination in a subnet of a network of the router: TTL decremented, the destination
  *     network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (priority
  *     100 + prefix length: the longest prefix wins);
@@ -74,7 +77,7 @@ export function ipv4DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | unde
 
 /** The network's gateway: its ARP answer and its l3-route flows. */
 export function routerNetworkFlows(
-  net: Pick<NetworkOnChassis, 'vni' | 'router'>,
+  net: Pick<NetworkOnChassis, 'vni' | 'router'> & { vlanPorts?: readonly VlanPort[] },
   flows: DesiredFlow[],
 ): void {
   const r = net.router;
@@ -84,7 +87,12 @@ export function routerNetworkFlows(
   const toGateway = { field: 'eth_dst', value: r.self.mac };
   flows.push(arpAnswerFlow(meta, r.self.ip, r.self.mac, cookie));
   for (const p of r.ports) {
-    flows.push(echoReplyFlow(cookie, meta, toGateway, r.self.mac, p.ip));
+    flows.push(echoReplyFlow(cookie, [meta, toGateway], r.self.mac, p.ip, [output(ofpp.IN_PORT)]));
+    // From a host behind a VLAN binding: the reply goes back tagged (classify took the tag off).
+    for (const v of net.vlanPorts ?? []) {
+      const fromPort = [{ field: 'in_port', value: v.ofport }, meta, toGateway];
+      flows.push(echoReplyFlow(cookie, fromPort, r.self.mac, p.ip, backToVlanPort(v), ECHO_PRIORITY + 1));
+    }
     flows.push({
       tableId: TABLE.L3_ROUTE,
       priority: ROUTER_ADDRESS_PRIORITY,
@@ -123,19 +131,20 @@ export function routerNetworkFlows(
   });
 }
 
-/** A ping to one of the router's addresses: the request turned into the reply, back out of in_port. */
+/** A ping to one of the router's addresses: the request turned into the reply, back where it came from (`out`). */
 function echoReplyFlow(
   cookie: bigint,
-  meta: OxmTlv,
-  toGateway: OxmTlv,
+  from: OxmTlv[],
   gatewayMac: string,
   routerIp: string,
+  out: Action[],
+  priority = ECHO_PRIORITY,
 ): DesiredFlow {
   return {
     tableId: TABLE.L3_ROUTE,
-    priority: ECHO_PRIORITY,
+    priority,
     cookie,
-    match: [meta, toGateway, IS_IP, IS_ICMP, ECHO_REQUEST, { field: 'ipv4_dst', value: routerIp }],
+    match: [...from, IS_IP, IS_ICMP, ECHO_REQUEST, { field: 'ipv4_dst', value: routerIp }],
     instructions: [
       apply(
         move('eth_src', 'eth_dst', 48),
@@ -145,7 +154,7 @@ function echoReplyFlow(
         setField('ipv4_src', routerIp),
         // OVS adjusts the ICMP checksum when it rewrites the type.
         setField('icmp_type', ECHO_REPLY),
-        output(ofpp.IN_PORT),
+        ...out,
       ),
     ],
   };

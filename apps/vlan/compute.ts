@@ -4,6 +4,7 @@ import {
   type Desired,
   type DesiredFlow,
   goto,
+  output,
   setField,
   writeMetadata,
 } from '../../controller/pipeline/flow.js';
@@ -14,8 +15,11 @@ import {
   REG_PORT_CLASS,
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
-import { OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
-import type { DatapathView, NetworkOnChassis } from '../view.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { OFPVID_PRESENT, ofpp } from '../../southbound/openflow/codec/constants.js';
+import { ARP_REQUEST_MATCH, arpReplyActions } from '../arp-responder/compute.js';
+import { vniMetadataTlv } from '../interned.js';
+import type { DatapathView, NetworkOnChassis, VlanPort } from '../view.js';
 
 /**
  * VNI <-> VLAN translation for vlan-bindings. On the way in, a frame tagged with the bound VLAN on
@@ -29,13 +33,28 @@ export function compute(view: DatapathView): Desired {
   return { flows, groups: [] };
 }
 
-/** The VLAN ports of one network on this chassis: tagged frames join the network untagged. */
+/** Back out of the VLAN port a question came in on, tagged again (classify took the tag off). */
+export function backToVlanPort(v: VlanPort): Action[] {
+  return [
+    { type: 'push_vlan', ethertype: 0x8100 },
+    setField('vlan_vid', OFPVID_PRESENT | v.vlan),
+    output(ofpp.IN_PORT),
+  ];
+}
+
+/**
+ * The VLAN ports of one network on this chassis: tagged frames join the network untagged, and an
+ * ARP request a host behind one asks is answered back to it tagged (the one arp-reply flow for
+ * VM ports sends answers out untagged, which a host on a VLAN never sees).
+ */
 export function vlanNetworkFlows(net: NetworkOnChassis, flows: DesiredFlow[]): void {
+  const meta = vniMetadataTlv.get(net.vni);
   for (const v of net.vlanPorts) {
+    const cookie = cookieFor('vlan', `vlan-binding/${v.bindingId}`);
     flows.push({
       tableId: TABLE.CLASSIFY,
       priority: 110,
-      cookie: cookieFor('vlan', `vlan-binding/${v.bindingId}`),
+      cookie,
       match: [
         { field: 'in_port', value: v.ofport },
         { field: 'vlan_vid', value: OFPVID_PRESENT | v.vlan },
@@ -45,6 +64,13 @@ export function vlanNetworkFlows(net: NetworkOnChassis, flows: DesiredFlow[]): v
         writeMetadata(metadataForVni(net.vni), METADATA_VNI_MASK),
         goto(TABLE.ARP_RESPONDER),
       ],
+    });
+    flows.push({
+      tableId: TABLE.ARP_REPLY,
+      priority: 110,
+      cookie,
+      match: [{ field: 'in_port', value: v.ofport }, meta, ...ARP_REQUEST_MATCH],
+      instructions: [apply(...arpReplyActions(), ...backToVlanPort(v))],
     });
   }
 }

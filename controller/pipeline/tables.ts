@@ -123,8 +123,8 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.ARP_REPLY,
     name: 'arp-reply',
     purpose:
-      'one flow for every answer: the request becomes the reply in place (sha/spa <- the answer, tha/tpa <- the asker) and goes back out of in_port',
-    matches: ['eth_type', 'arp_op'],
+      'the request becomes the reply in place (sha/spa <- the answer, tha/tpa <- the asker) and goes back out of in_port: one flow for every answer, and one per VLAN binding port that tags the answer again',
+    matches: ['in_port', 'metadata', 'eth_type', 'arp_op'],
     next: [],
     miss: { kind: 'drop', why: 'not an ARP request weft answers' },
   },
@@ -133,7 +133,7 @@ export const PIPELINE: readonly TableDecl[] = [
     name: 'l3-route',
     purpose:
       "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error",
-    matches: ['metadata', 'eth_dst', 'eth_type', 'ip_proto', 'ipv4_dst', 'icmp_type', 'nw_ttl'],
+    matches: ['in_port', 'metadata', 'eth_dst', 'eth_type', 'ip_proto', 'ipv4_dst', 'icmp_type', 'nw_ttl'],
     next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
   },

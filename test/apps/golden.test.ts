@@ -71,9 +71,10 @@ describe('golden flows', () => {
     ]);
   });
 
-  it('vlan (hv3): the bound VLAN on the physical port loses its tag and joins the network', () => {
+  it('vlan (hv3): the bound VLAN on the physical port loses its tag and joins the network; ARP answers go back to it tagged', () => {
     expect(text(vlan(view('hv3')))).toEqual([
       'cookie=0x570600006e2d9634, priority=110,in_port=7,dl_vlan=30 actions=pop_vlan,set_field:0x3->reg5,write_metadata:0xc8/0xffffff,goto_table:30',
+      'cookie=0x570600006e2d9634, table=31, priority=110,arp,metadata=0xc8,in_port=7,arp_op=1 actions=set_field:2->arp_op,move:NXM_NX_ARP_SHA[]->NXM_NX_ARP_THA[],move:NXM_OF_ETH_SRC[]->NXM_NX_ARP_SHA[],move:NXM_OF_ARP_TPA[]->NXM_NX_REG6[],move:NXM_OF_ARP_SPA[]->NXM_OF_ARP_TPA[],move:NXM_NX_REG6[]->NXM_OF_ARP_SPA[],push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
     ]);
   });
 

@@ -19,6 +19,7 @@ const VNI = 740;
 const VM = { name: 'vm', hypervisor: 'hv1', mac: '02:00:00:00:74:01', ip: '10.0.0.61/24' };
 const METAL = { name: 'metal', hypervisor: 'hv2', mac: '02:00:00:00:74:02', ip: '10.0.0.63/24', vlan: 42 };
 const METAL_IP = METAL.ip.split('/')[0]!;
+const VM_IP = VM.ip.split('/')[0]!;
 const BINDING = { chassisId: 'hv2', port: 'phy-metal', vlan: 42, networkId: 'n1' };
 const captures: Capture[] = [];
 
@@ -105,6 +106,42 @@ describe('a VLAN-bound physical host across the overlay', () => {
     ).toBeGreaterThanOrEqual(ROUNDS);
     expect(await e.lab.tcpProbe('vm', METAL_IP, 8080, 2000)).toBe('metal');
   }, 90_000);
+
+  it('lets the host speak first: its ARP for the VM is answered back to it tagged', async () => {
+    // Neither side knows the other: the host's ARP request is what weft answers (no flood).
+    await e.lab.exec('metal', ['ip', 'neigh', 'flush', 'all']);
+    await e.lab.exec('vm', ['ip', 'neigh', 'flush', 'all']);
+    const c = await startCapture(e.lab.vm('metal').netns, 'eth0', ['arp']);
+    captures.push(c);
+    const ping = await e.lab.ping('metal', VM_IP, { count: 3, intervalMs: 200, timeoutS: 1 });
+    captures.splice(captures.indexOf(c), 1);
+    const lines = await c.stop();
+    expect(lines.filter((l) => l.includes(`Reply ${VM_IP} is-at ${VM.mac}`)).length).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(ping.received).toBe(3);
+    expect(await e.lab.tcpProbe('metal', VM_IP, 8080, 2000)).toBe('vm');
+  }, 60_000);
+
+  it('lets the host use a weft router: gateway ARP, pings to it and its ICMP errors reach it tagged', async () => {
+    // No address given: the router takes 10.0.0.1, the first host address of n1's subnet.
+    const r = await e.api.put('/v1/routers/r1?wait=applied&timeout=20s', {
+      tenantId: 't1',
+      interfaces: [{ networkId: 'n1' }],
+    });
+    expect((r.interfaces as Array<{ ip: string }>)[0]!.ip).toBe('10.0.0.1');
+    await e.lab.exec('metal', ['ip', 'neigh', 'flush', 'all']);
+    expect((await e.lab.ping('metal', '10.0.0.1', { count: 3, intervalMs: 200, timeoutS: 1 })).received).toBe(
+      3,
+    );
+    await e.lab.exec('metal', ['ip', 'route', 'replace', 'default', 'via', '10.0.0.1']);
+    // The router's ICMP error, sent by the controller out of the VLAN port with the tag pushed.
+    expect(await e.lab.exec('metal', 'ping -n -c 1 -W 2 10.9.9.9 2>&1; true')).toMatch(
+      /From 10\.0\.0\.1 icmp_seq=1 Destination Net Unreachable/,
+    );
+    await e.lab.exec('metal', ['ip', 'route', 'del', 'default']);
+    await e.api.delete('/v1/routers/r1?wait=applied&timeout=20s');
+  }, 60_000);
 
   it('cuts the host off when the binding goes, without a VLAN flow or bucket left behind', async () => {
     await e.api.delete('/v1/vlan-bindings/metal42?wait=applied&timeout=20s');

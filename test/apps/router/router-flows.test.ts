@@ -58,6 +58,19 @@ describe('router app', () => {
     ]);
   });
 
+  it('answers a ping from a host behind a VLAN binding back to it tagged, above the untagged answer', () => {
+    const flows: DesiredFlow[] = [];
+    routerNetworkFlows(
+      { vni: 100, router: onWeb, vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }] },
+      flows,
+    );
+    for (const f of flows) checkFlow(f);
+    expect(text(flows).filter((l) => l.includes('in_port=7'))).toEqual([
+      'table=35, priority=301,icmp,metadata=0x64,in_port=7,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.1.1->ip_src,set_field:0->icmp_type,push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
+      'table=35, priority=301,icmp,metadata=0x64,in_port=7,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.0.1->ip_src,set_field:0->icmp_type,push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
+    ]);
+  });
+
   it('emits nothing for a network without a router', () => {
     const flows: DesiredFlow[] = [];
     routerNetworkFlows({ vni: 100 }, flows);
