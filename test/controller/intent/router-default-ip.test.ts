@@ -1,19 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BatchOp } from '../../../controller/intent/batch.js';
 import type { IntentService } from '../../../controller/intent/service.js';
-import { openService, rejects } from './helpers.js';
-import { seedRedBlue } from './router-fixture.js';
+import { rejects } from './helpers.js';
+import { redBlueEachTest } from './router-fixture.js';
 
 /** A router interface sent without `ip`: kept when the router is there already, else the first host. */
 
-let h: Awaited<ReturnType<typeof openService>>;
 let svc: IntentService;
-beforeEach(async () => {
-  h = await openService();
-  svc = h.svc;
-  await seedRedBlue(svc);
+redBlueEachTest((s) => {
+  svc = s;
 });
-afterEach(() => h.close());
 
 const ipsOf = (id: string) => svc.get('router', id).interfaces.map((i) => `${i.networkId}=${i.ip}`);
 const net = (id: string, subnets: string[]) => svc.put('network', id, { tenantId: 'red', name: id, subnets });

@@ -1,4 +1,6 @@
+import { afterEach, beforeEach } from 'vitest';
 import type { IntentService } from '../../../controller/intent/service.js';
+import { openService } from './helpers.js';
 
 /** A router r1 of tenant red on network web. */
 export const r1 = { tenantId: 'red', name: 'r1', interfaces: [{ networkId: 'web', ip: '10.0.0.1' }] };
@@ -11,4 +13,22 @@ export async function seedRedBlue(svc: IntentService): Promise<void> {
   await svc.put('network', 'db', { tenantId: 'red', name: 'db', vni: 4098, subnets: ['10.0.1.0/24'] });
   await svc.put('network', 'app', { tenantId: 'red', name: 'app', vni: 4099, subnets: ['10.0.2.0/24'] });
   await svc.put('network', 'bnet', { tenantId: 'blue', name: 'bnet', subnets: ['10.0.0.0/24'] });
+}
+
+/**
+ * A fresh service seeded with seedRedBlue (and `more`) before each test of the file, closed after
+ * it; `use` receives each test's service.
+ */
+export function redBlueEachTest(
+  use: (svc: IntentService) => void,
+  more?: (svc: IntentService) => Promise<void>,
+): void {
+  let h: Awaited<ReturnType<typeof openService>>;
+  beforeEach(async () => {
+    h = await openService();
+    use(h.svc);
+    await seedRedBlue(h.svc);
+    await more?.(h.svc);
+  });
+  afterEach(() => h.close());
 }

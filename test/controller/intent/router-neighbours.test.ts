@@ -1,21 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { randomMac } from '../../../controller/intent/access.js';
 import { buildObject, type RuleEnv } from '../../../controller/intent/rules.js';
 import type { IntentService } from '../../../controller/intent/service.js';
 import { IntentState } from '../../../controller/intent/state.js';
-import { openService, rejects } from './helpers.js';
-import { r1, seedRedBlue } from './router-fixture.js';
+import { rejects } from './helpers.js';
+import { r1, redBlueEachTest } from './router-fixture.js';
 
 /** What routers ask of the objects around them: endpoints' addresses and MACs, networks' subnets. */
 
-let h: Awaited<ReturnType<typeof openService>>;
 let svc: IntentService;
-beforeEach(async () => {
-  h = await openService();
-  svc = h.svc;
-  await seedRedBlue(svc);
+redBlueEachTest((s) => {
+  svc = s;
 });
-afterEach(() => h.close());
 
 describe('router and endpoints', () => {
   it("refuses a router address an endpoint holds (409 naming it), and an endpoint taking the router's", async () => {

@@ -1,9 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { BatchOp } from '../../../controller/intent/batch.js';
 import type { RouterRoute } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
-import { openService, rejects } from './helpers.js';
-import { seedRedBlue } from './router-fixture.js';
+import { rejects } from './helpers.js';
+import { redBlueEachTest } from './router-fixture.js';
 
 /**
  * Static routes: a router sends traffic for a destination to an appliance VM (endpoint `nat`,
@@ -11,16 +11,16 @@ import { seedRedBlue } from './router-fixture.js';
  * edge 10.3.0.0/24; r1 is on web (10.0.0.1) and edge (10.3.0.1).
  */
 
-let h: Awaited<ReturnType<typeof openService>>;
 let svc: IntentService;
-beforeEach(async () => {
-  h = await openService();
-  svc = h.svc;
-  await seedRedBlue(svc);
-  await svc.put('network', 'edge', { tenantId: 'red', name: 'edge', subnets: ['10.3.0.0/24'] });
-  await svc.put('endpoint', 'nat', { networkId: 'edge', ips: ['10.3.0.9'], portSecurity: false });
-});
-afterEach(() => h.close());
+redBlueEachTest(
+  (s) => {
+    svc = s;
+  },
+  async (s) => {
+    await s.put('network', 'edge', { tenantId: 'red', name: 'edge', subnets: ['10.3.0.0/24'] });
+    await s.put('endpoint', 'nat', { networkId: 'edge', ips: ['10.3.0.9'], portSecurity: false });
+  },
+);
 
 const interfaces = [
   { networkId: 'web', ip: '10.0.0.1' },

@@ -1,17 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROUTER_MAC_PREFIX, routerMac } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
-import { openService, rejects } from './helpers.js';
-import { r1, seedRedBlue } from './router-fixture.js';
+import { rejects } from './helpers.js';
+import { r1, redBlueEachTest } from './router-fixture.js';
 
-let h: Awaited<ReturnType<typeof openService>>;
 let svc: IntentService;
-beforeEach(async () => {
-  h = await openService();
-  svc = h.svc;
-  await seedRedBlue(svc);
+redBlueEachTest((s) => {
+  svc = s;
 });
-afterEach(() => h.close());
 
 describe('routerMac', () => {
   it('is the prefix then the three bytes of the VNI, lower-case hex', () => {
