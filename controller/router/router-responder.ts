@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { prefixHolding } from '../../controller/intent/net.js';
 import { OFP_NO_BUFFER, OFPVID_PRESENT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, Router } from '../intent/model.js';
+import { prefixHolding } from '../intent/net.js';
 import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
@@ -48,8 +48,8 @@ export type RouterIcmpOutcome =
  * for a TTL that runs out, net unreachable without a route, host unreachable for an address no
  * endpoint holds (the l3-neighbor table's miss), port or protocol unreachable for a packet to the
  * router's own address that is not a ping. The answer comes from the router's address on the
- * sender's network and goes straight back out of the port the packet came in on, tagged when that
- * port is a VLAN binding's.
+ * sender's network (or from the router address asked, when it answers for itself) and goes
+ * straight back out of the port the packet came in on, tagged when that port is a VLAN binding's.
  */
 export class RouterIcmpResponder {
   readonly #limit: PortRateLimit;
