@@ -38,6 +38,9 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     'traceroute red1 -> reddb: 1 10.0.0.254 (red-router answers time exceeded), 2 10.1.0.5',
   );
+  expect(lines.find((l) => l.startsWith('metal'))).toBe(
+    'metal (VLAN 42 on hv1) speaks first: reaches red2 on hv2 and its gateway on red-router',
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

@@ -228,6 +228,19 @@ export async function runDemo(
     await ping('red1', '10.1.0.5', 'open');
     await tcp('reddb', '10.0.0.2', 8080, 'open (red2)');
     await ping('blue1', '10.1.0.5', 'closed');
+    // The physical host speaks first, to a VM on the other hypervisor and to its gateway on
+    // red-router: weft answers its ARP back through the VLAN, tagged. (Routing *to* it is not
+    // done: weft does not know its address; docs/PIPELINE.md.)
+    const fromMetal = [
+      (await lab.ping('metal', '10.0.0.2', { count: 2, intervalMs: 200, timeoutS: 1 })).received,
+      (await lab.ping('metal', '10.0.0.254', { count: 2, intervalMs: 200, timeoutS: 1 })).received,
+    ];
+    const metalOk = fromMetal.every((n) => n === 2);
+    say(
+      metalOk
+        ? 'metal (VLAN 42 on hv1) speaks first: reaches red2 on hv2 and its gateway on red-router'
+        : `metal (VLAN 42 on hv1) speaks first: ${fromMetal.join(' and ')} of 2 pings to red2 and its gateway (SURPRISE)`,
+    );
     // traceroute through red-router: the router's hop answers time exceeded (controller/router).
     const hops = await lab.exec('red1', 'traceroute -n -q 1 -w 2 -m 4 10.1.0.5 2>&1; true');
     const hopIps = [...hops.matchAll(/^ *\d+ +(\S+)/gm)].map((m) => m[1]);
@@ -253,6 +266,7 @@ export async function runDemo(
       probes.filter((p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open')).length +
       (leased ? 0 : 1) +
       (tracerouteOk ? 0 : 1) +
+      (metalOk ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
     return { probes, surprises, drops };
