@@ -72,7 +72,7 @@ export function destinationOf(
   if (!router || !own) throw invalid('to', `no endpoint of network ${net} has address ${to}; ${hint}`);
   const nowhere = `no endpoint of network ${net} or of the networks router ${router.id} joins has address ${to}`;
   if (req.v6) throw invalid('to', `${nowhere} (routers route IPv4 only); ${hint}`);
-  const gateway = { router: router.id, from: net };
+  const gateway = { router: router.id, from: net, subnets: router.interfaces.flatMap((i) => i.subnets) };
   if (router.interfaces.some((i) => i.ip === to)) {
     return { dstMac: own.mac, gateway: { ...gateway, routerAddress: true } };
   }

@@ -72,14 +72,18 @@ export function routerPuntOf(run: TraceRun, target: TraceTarget): RouterPunt | u
         ttl: Number(p.get(canonical('nw_ttl')) ?? 0n),
       });
       const icmpType = protocol === IP_PROTOCOL.ICMP ? p.get(canonical('icmp_type')) : undefined;
-      const why = whyNoError({
-        // A trace's probe is never a fragment.
-        firstFragment: true,
-        ipSrc,
-        ipDst,
-        ethDst: text(p, 'eth_dst') ?? '',
-        ...(icmpType === undefined ? {} : { icmpType: Number(icmpType) }),
-      });
+      const why = whyNoError(
+        {
+          // A trace's probe is never a fragment.
+          firstFragment: true,
+          ipSrc,
+          ipDst,
+          ethDst: text(p, 'eth_dst') ?? '',
+          ...(icmpType === undefined ? {} : { icmpType: Number(icmpType) }),
+        },
+        // As the responder: nothing about a directed broadcast of one of the router's subnets.
+        target.gateway?.subnets,
+      );
       const base = { chassis: hop.chassis, router, table, step, ipDst };
       if (!error) return { ...base, silent: 'it answers no ICMP to its own addresses but pings' };
       if (why) return { ...base, silent: `no ICMP error is sent about a packet when ${why}` };

@@ -44,7 +44,15 @@ export interface TraceTarget {
    * `into` (where `endpoint` is; with `via`, by a static route to that next hop endpoint), or, with
    * `routerAddress`, it is a ping to the router itself.
    */
-  gateway?: { router: string; from: string; into?: string; routerAddress?: boolean; via?: string };
+  gateway?: {
+    router: string;
+    from: string;
+    into?: string;
+    routerAddress?: boolean;
+    via?: string;
+    /** The IPv4 subnets of the router's networks (no ICMP error about their broadcast addresses). */
+    subnets?: readonly string[];
+  };
 }
 
 /** The security-group port (endpoint) the conntrack tables of this hop work for. */

@@ -158,6 +158,17 @@ describe('weft trace: the ICMP errors a router answers with', () => {
     expect(ping.icmpError).toBeUndefined();
   });
 
+  it("answers nothing about a directed broadcast of one of the router's subnets, as the responder", () => {
+    const a = w.trace('w1', { to: '10.2.0.255' });
+    expect(a.verdict).toBe('dropped');
+    expect(a.icmpError).toBeUndefined();
+    expect(a.droppedAt?.reason).toMatch(
+      /no ICMP error is sent about a packet when its destination 10\.2\.0\.255 is the broadcast address of 10\.2\.0\.0\/24$/,
+    );
+    // The address below it is anyone's: host unreachable.
+    expect(w.trace('w1', { to: '10.2.0.254' }).icmpError).toBe('host-unreachable');
+  });
+
   it('answers nothing about a packet no ICMP error may be sent about, and ends it at the router, saying so', () => {
     const a = w.trace('w1', { to: '224.0.0.5' });
     expect(a.verdict).toBe('dropped');
