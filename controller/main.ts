@@ -30,6 +30,7 @@ import {
 } from './heap-tuning.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
+import { routerIcmpContext } from './router/router-context.js';
 import { startRouterResponder } from './router/router-responder.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
 import { openStore } from './store/open-store.js';
@@ -168,26 +169,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   );
   startRouterResponder(
     openflow.registry,
-    {
-      chassisOfDatapath: (dpid) => facts.chassisOfDatapath(dpid),
-      networkByVni: (vni) => intents.networkByVni(vni),
-      network: (id) => intents.find('network', id),
-      routerOnNetwork: (networkId) => intents.routerOnNetwork(networkId),
-      endpointByIp: (networkId, ip) => intents.endpointByIp(networkId, ip),
-      isTunnelPort: (chassisId, ofport) => {
-        const p = facts.current().ports.get(chassisId);
-        return p?.tunnelPort === ofport || [...(p?.vniTunnelPorts?.values() ?? [])].includes(ofport);
-      },
-      vlanOf: (chassisId, networkId, ofport) => {
-        const byName = facts.current().ports.get(chassisId)?.byName;
-        for (const id of intents.referrerIds('network', networkId, 'vlanBinding')) {
-          const b = intents.find('vlanBinding', id);
-          if (b?.chassisId === chassisId && byName?.get(b.port) === ofport) return b.vlan;
-        }
-        return undefined;
-      },
-      isLeader: () => (ha ? ha.leadership.isLeader : true),
-    },
+    routerIcmpContext(intents, facts, () => (ha ? ha.leadership.isLeader : true)),
     log.child({ part: 'router' }),
     metricsRegistry,
   );

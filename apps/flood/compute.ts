@@ -5,7 +5,6 @@ import {
   type DesiredFlow,
   type DesiredGroup,
   group,
-  output,
   setField,
 } from '../../controller/pipeline/flow.js';
 import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
@@ -13,9 +12,11 @@ import { PORT_CLASS, REG_OUTPORT, REG_PORT_CLASS } from '../../controller/pipeli
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { type Bucket, WATCH_ANY } from '../../southbound/openflow/codec/buckets.js';
-import { OFPP16_IN_PORT, OFPVID_PRESENT } from '../../southbound/openflow/codec/constants.js';
+import { OFPP16_IN_PORT } from '../../southbound/openflow/codec/constants.js';
 import { frozen, Interner, tunnelActions, tunnelKey, vniMetadataTlv } from '../interned.js';
 import { type DatapathCtx, type DatapathView, type NetworkOnChassis, tunnelPortFor } from '../view.js';
+
+import { taggedOutput } from '../vlan/compute.js';
 
 const MULTICAST_BIT = '01:00:00:00:00:00';
 
@@ -60,13 +61,7 @@ const toRemoteChassis = new Interner((key: string) => frozen(bucket(tunnelAction
 function localBuckets(net: NetworkOnChassis): Bucket[] {
   const buckets = net.local.map((p) => toLocalPort.get(p.ofport));
   for (const v of net.vlanPorts) {
-    buckets.push(
-      bucket([
-        { type: 'push_vlan', ethertype: 0x8100 },
-        setField('vlan_vid', OFPVID_PRESENT | v.vlan),
-        output(v.ofport),
-      ]),
-    );
+    buckets.push(bucket(taggedOutput(v.vlan, v.ofport)));
   }
   return buckets;
 }

@@ -33,13 +33,18 @@ export function compute(view: DatapathView): Desired {
   return { flows, groups: [] };
 }
 
-/** Back out of the VLAN port a question came in on, tagged again (classify took the tag off). */
-export function backToVlanPort(v: VlanPort): Action[] {
+/** Out of `port` (a VLAN binding's physical port, or IN_PORT) with the tag of `vlan` pushed. */
+export function taggedOutput(vlan: number, port: number): Action[] {
   return [
     { type: 'push_vlan', ethertype: 0x8100 },
-    setField('vlan_vid', OFPVID_PRESENT | v.vlan),
-    output(ofpp.IN_PORT),
+    setField('vlan_vid', OFPVID_PRESENT | vlan),
+    output(port),
   ];
+}
+
+/** Back out of the VLAN port a question came in on, tagged again (classify took the tag off). */
+export function backToVlanPort(v: VlanPort): Action[] {
+  return taggedOutput(v.vlan, ofpp.IN_PORT);
 }
 
 /**

@@ -28,16 +28,10 @@ export function routerSelector(routerId: string): { cookie: bigint; cookieMask: 
   return { cookie: objectCookie('router', 'router', routerId), cookieMask: 0xffffffffffffffffn };
 }
 
-const outputsToInPort = (f: Pick<FlowStats, 'instructions'>) =>
+/** Whether the flow's actions output to `port` (IN_PORT: an answer in place; CONTROLLER: sent up). */
+const outputsTo = (f: Pick<FlowStats, 'instructions'>, port: number) =>
   f.instructions.some(
-    (i) =>
-      i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === ofpp.IN_PORT),
-  );
-
-const outputsToController = (f: Pick<FlowStats, 'instructions'>) =>
-  f.instructions.some(
-    (i) =>
-      i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === ofpp.CONTROLLER),
+    (i) => i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === port),
   );
 
 /** By canonical name: OVS reports ipv4_dst back as ip_dst, and the codec names it so. */
@@ -62,8 +56,8 @@ export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | '
   const routes = (i: (typeof f.instructions)[number]) =>
     i.type === 'goto_table' && (i.tableId === TABLE.L3_NEIGHBOR || i.tableId === TABLE.L2_LOOKUP);
   if (f.instructions.some(routes)) return 'routed';
-  if (outputsToInPort(f)) return 'pingsAnswered';
-  if (outputsToController(f)) {
+  if (outputsTo(f, ofpp.IN_PORT)) return 'pingsAnswered';
+  if (outputsTo(f, ofpp.CONTROLLER)) {
     if (matches(f, 'nw_ttl')) return 'ttlExpired';
     return matches(f, 'ipv4_dst') ? 'toRouter' : 'noRoute';
   }

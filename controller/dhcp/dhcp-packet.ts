@@ -7,6 +7,7 @@
  */
 
 import { readIpv4, readMac, writeMac } from '../../southbound/openflow/codec/values.js';
+import { foldChecksum, onesSum } from '../inet-checksum.js';
 import {
   checkUint,
   type DhcpOptions,
@@ -230,19 +231,6 @@ export function parseDhcpReplyFrame(frame: Buffer): DhcpReply {
   return { ...env, ...bootp, ...decodeReplyOptions(opts) };
 }
 
-/** RFC 1071 one's-complement sum of buf[start, end), not yet folded or inverted. */
-function onesSum(buf: Buffer, start: number, end: number, acc = 0): number {
-  let i = start;
-  for (; i + 1 < end; i += 2) acc += (buf[i]! << 8) | buf[i + 1]!;
-  if (i < end) acc += buf[i]! << 8;
-  return acc;
-}
-
-function checksum(sum: number): number {
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-  return ~sum & 0xffff;
-}
-
 interface BootpFields {
   xid: number;
   secs: number;
@@ -290,7 +278,7 @@ function wrap(env: Envelope, srcPort: number, dstPort: number, bootp: Buffer): B
   frame[ip + 9] = IPPROTO_UDP;
   ipv4Bytes(env.ipSrc, 'ipSrc').copy(frame, ip + 12);
   ipv4Bytes(env.ipDst, 'ipDst').copy(frame, ip + 16);
-  frame.writeUInt16BE(checksum(onesSum(frame, ip, ip + IPV4_MIN)), ip + 10);
+  frame.writeUInt16BE(foldChecksum(onesSum(frame, ip, ip + IPV4_MIN)), ip + 10);
   const udp = ip + IPV4_MIN;
   frame.writeUInt16BE(srcPort, udp);
   frame.writeUInt16BE(dstPort, udp + 2);
@@ -298,7 +286,7 @@ function wrap(env: Envelope, srcPort: number, dstPort: number, bootp: Buffer): B
   bootp.copy(frame, udp + UDP_LEN);
   // Pseudo-header: source and destination address, zero + protocol, UDP length.
   const pseudo = onesSum(frame, ip + 12, ip + 20, IPPROTO_UDP + udpLen);
-  const sum = checksum(onesSum(frame, udp, udp + udpLen, pseudo));
+  const sum = foldChecksum(onesSum(frame, udp, udp + udpLen, pseudo));
   // RFC 768: a computed zero goes out as all ones, since zero means "no checksum".
   frame.writeUInt16BE(sum === 0 ? 0xffff : sum, udp + 6);
   return frame;

@@ -102,6 +102,12 @@ export function cidrContains(c: Cidr, a: Address): boolean {
   return a.value >> shift === c.network >> shift;
 }
 
+/** An IPv4 subnet's broadcast address (all host bits set); none for /31 and /32 (RFC 3021) or IPv6. */
+export function ipv4BroadcastOf(c: Cidr): bigint | undefined {
+  if (c.family !== 4 || c.prefix > 30) return undefined;
+  return c.network | ((1n << BigInt(32 - c.prefix)) - 1n);
+}
+
 /** Whether CIDR text is a valid IPv4 prefix (what routers route). */
 export function isIpv4Cidr(text: string): boolean {
   const c = parseCidr(text);

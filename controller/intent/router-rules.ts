@@ -9,7 +9,7 @@ import {
   type RouterRoute,
   routerMac,
 } from './model.js';
-import { type Address, type Cidr, cidrContains, cidrsOverlap, parseIp } from './net.js';
+import { type Address, type Cidr, cidrContains, cidrsOverlap, ipv4BroadcastOf, parseIp } from './net.js';
 import { checkRouteSubnets, listed, routesOf, v4 } from './router-routes.js';
 import { type Draft, type Fields, immutable, mustRef, type RuleEnv, tenantOf } from './rule-env.js';
 import type { IntentState } from './state.js';
@@ -34,9 +34,8 @@ function misplaced(a: Address, subnets: readonly Cidr[]): string | undefined {
   if (!home) return 'outside';
   // /31 and /32 have neither a network nor a broadcast address (RFC 3021).
   if (home.prefix > 30) return undefined;
-  const hostBits = (1n << BigInt(32 - home.prefix)) - 1n;
   if (a.value === home.network) return `the network address of ${home.text}`;
-  if (a.value === (home.network | hostBits)) return `the broadcast address of ${home.text}`;
+  if (a.value === ipv4BroadcastOf(home)) return `the broadcast address of ${home.text}`;
   return undefined;
 }
 

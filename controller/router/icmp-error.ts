@@ -9,7 +9,8 @@
  */
 
 import { readIpv4, readMac, writeIpv4, writeMac } from '../../southbound/openflow/codec/values.js';
-import { parseCidr, parseIp } from '../intent/net.js';
+import { internetChecksum } from '../inet-checksum.js';
+import { ipv4BroadcastOf, isMulticastMac, parseCidr, parseIp } from '../intent/net.js';
 
 export const ICMP_TYPE = { ECHO_REPLY: 0, UNREACHABLE: 3, ECHO_REQUEST: 8, TIME_EXCEEDED: 11 } as const;
 export const UNREACHABLE_CODE = { NET: 0, HOST: 1, PROTOCOL: 2, PORT: 3 } as const;
@@ -123,18 +124,16 @@ export function whyNoError(
   const directed = subnets.find((c) => isBroadcastOf(c, p.ipDst));
   if (directed) return `its destination ${p.ipDst} is the broadcast address of ${directed}`;
   if (!isSingleHost(p.ipSrc)) return `its source ${p.ipSrc} names no single host`;
-  if (isGroupMac(p.ethDst)) return `it was sent to the link-layer ${p.ethDst}`;
+  if (isMulticastMac(p.ethDst)) return `it was sent to the link-layer ${p.ethDst}`;
   return undefined;
 }
 
-/** Whether ip is the all-ones host address of an IPv4 subnet (/31 and /32 have none, RFC 3021). */
+/** Whether ip is the broadcast address of the IPv4 subnet `cidr`. */
 function isBroadcastOf(cidr: string, ip: string): boolean {
   const c = parseCidr(cidr);
-  if (typeof c === 'string' || c.family !== 4 || c.prefix >= 31) return false;
+  const b = typeof c === 'string' ? undefined : ipv4BroadcastOf(c);
   const a = parseIp(ip);
-  if (a?.family !== 4) return false;
-  const hostBits = (1n << BigInt(32 - c.prefix)) - 1n;
-  return a.value === (c.network | hostBits);
+  return b !== undefined && a?.family === 4 && a.value === b;
 }
 
 function firstOctet(ip: string): number {
@@ -148,10 +147,6 @@ function isGroupOrBroadcast(ip: string): boolean {
 function isSingleHost(ip: string): boolean {
   const a = firstOctet(ip);
   return a !== 0 && a !== 127 && a < 224;
-}
-
-function isGroupMac(mac: string): boolean {
-  return (Number.parseInt(mac.slice(0, 2), 16) & 1) === 1;
 }
 
 /** Where the error goes and whom it is from. */
@@ -196,14 +191,4 @@ export function buildIcmpError(
   frame.copy(out, icmp + ICMP_HEADER, p.ipStart, p.ipStart + quoteLength);
   out.writeUInt16BE(internetChecksum(out, icmp, out.length), icmp + 2);
   return out;
-}
-
-/** RFC 1071: the one's complement of the one's-complement sum of buf[start, end). */
-export function internetChecksum(buf: Buffer, start: number, end: number): number {
-  let sum = 0;
-  let i = start;
-  for (; i + 1 < end; i += 2) sum += (buf[i]! << 8) | buf[i + 1]!;
-  if (i < end) sum += buf[i]! << 8;
-  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16);
-  return ~sum & 0xffff;
 }

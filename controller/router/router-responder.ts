@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { OFP_NO_BUFFER, OFPVID_PRESENT, ofpp } from '../../southbound/openflow/codec/constants.js';
+import { taggedOutput } from '../../apps/vlan/compute.js';
+import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, Router } from '../intent/model.js';
@@ -113,14 +114,7 @@ export class RouterIcmpResponder {
       xid: 0,
       bufferId: OFP_NO_BUFFER,
       inPort: ofpp.CONTROLLER,
-      actions:
-        vlan === undefined
-          ? [{ type: 'output', port, maxLen: 0 }]
-          : [
-              { type: 'push_vlan', ethertype: 0x8100 },
-              { type: 'set_field', field: 'vlan_vid', value: OFPVID_PRESENT | vlan },
-              { type: 'output', port, maxLen: 0 },
-            ],
+      actions: vlan === undefined ? [{ type: 'output', port, maxLen: 0 }] : taggedOutput(vlan, port),
       data,
     };
     return { kind: 'answered', error: decided.error.kind, routerId: router.id, out };

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { internetChecksum } from '../../../controller/inet-checksum.js';
 import {
   buildIcmpError,
   type IcmpError,
   IcmpParseError,
-  internetChecksum,
   parseIpv4Frame,
   whyNoError,
 } from '../../../controller/router/icmp-error.js';
