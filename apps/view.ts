@@ -82,12 +82,17 @@ export interface RouterPort {
   cidrs: string[];
 }
 
-/** A static route of a router: its destination goes to a VM of one of the router's networks. */
+/**
+ * A static route of a router: its destination goes to a next hop on one of the router's networks,
+ * a bound endpoint (an appliance VM, its MAC known) or any other address there (a physical router
+ * behind a VLAN binding), whose MAC the controller learns by ARP (controller/router).
+ */
 export interface StaticRoute {
   /** IPv4 CIDR. */
   destination: string;
-  /** The next hop endpoint (an appliance VM), bound somewhere, and its network. */
-  via: { endpointId: string; mac: string; vni: number; gatewayMac: string };
+  via:
+    | { kind: 'endpoint'; endpointId: string; mac: string; vni: number; gatewayMac: string }
+    | { kind: 'arp'; nexthop: string; vni: number; gatewayMac: string };
 }
 
 /** What a network's flows need of the router it is attached to. */
@@ -97,7 +102,7 @@ export interface NetworkRouter {
   self: RouterPort;
   /** Every interface of the router, this network's included, sorted by network id. */
   ports: RouterPort[];
-  /** Its static routes whose next hop is a bound endpoint, in the router's order. */
+  /** Its static routes, in the router's order (those via an endpoint that is not bound left out). */
   routes: StaticRoute[];
 }
 

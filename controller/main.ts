@@ -30,7 +30,9 @@ import {
 } from './heap-tuning.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
-import { routerIcmpContext } from './router/router-context.js';
+import { DEFAULT_NEIGHBOR_TIMINGS } from './router/neighbor-resolver.js';
+import { NeighborService } from './router/neighbor-service.js';
+import { neighborContext, routerIcmpContext } from './router/router-context.js';
 import { startRouterResponder } from './router/router-responder.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
 import { openStore } from './store/open-store.js';
@@ -167,9 +169,17 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     log.child({ part: 'dhcp' }),
     metricsRegistry,
   );
+  const isLeader = () => (ha ? ha.leadership.isLeader : true);
+  const neighbors = new NeighborService(
+    openflow.registry,
+    neighborContext(intents, facts, openflow.registry, isLeader),
+    log.child({ part: 'neighbors' }),
+    metricsRegistry,
+    { ...DEFAULT_NEIGHBOR_TIMINGS, refreshMs: config.neighborRefreshMs },
+  );
   startRouterResponder(
     openflow.registry,
-    routerIcmpContext(intents, facts, () => (ha ? ha.leadership.isLeader : true)),
+    routerIcmpContext(intents, facts, isLeader, (dpid, networkId, ip) => neighbors.miss(dpid, networkId, ip)),
     log.child({ part: 'router' }),
     metricsRegistry,
   );
@@ -183,7 +193,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     await chassis.start();
   }
 
-  const status = statusProvider(engine, openflow.registry, facts, intents, ha, dhcp);
+  const status = statusProvider(engine, openflow.registry, facts, intents, ha, dhcp, neighbors);
   if (status.counters) registerDropMetrics(metricsRegistry, status.counters.drops);
   const api = await buildApp({
     intents,
@@ -233,6 +243,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     async stop() {
       // Leadership first: the lease is released so the peer takes over at once.
       await ha?.stop();
+      neighbors.close();
       engine.close();
       await api.close();
       await openflow.close();

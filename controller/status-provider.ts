@@ -11,9 +11,12 @@ import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
+import { parseIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
+import type { NeighborView } from './router/neighbor-resolver.js';
+import type { TraceLookups } from './trace/endpoint-trace.js';
 import { traceEndpoint } from './trace/endpoint-trace.js';
-import { traceLookups, traceWorld } from './trace/world.js';
+import { type LearnedFlows, traceLookups, traceWorld } from './trace/world.js';
 
 /**
  * What `controller()` returns: the role the API schema knows, plus the HA facts (instance, term,
@@ -33,7 +36,22 @@ const lastSyncOf = (r: SyncResult) => ({
   applyMs: r.applyMs,
 });
 
-/** /v1/status from the live parts: sessions (connected, role), engine (applied revision, counts), facts. */
+/** Numeric order of two addresses (IPv4 before IPv6); text order when one does not parse. */
+const compareIp = (a: string, b: string): number => {
+  const x = parseIp(a);
+  const y = parseIp(b);
+  if (!x || !y) return a < b ? -1 : a > b ? 1 : 0;
+  if (x.family !== y.family) return x.family - y.family;
+  return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
+};
+
+const byNetworkThenIp = (a: NeighborView, b: NeighborView): number =>
+  a.networkId === b.networkId ? compareIp(a.ip, b.ip) : a.networkId < b.networkId ? -1 : 1;
+
+/**
+ * /v1/status from the live parts: sessions (connected, role), engine (applied revision, counts),
+ * facts; and, given the neighbour service, the routers' neighbour tables (`neighbors`).
+ */
 export function statusProvider(
   engine: Engine,
   switches: SwitchRegistry,
@@ -41,7 +59,13 @@ export function statusProvider(
   intents: IntentService,
   ha?: Pick<HaNode, 'status'>,
   dhcp?: Pick<DhcpResponder, 'lastAnswer'>,
+  neighbors?: {
+    list(): NeighborView[];
+    arpState?: TraceLookups['arpState'];
+    learnedFlowsOf?: LearnedFlows;
+  },
 ): StatusProvider {
+  const role = (): 'leader' | 'standby' | 'unknown' => (ha ? ha.status().role : 'leader');
   const counterSwitches = (): CounterSwitch[] =>
     switches.list().flatMap((sw) => {
       if (!sw.dpid || sw.state !== 'up') return [];
@@ -130,6 +154,35 @@ export function statusProvider(
       }
       return { chassis: [...chassis].sort() };
     },
+    ...(neighbors
+      ? {
+          neighbors(routerId: string) {
+            let networks: Set<string>;
+            try {
+              networks = new Set(intents.get('router', routerId).interfaces.map((i) => i.networkId));
+            } catch {
+              return undefined;
+            }
+            const chassisOf = (dpid: string) => facts.chassisOfDatapath(dpid) ?? dpid;
+            const entries = neighbors
+              .list()
+              .filter((n) => networks.has(n.networkId))
+              .sort(byNetworkThenIp)
+              .map((n) => ({
+                networkId: n.networkId,
+                ip: n.ip,
+                state: n.state,
+                ...(n.mac === undefined ? {} : { mac: n.mac }),
+                ...(n.chassisId === undefined ? {} : { chassisId: n.chassisId }),
+                ...(n.bindingId === undefined ? {} : { bindingId: n.bindingId }),
+                ...(n.vlan === undefined ? {} : { vlan: n.vlan }),
+                ...(n.confirmedAgoMs === undefined ? {} : { confirmedAgoMs: n.confirmedAgoMs }),
+                installedOn: [...new Set(n.installedOn.map(chassisOf))].sort(),
+              }));
+            return { routerId, role: role(), neighbors: entries };
+          },
+        }
+      : {}),
     counters: {
       endpoint(endpointId) {
         const ep = intents.get('endpoint', endpointId);
@@ -152,8 +205,8 @@ export function statusProvider(
       const networkId = intents.get('endpoint', endpointId).networkId;
       const current = () => facts.current();
       return traceEndpoint(
-        traceLookups(intents, current),
-        traceWorld(engine, current, intents, networkId),
+        traceLookups(intents, current, neighbors?.arpState?.bind(neighbors)),
+        traceWorld(engine, current, intents, networkId, neighbors?.learnedFlowsOf?.bind(neighbors)),
         endpointId,
         req,
       );

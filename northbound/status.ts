@@ -132,6 +132,11 @@ export interface StatusProvider {
   endpoint(endpointId: string): EndpointStatus | undefined;
   /** Where a router routes: the chassis hosting one of its networks (absent: nowhere known). */
   router?(routerId: string): RouterStatus | undefined;
+  /**
+   * The router's neighbour table (addresses behind VLAN bindings resolved by ARP, kept by the
+   * leader); undefined for an unknown router.
+   */
+  neighbors?(routerId: string): RouterNeighbors | undefined;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */
   controller(): { role: 'leader' | 'standby' | 'unknown'; leaderId?: string };
 }
@@ -149,6 +154,54 @@ export const RouterStatus = Type.Object(
   },
 );
 export type RouterStatus = Static<typeof RouterStatus>;
+
+export const RouterNeighbor = Type.Object(
+  {
+    networkId: Type.String({ description: 'the router interface network the address is on' }),
+    ip: Type.String({ description: 'the address resolved (no endpoint holds it)' }),
+    state: Type.Union([Type.Literal('incomplete'), Type.Literal('reachable'), Type.Literal('failed')], {
+      description:
+        'incomplete: ARP requests out, no answer yet; reachable: answered, flows installed; failed: no answer to the requests (the sender gets host unreachable for a while, then the next packet asks again)',
+    }),
+    mac: Type.Optional(Type.String({ description: 'the MAC it answered with' })),
+    chassisId: Type.Optional(
+      Type.String({ description: 'where it sits: the chassis of the VLAN binding its answer came from' }),
+    ),
+    bindingId: Type.Optional(Type.String({ description: 'the VLAN binding its answer came from' })),
+    vlan: Type.Optional(Type.Integer({ minimum: 1, maximum: 4094, description: "that binding's VLAN" })),
+    confirmedAgoMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'milliseconds since it last answered (re-validated every 30 s)',
+      }),
+    ),
+    installedOn: Type.Array(Type.String(), {
+      description:
+        'hypervisors holding its flows (those that routed to it), by chassis id, sorted; a datapath of no known chassis by its datapath id',
+    }),
+  },
+  { title: 'RouterNeighbor', additionalProperties: false },
+);
+export type RouterNeighbor = Static<typeof RouterNeighbor>;
+
+export const RouterNeighbors = Type.Object(
+  {
+    routerId: Type.String(),
+    role: Type.Union([Type.Literal('leader'), Type.Literal('standby'), Type.Literal('unknown')], {
+      description: "this controller's role: only the leader resolves neighbours (a standby's list is empty)",
+    }),
+    neighbors: Type.Array(RouterNeighbor, {
+      description:
+        "addresses on the router's networks that no endpoint holds (hosts and physical routers behind a VLAN binding), resolved by ARP; by network, then address",
+    }),
+  },
+  {
+    title: 'RouterNeighbors',
+    additionalProperties: false,
+    description: "read-only: the router's neighbour table, as the leader controller keeps it in memory",
+  },
+);
+export type RouterNeighbors = Static<typeof RouterNeighbors>;
 
 export const emptyStatus: StatusProvider = {
   switches: () => [],

@@ -10,12 +10,17 @@ import {
   TO_CONTROLLER,
   writeMetadata,
 } from '../../controller/pipeline/flow.js';
-import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
+import {
+  METADATA_VNI_MASK,
+  metadataForVni,
+  REG_NEXTHOP,
+  REG_VIA_NEXTHOP,
+} from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { isIpv4 } from '../../southbound/openflow/codec/values.js';
+import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv } from '../acl/l3l4.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
@@ -37,6 +42,10 @@ import { backToVlanPort } from '../vlan/compute.js';
  *     100 + prefix length: the longest prefix wins);
  *   - a destination of a static route: the same, with the next hop VM's MAC into eth_dst, straight
  *     on to l2-lookup (same priorities, so connected and static routes compete by prefix length);
+ *     a next hop no bound endpoint holds goes into reg4 instead, on to l3-neighbor, where the MAC
+ *     the controller learns by ARP completes it (controller/router/neighbor-*);
+ *   - where a VLAN binding port of the network is local, ARP replies to the gateway MAC go up to
+ *     the controller (priority 280): the hosts behind it answering the router's ARP requests;
  *   - anything else to a router address goes up to the controller, which answers port or protocol
  *     unreachable (priority 290: the router runs no service);
  *   - a TTL of 1 or 0 goes up to the controller, which answers time exceeded (priority 250, above
@@ -54,6 +63,8 @@ import { backToVlanPort } from '../vlan/compute.js';
  */
 
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
+const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
+const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
 const IS_ICMP = frozen({ field: 'ip_proto', value: 1 });
 const ECHO_REQUEST = frozen({ field: 'icmp_type', value: 8 });
 const ECHO_REPLY = 0;
@@ -62,10 +73,13 @@ const TO_L2 = goto(TABLE.L2_LOOKUP);
 export const ROUTE_PRIORITY_BASE = 100;
 export const ECHO_PRIORITY = 300;
 export const ROUTER_ADDRESS_PRIORITY = 290;
+export const ARP_REPLY_PRIORITY = 280;
 export const TTL_PRIORITY = 250;
 export const NO_ROUTE_PRIORITY = 10;
 export const NOT_ROUTED_PRIORITY = 5;
 const TTL_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ field: 'nw_ttl', value: 1 })];
+
+const ipv4ToNumber = (ip: string): number => parseIpv4(ip);
 
 /** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */
 export function ipv4DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
@@ -101,6 +115,16 @@ export function routerNetworkFlows(
       instructions: TO_CONTROLLER,
     });
     routeFlows(cookie, meta, toGateway, p, flows);
+  }
+  if ((net.vlanPorts?.length ?? 0) > 0) {
+    // A host behind a VLAN binding answering the router's ARP request (controller/router learns it).
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: ARP_REPLY_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_ARP, ARP_REPLY],
+      instructions: TO_CONTROLLER,
+    });
   }
   for (const ttl of TTL_RUNS_OUT) {
     flows.push({
@@ -186,10 +210,12 @@ function routeFlows(
 }
 
 /**
- * A static route: its destination straight to the next hop VM, as if the VM had sent it there
- * itself (TTL decremented, the gateway's MAC on the next hop's network as source, the VM's MAC as
- * destination, that network's VNI), on to l2-lookup; same priority scheme as connected routes, so
- * the longest prefix wins among both.
+ * A static route: its destination to the next hop, as if the sender had sent it there itself (TTL
+ * decremented, the gateway's MAC on the next hop's network as source, that network's VNI); same
+ * priority scheme as connected routes, so the longest prefix wins among both. Via a bound
+ * endpoint: its MAC as destination, straight on to l2-lookup. Via any other address: that address
+ * into reg4 (reg3=1) and on to l3-neighbor, where the MAC the controller learned by ARP completes
+ * it, or, not learned yet, the packet goes up to the controller, which resolves it.
  */
 function staticRouteFlow(
   cookie: bigint,
@@ -201,19 +227,20 @@ function staticRouteFlow(
   // 0.0.0.0/0 (a default route) has no ipv4_dst match: it is every IPv4 packet to the gateway.
   const prefix = dst?.prefix ?? 0;
   if (!dst && route.destination !== '0.0.0.0/0') return undefined;
+  const via = route.via;
+  const toNextHop =
+    via.kind === 'endpoint'
+      ? [setField('eth_dst', via.mac)]
+      : [setField(REG_NEXTHOP, ipv4ToNumber(via.nexthop)), setField(REG_VIA_NEXTHOP, 1)];
   return {
     tableId: TABLE.L3_ROUTE,
     priority: ROUTE_PRIORITY_BASE + prefix,
     cookie,
     match: dst ? [meta, toGateway, IS_IP, dst.tlv] : [meta, toGateway, IS_IP],
     instructions: [
-      apply(
-        { type: 'dec_nw_ttl' },
-        setField('eth_src', route.via.gatewayMac),
-        setField('eth_dst', route.via.mac),
-      ),
-      writeMetadata(metadataForVni(route.via.vni), METADATA_VNI_MASK),
-      TO_L2,
+      apply({ type: 'dec_nw_ttl' }, setField('eth_src', via.gatewayMac), ...toNextHop),
+      writeMetadata(metadataForVni(via.vni), METADATA_VNI_MASK),
+      via.kind === 'endpoint' ? TO_L2 : TO_NEIGHBOR,
     ],
   };
 }

@@ -24,9 +24,10 @@ export function routerPorts(router: Router, network: (id: string) => Network | u
 }
 
 /**
- * The router's static routes with each next hop resolved to a bound endpoint of one of its
- * networks (`endpointAt(networkId, ip)`); a route whose next hop is not bound anywhere is left out
- * (its traffic meets the no-route drop, as there is no VM to take it).
+ * The router's static routes with each next hop resolved: to a bound endpoint of one of its
+ * networks (`endpointAt(networkId, ip)`: bound ones only), else to the address itself, which the
+ * controller resolves by ARP. A next hop held by an endpoint that is not bound is not told from
+ * one no endpoint holds (the ARP finds nothing, and the router answers host unreachable).
  */
 export function staticRoutes(
   router: Router,
@@ -36,8 +37,12 @@ export function staticRoutes(
   const out: StaticRoute[] = [];
   for (const r of router.routes ?? []) {
     const p = ports.find((x) => x.cidrs.some((c) => prefixHolding(c, r.nexthop) >= 0));
-    const ep = p && endpointAt(p.networkId, r.nexthop);
-    if (p && ep) out.push({ destination: r.destination, via: { ...ep, vni: p.vni, gatewayMac: p.mac } });
+    if (!p) continue;
+    const ep = endpointAt(p.networkId, r.nexthop);
+    const via = ep
+      ? { kind: 'endpoint' as const, ...ep, vni: p.vni, gatewayMac: p.mac }
+      : { kind: 'arp' as const, nexthop: r.nexthop, vni: p.vni, gatewayMac: p.mac };
+    out.push({ destination: r.destination, via });
   }
   return out;
 }

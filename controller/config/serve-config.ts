@@ -25,6 +25,8 @@ export interface ServeConfig {
   datapathType: 'system' | 'netdev';
   /** Full resync (dump, diff, apply) of every switch at this interval; 0 disables. */
   resyncIntervalMs: number;
+  /** Routers re-validate each neighbour learned by ARP at this interval (controller/router). */
+  neighborRefreshMs: number;
   /** HA pair through a Redis lease (`--ha redis`); absent or null: a single controller that always leads. */
   ha?: HaConfig | null;
 }
@@ -102,6 +104,13 @@ const specs: OptionSpec[] = [
     arg: 'SECONDS',
     def: '60',
     help: 'dump, diff and repair every switch this often (0 = never)',
+  },
+  {
+    flag: 'neighbor-refresh',
+    env: 'WEFT_NEIGHBOR_REFRESH',
+    arg: 'SECONDS',
+    def: '30',
+    help: 'routers re-validate each neighbour learned by ARP (hosts behind VLAN bindings) this often; 3 missed answers forget it',
   },
   {
     flag: 'ha',
@@ -290,6 +299,11 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
     if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`'${v}' is not a number of seconds`);
     return Math.round(Number(v) * 1000);
   });
+  const neighborRefreshMs = withSource('neighbor-refresh', (v) => {
+    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) < 1 || Number(v) > 3600)
+      throw new Error(`'${v}' is not a number of seconds from 1 to 3600`);
+    return Math.round(Number(v) * 1000);
+  });
   const adminTokens = raw('admin-token').filter((t) => t !== '');
   for (const t of adminTokens) {
     if (t.length < 16) throw new ConfigError('--admin-token: a token must have at least 16 characters');
@@ -303,6 +317,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       adminTokens,
       datapathType,
       resyncIntervalMs,
+      neighborRefreshMs,
       openflow,
       tls,
       ovsdb,

@@ -53,9 +53,10 @@ export const RouterInterfaceInputSchema = Type.Object(
 /** A router holds at most this many static routes. */
 export const ROUTER_MAX_ROUTES = 64;
 /**
- * A static route: packets for `destination` go to the VM at `nexthop` (a NAT, firewall or VPN
- * appliance that is an endpoint of one of the router's networks). Stored normalised: the
- * destination as its network address text, the next hop as canonical IPv4 text.
+ * A static route: packets for `destination` go to `nexthop`, an address on one of the router's
+ * networks: a VM (a NAT, firewall or VPN appliance that is an endpoint there) or any other host,
+ * e.g. a physical router behind a VLAN binding, whose MAC the router resolves by ARP. Stored
+ * normalised: the destination as its network address text, the next hop as canonical IPv4 text.
  */
 export const RouterRouteSchema = Type.Object(
   {

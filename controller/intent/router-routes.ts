@@ -6,11 +6,13 @@ import { subnetsOf } from './rule-env.js';
 import type { IntentState } from './state.js';
 
 /**
- * A router's static routes: "packets for `destination` go to the VM at `nexthop`", an appliance
- * (NAT, firewall, VPN) that is an endpoint of one of the router's networks. The engine needs the
- * next hop's MAC and network, so a route must always point at an endpoint that exists: the route
- * is checked when written, and the endpoint may not lose the address (update, delete) while a
- * route points at it. Throws IntentError (invalid / conflict) naming the field.
+ * A router's static routes: "packets for `destination` go to `nexthop`", an address on one of the
+ * router's networks. A next hop is either an endpoint (an appliance VM: NAT, firewall, VPN; its MAC
+ * comes from the intent, and it keeps the address while the route uses it: the endpoint may not
+ * drop the address (update) nor go (delete)), or any other on-link address (a host behind a VLAN
+ * binding of that network, a physical router), whose MAC the router resolves by ARP. Routes are
+ * checked when written, and a network subnet change may not leave a next hop outside the router's
+ * networks. Throws IntentError (invalid / conflict) naming the field.
  */
 
 /** A network's IPv4 subnets: the only ones routers route. */
@@ -89,23 +91,17 @@ export function routesOf(
       }
       throw invalid(
         at('nexthop'),
-        `${a.text} is outside the IPv4 subnets of the router's networks (${listed(connected.map((x) => x.cidr))}); a next hop is a VM on one of them`,
+        `${a.text} is outside the IPv4 subnets of the router's networks (${listed(connected.map((x) => x.cidr))}); a next hop is on one of them`,
       );
     }
     const own = interfaces.find((x) => x.ip === a.text);
     if (own) {
       throw invalid(
         at('nexthop'),
-        `${a.text} is this router's own address on network '${own.networkId}'; a next hop is another VM (an appliance)`,
+        `${a.text} is this router's own address on network '${own.networkId}'; a next hop is another host`,
       );
     }
-    // A reference to something that is not there: 400, as for a missing network (docs/API.md).
-    if (state.ips.get(home.net.id)?.get(a.text) === undefined) {
-      throw invalid(
-        at('nexthop'),
-        `no endpoint of network '${home.net.id}' has ${a.text}: a next hop must be a VM of the router's networks (an appliance)`,
-      );
-    }
+    // No endpoint holding it is fine: an on-link host or physical router, its MAC learned by ARP.
     out.push({ destination: dest.text, nexthop: a.text });
   }
   return out;
@@ -127,12 +123,24 @@ function leftBehind(
 }
 
 /**
- * A network's new subnets against its router's routes: a subnet may not become a route's
- * destination (connected and static routes for one prefix would be ambiguous). A next hop cannot
- * leave the subnets this way: it is an endpoint address, which must stay inside them (rules.ts),
- * and a network left without subnets leaves the router interface outside (checkNetworkSubnets).
+ * Network `networkId`'s new IPv4 subnets against its router's routes: a subnet may not become a
+ * route's destination (connected and static routes for one prefix would be ambiguous), and a next
+ * hop may not be left outside the IPv4 subnets of the router's networks. An endpoint next hop
+ * never is (its address must stay inside its network's subnets, rules.ts, and a network left
+ * without subnets leaves the router interface outside, checkNetworkSubnets); any other is
+ * checked here.
  */
-export function checkRouteSubnets(router: Router, subnets: readonly Cidr[]): void {
+export function checkRouteSubnets(
+  state: IntentState,
+  router: Router,
+  networkId: string,
+  subnets: readonly Cidr[],
+): void {
+  const connected = router.interfaces.flatMap((itf) => {
+    if (itf.networkId === networkId) return subnets.filter((c) => c.family === 4);
+    const net = state.get('network', itf.networkId);
+    return net ? v4(net) : [];
+  });
   for (const [i, r] of router.routes.entries()) {
     const dest = parseCidr(r.destination) as Cidr;
     const same = subnets.find((c) => c.family === 4 && sameCidr(c, dest));
@@ -140,6 +148,13 @@ export function checkRouteSubnets(router: Router, subnets: readonly Cidr[]): voi
       throw invalid(
         'subnets',
         `${same.text} is the destination of routes[${i}] of router '${router.id}' (via ${r.nexthop}); remove that route first`,
+      );
+    }
+    const hop = parseIp(r.nexthop) as Address;
+    if (!connected.some((c) => cidrContains(c, hop))) {
+      throw invalid(
+        'subnets',
+        `${r.nexthop}, the next hop of routes[${i}] (${r.destination}) of router '${router.id}', would be outside the IPv4 subnets of the router's networks (${listed(connected)}); change that route first`,
       );
     }
   }

@@ -164,7 +164,7 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
       }
     }
   }
-  checkRouteSubnets(on.router, mine);
+  checkRouteSubnets(state, on.router, networkId, mine);
 }
 
 /** An endpoint address that is its network's router address: the router's, refused. */

@@ -79,3 +79,18 @@ export function appOf(cookie: bigint): AppName | undefined {
   const id = Number((cookie >> 48n) & 0xffn);
   return (Object.keys(APP) as AppName[]).find((k) => APP[k] === id);
 }
+
+/**
+ * `0x4c` ('L') in the top byte: a flow weft installed from what it learned at run time (a
+ * neighbour's MAC, resolved by ARP), not from the intent. The reconciler neither owns nor deletes
+ * these (they are not in the desired state); the controller that learned them refreshes them and
+ * their hard timeout removes them when it stops (controller/router/neighbor-*).
+ */
+export const LEARNED_COOKIE_TAG = 0x4cn;
+
+/** The cookie of a learned flow of `app` for `objectKey` (same layout as an owned cookie). */
+export function learnedCookie(app: AppName, objectKey: string): bigint {
+  return (LEARNED_COOKIE_TAG << 56n) | (BigInt(APP[app]) << 48n) | BigInt(fnv1a32(objectKey));
+}
+
+export const isLearned = (cookie: bigint): boolean => cookie >> 56n === LEARNED_COOKIE_TAG;

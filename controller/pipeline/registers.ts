@@ -6,12 +6,18 @@
  *   (conntrack zone  = the ofport of the endpoint being protected: one zone per endpoint, see apps/acl)
  *   reg6             scratch inside one flow's actions (arp-reply swaps arp_spa and arp_tpa through it)
  *   reg7             logical output: ofport of the local port chosen by l2-lookup
+ *   reg4             a static route's next hop (IPv4, as a number) when no bound endpoint holds it
+ *   reg3             1: the packet goes to the next hop in reg4 (its MAC is learned by ARP)
  */
 export const METADATA_VNI_MASK = 0xffffffn;
 
 export const REG_PORT_CLASS = 'reg5';
 export const REG_OUTPORT = 'reg7';
 export const REG_SCRATCH = 'reg6';
+/** The next hop a static route chose, when its MAC is learned by ARP (controller/router/neighbors). */
+export const REG_NEXTHOP = 'reg4';
+/** 1 while REG_NEXTHOP holds the packet's next hop (registers start at 0, so 0 means none). */
+export const REG_VIA_NEXTHOP = 'reg3';
 
 export const PORT_CLASS = {
   /** A VM/container port on this chassis. */

@@ -133,19 +133,30 @@ export const PIPELINE: readonly TableDecl[] = [
     name: 'l3-route',
     purpose:
       "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error",
-    matches: ['in_port', 'metadata', 'eth_dst', 'eth_type', 'ip_proto', 'ipv4_dst', 'icmp_type', 'nw_ttl'],
+    matches: [
+      'in_port',
+      'metadata',
+      'eth_dst',
+      'eth_type',
+      'ip_proto',
+      'ipv4_dst',
+      'icmp_type',
+      'nw_ttl',
+      'arp_op',
+    ],
     next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
   },
   {
     id: TABLE.L3_NEIGHBOR,
     name: 'l3-neighbor',
-    purpose: "a routed packet's destination address -> the endpoint's MAC into eth_dst, on to l2-lookup",
-    matches: ['metadata', 'eth_type', 'ipv4_dst'],
+    purpose:
+      "a routed packet's destination address (or its static route's next hop, reg4) -> the MAC of the endpoint or of the host weft learned by ARP into eth_dst, on to l2-lookup; a next hop not learned yet goes to the controller, which resolves it",
+    matches: ['metadata', 'eth_type', 'ipv4_dst', 'reg3', 'reg4'],
     next: [TABLE.L2_LOOKUP],
     miss: {
       kind: 'controller',
-      why: 'routed to an address no endpoint of the destination network holds (the router answers host unreachable)',
+      why: 'routed to an address no endpoint of the destination network holds (the router resolves it by ARP behind a VLAN binding, else answers host unreachable)',
     },
   },
   {

@@ -120,11 +120,21 @@ export function whyNoError(
   if (p.icmpType !== undefined && ERROR_TYPES.has(p.icmpType))
     return `it is itself an ICMP error (type ${p.icmpType})`;
   if (!p.firstFragment) return 'it is a fragment other than the first';
-  if (isGroupOrBroadcast(p.ipDst)) return `its destination ${p.ipDst} is broadcast or multicast`;
-  const directed = subnets.find((c) => isBroadcastOf(c, p.ipDst));
-  if (directed) return `its destination ${p.ipDst} is the broadcast address of ${directed}`;
+  const dst = whyNoHostAt(p.ipDst, subnets);
+  if (dst) return dst;
   if (!isSingleHost(p.ipSrc)) return `its source ${p.ipSrc} names no single host`;
   if (isMulticastMac(p.ethDst)) return `it was sent to the link-layer ${p.ethDst}`;
+  return undefined;
+}
+
+/**
+ * Why `ip` is no single host's address (broadcast, multicast, the directed broadcast of one of
+ * `subnets`), or undefined: such a destination gets no ICMP error, nor an ARP resolution.
+ */
+export function whyNoHostAt(ip: string, subnets: readonly string[] = []): string | undefined {
+  if (isGroupOrBroadcast(ip)) return `its destination ${ip} is broadcast or multicast`;
+  const directed = subnets.find((c) => isBroadcastOf(c, ip));
+  if (directed) return `its destination ${ip} is the broadcast address of ${directed}`;
   return undefined;
 }
 

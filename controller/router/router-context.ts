@@ -1,15 +1,19 @@
+import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { FactsSource } from '../engine/engine.js';
 import type { IntentService } from '../intent/service.js';
+import type { NeighborContext, VlanPortOf } from './neighbor-service.js';
 import type { RouterIcmpContext } from './router-responder.js';
 
 /**
- * What the router responder reads of the running controller, from the intent service and the
- * OVSDB facts: whether a port is a tunnel port, and which VLAN a binding's port carries.
+ * What the router responder and the neighbour resolution read of the running controller, from the
+ * intent service, the OVSDB facts and the switches: whether a port is a tunnel port, the VLAN
+ * binding ports of a network, a chassis's datapath and tunnel ports.
  */
 export function routerIcmpContext(
   intents: IntentService,
   facts: FactsSource,
   isLeader: () => boolean,
+  resolveNeighbor?: RouterIcmpContext['resolveNeighbor'],
 ): RouterIcmpContext {
   return {
     chassisOfDatapath: (dpid) => facts.chassisOfDatapath(dpid),
@@ -21,14 +25,55 @@ export function routerIcmpContext(
       const p = facts.current().ports.get(chassisId);
       return p?.tunnelPort === ofport || [...(p?.vniTunnelPorts?.values() ?? [])].includes(ofport);
     },
-    vlanOf: (chassisId, networkId, ofport) => {
-      const byName = facts.current().ports.get(chassisId)?.byName;
-      for (const id of intents.referrerIds('network', networkId, 'vlanBinding')) {
-        const b = intents.find('vlanBinding', id);
-        if (b?.chassisId === chassisId && byName?.get(b.port) === ofport) return b.vlan;
-      }
-      return undefined;
+    vlanOf: (chassisId, networkId, ofport) =>
+      vlanPortsOf(intents, facts, networkId).find((p) => p.chassisId === chassisId && p.ofport === ofport)
+        ?.vlan,
+    isLeader,
+    ...(resolveNeighbor ? { resolveNeighbor } : {}),
+  };
+}
+
+/** The VLAN bindings of a network whose port its chassis reported, with their OpenFlow numbers. */
+function vlanPortsOf(intents: IntentService, facts: FactsSource, networkId: string): VlanPortOf[] {
+  const out: VlanPortOf[] = [];
+  for (const id of intents.referrerIds('network', networkId, 'vlanBinding')) {
+    const b = intents.find('vlanBinding', id);
+    const ofport = b && facts.current().ports.get(b.chassisId)?.byName.get(b.port);
+    if (b && ofport !== undefined)
+      out.push({ bindingId: b.id, chassisId: b.chassisId, ofport, vlan: b.vlan });
+  }
+  return out;
+}
+
+export function neighborContext(
+  intents: IntentService,
+  facts: FactsSource,
+  switches: SwitchRegistry,
+  isLeader: () => boolean,
+): NeighborContext {
+  return {
+    network: (id) => intents.find('network', id),
+    networkByVni: (vni) => intents.networkByVni(vni),
+    routerInterface: (networkId) => intents.routerOnNetwork(networkId)?.iface,
+    endpointByIp: (networkId, ip) => intents.endpointByIp(networkId, ip),
+    endpointByMac: (networkId, mac) => intents.endpointByMac(networkId, mac),
+    chassisOfDatapath: (dpid) => facts.chassisOfDatapath(dpid),
+    datapathOfChassis: (chassisId) =>
+      switches.list().find((sw) => sw.dpid && facts.chassisOfDatapath(sw.dpid) === chassisId)?.dpid ??
+      undefined,
+    datapathCtx: (chassisId) => {
+      const c = intents.find('chassis', chassisId);
+      if (!c) return undefined;
+      const p = facts.current().ports.get(chassisId);
+      return {
+        chassisId,
+        tunnelIp: c.tunnelIp,
+        offload: c.offload,
+        tunnelPort: p?.tunnelPort,
+        vniTunnelPorts: p?.vniTunnelPorts ?? new Map(),
+      };
     },
+    vlanPorts: (networkId) => vlanPortsOf(intents, facts, networkId),
     isLeader,
   };
 }

@@ -9,6 +9,7 @@ import { prefixHolding } from '../intent/net.js';
 import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
+import { ETH_TYPE_ARP } from './arp-frame.js';
 import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
 import {
   buildIcmpError,
@@ -17,7 +18,9 @@ import {
   type Ipv4Packet,
   parseIpv4Frame,
   whyNoError,
+  whyNoHostAt,
 } from './icmp-error.js';
+import { nextHopFor } from './next-hop.js';
 
 /** What the responder reads of the running controller. */
 export interface RouterIcmpContext {
@@ -32,6 +35,12 @@ export interface RouterIcmpContext {
   vlanOf(chassisId: string, networkId: string, ofport: number): number | undefined;
   /** False on an HA standby: only the leader answers (it alone holds the switches). */
   isLeader(): boolean;
+  /**
+   * A routed packet on `dpid` found no neighbour flow for `ip` in the network: weft resolves it by
+   * ARP where hosts behind a VLAN binding may hold it ('resolving': the packet is dropped, as a
+   * router without a queue does), else the router answers host unreachable. Absent: always the latter.
+   */
+  resolveNeighbor?(dpid: string, networkId: string, ip: string): 'resolving' | 'unreachable';
 }
 
 /** Per port: traceroute sends a few probes per hop; far more is a VM making weft work for it. */
@@ -66,6 +75,8 @@ export class RouterIcmpResponder {
     const fromRoute = msg.tableId === TABLE.L3_ROUTE && appOf(msg.cookie) === 'router';
     const fromNeighbor = msg.tableId === TABLE.L3_NEIGHBOR && appOf(msg.cookie) === 'pipeline';
     if (!fromRoute && !fromNeighbor) return { kind: 'not-router' };
+    // ARP replies to the router are the neighbour resolution's (neighbor-service.ts).
+    if (msg.data.length >= 14 && msg.data.readUInt16BE(12) === ETH_TYPE_ARP) return { kind: 'not-router' };
     if (!this.ctx.isLeader())
       return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
     const inPort = packetInField(msg, 'in_port');
@@ -90,10 +101,21 @@ export class RouterIcmpResponder {
     const net = this.ctx.networkByVni(vni);
     const router = net && this.ctx.routerOnNetwork(net.id)?.router;
     if (!net || !router) return { kind: 'ignored', reason: `no router has an interface on VNI ${vni}` };
+    const subnets = router.interfaces.flatMap((i) => this.ctx.network(i.networkId)?.subnets ?? []);
+    if (fromNeighbor && this.ctx.resolveNeighbor) {
+      const hop = nextHopFor(router, (id) => this.ctx.network(id)?.subnets ?? [], p.ipDst);
+      // No host answers for a broadcast or group address (a directed broadcast of a subnet).
+      if (hop && !whyNoHostAt(hop, subnets) && this.ctx.resolveNeighbor(dpid, net.id, hop) === 'resolving')
+        return {
+          kind: 'ignored',
+          routerId: router.id,
+          reason: `resolving ${hop} in ${net.id} by ARP`,
+          quiet: true,
+        };
+    }
     const decided = fromRoute ? this.#routeError(p, net, router) : this.#neighborError(p, router);
     if ('ignored' in decided)
       return { kind: 'ignored', routerId: router.id, reason: decided.ignored, quiet: decided.quiet };
-    const subnets = router.interfaces.flatMap((i) => this.ctx.network(i.networkId)?.subnets ?? []);
     const why = whyNoError(p, subnets);
     if (why)
       return {

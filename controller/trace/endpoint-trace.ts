@@ -35,6 +35,12 @@ export interface TraceRequest {
 export interface TraceLookups extends DestinationLookups {
   endpoint(id: string): Endpoint | undefined;
   binding(ifaceId: string): { chassisId: string; ofport: number } | undefined;
+  /**
+   * What a routed packet to an address without a neighbour flow meets (controller/router's
+   * NeighborService.arpState): 'resolves' by ARP, 'failed' (host unreachable), or undefined (no
+   * VLAN binding could hold it: host unreachable). Absent: always undefined.
+   */
+  arpState?(networkId: string, ip: string): 'resolves' | 'failed' | undefined;
 }
 
 export interface TraceAnswer extends TraceVerdict {
@@ -193,7 +199,7 @@ export function traceEndpoint(
     what,
     ...(gateway ? { gateway } : {}),
   };
-  const punt = routerPuntOf(run, goal);
+  const punt = routerPuntOf(run, goal, lookups.arpState?.bind(lookups));
   const verdict = verdictOf(hops, goal, established, punt);
   const received = receivedOf(run, verdict, goal) ?? errorReceived(lookups, from, srcIp, punt);
   return {

@@ -20,7 +20,11 @@ function fieldOf(name: string): OxmField {
 }
 
 /** The canonical name of a field spelled any way the codec knows (ipv4_src -> ip_src...). */
-export const canonical = (name: string): string => fieldOf(name).name;
+export const canonical = (name: string): string => {
+  const n = fieldOf(name).name;
+  // OVS's 16-bit NXM in_port is the same field as OpenFlow's (only it can be set, to 0 say).
+  return n === 'in_port_nxm' ? 'in_port' : n;
+};
 
 /** All ones over the field's wire width. */
 export const fieldMask = (name: string): bigint => (1n << BigInt(fieldOf(name).width * 8)) - 1n;

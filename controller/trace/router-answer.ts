@@ -22,6 +22,8 @@ export interface RouterPunt {
   error?: IcmpError['kind'];
   /** Why the router answers nothing (no error may be sent about such a packet). */
   silent?: string;
+  /** The address the router resolves by ARP for it (the packet is dropped meanwhile). */
+  resolving?: { ip: string; networkId: string };
 }
 
 const ROUTER = 'router/';
@@ -50,7 +52,11 @@ const text = (p: Packet, field: string): string | undefined => {
 };
 
 /** The first copy a router's flows sent up, with the router's answer; undefined when none did. */
-export function routerPuntOf(run: TraceRun, target: TraceTarget): RouterPunt | undefined {
+export function routerPuntOf(
+  run: TraceRun,
+  target: TraceTarget,
+  arpState?: (networkId: string, ip: string) => 'resolves' | 'failed' | undefined,
+): RouterPunt | undefined {
   for (const hop of run.hops) {
     for (const o of hop.outputs) {
       if (o.to !== 'controller') continue;
@@ -85,6 +91,11 @@ export function routerPuntOf(run: TraceRun, target: TraceTarget): RouterPunt | u
         target.gateway?.subnets,
       );
       const base = { chassis: hop.chassis, router, table, step, ipDst };
+      // l3-neighbor sent it up for want of a MAC: weft asks by ARP where a VLAN binding may answer.
+      const into = target.gateway?.into;
+      const nextHop = target.gateway?.via ?? ipDst;
+      if (table === TABLE.L3_NEIGHBOR && into && arpState?.(into, nextHop) === 'resolves')
+        return { ...base, resolving: { ip: nextHop, networkId: into } };
       if (!error) return { ...base, silent: 'it answers no ICMP to its own addresses but pings' };
       if (why) return { ...base, silent: `no ICMP error is sent about a packet when ${why}` };
       return { ...base, error };

@@ -212,15 +212,20 @@ export function verdictOf(
     };
   }
   // Sent up, and the router may send no error about it: it ends at the router all the same.
-  const drop: DropPoint | undefined = punt?.silent
-    ? {
-        chassis: punt.chassis,
-        table: punt.table,
-        tableName: punt.step.tableName,
-        ...(punt.step.flow?.owner ? { owner: punt.step.flow.owner } : {}),
-        reason: `router ${punt.router} sends it to the controller, which answers nothing: ${punt.silent}`,
-      }
-    : lastDrop(hops, established);
+  const puntReason = punt?.resolving
+    ? `router ${punt.router} knows no MAC for ${punt.resolving.ip} yet: the controller asks for it by ARP out of ${punt.resolving.networkId}'s VLAN bindings and drops this packet; the ones after it follow once it answers`
+    : punt?.silent &&
+      `router ${punt.router} sends it to the controller, which answers nothing: ${punt.silent}`;
+  const drop: DropPoint | undefined =
+    punt && puntReason
+      ? {
+          chassis: punt.chassis,
+          table: punt.table,
+          tableName: punt.step.tableName,
+          ...(punt.step.flow?.owner ? { owner: punt.step.flow.owner } : {}),
+          reason: puntReason,
+        }
+      : lastDrop(hops, established);
   if (drop) {
     return {
       verdict: 'dropped',

@@ -3,7 +3,7 @@ import type { Network, Router } from '../intent/model.js';
 import { isIpv4Cidr } from '../intent/net.js';
 import type { IntentService } from '../intent/service.js';
 import { cookieFor } from '../pipeline/cookies.js';
-import type { Desired } from '../pipeline/flow.js';
+import type { Desired, DesiredFlow } from '../pipeline/flow.js';
 import { PIPELINE } from '../pipeline/tables.js';
 import type { TraceRouter } from './destination.js';
 import type { TraceLookups } from './endpoint-trace.js';
@@ -45,17 +45,31 @@ function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint,
   return owners;
 }
 
+/** Flows the controller installed from what it learned (routers' neighbours), per chassis, with their owner key. */
+export type LearnedFlows = (
+  chassisId: string,
+) => ReadonlyArray<{ owner: string; flows: readonly DesiredFlow[] }>;
+
 /** The trace's view of a live controller, for a probe sent in `networkId`. */
 export function traceWorld(
   desired: DesiredSource,
   facts: () => ChassisFacts,
   intents: IntentService,
   networkId: string,
+  learned?: LearnedFlows,
 ): TraceWorld {
   let owners: Map<bigint, string> | undefined;
   let portOwners: Map<string, string | undefined> | undefined; // chassis/ofport -> endpoint
+  const learnedOwners = new Map<bigint, string>();
   return {
-    desired: (chassisId) => desired.desiredOfChassis(chassisId),
+    desired(chassisId) {
+      const d = desired.desiredOfChassis(chassisId);
+      const more = d && learned ? learned(chassisId) : [];
+      if (!d || more.length === 0) return d;
+      // As on the switch: the learned flows beside the intent's (they never share a priority).
+      for (const m of more) for (const f of m.flows) learnedOwners.set(f.cookie, m.owner);
+      return { flows: [...d.flows, ...more.flatMap((m) => m.flows)], groups: d.groups };
+    },
     ports: (chassisId) => facts().ports.get(chassisId),
     chassisOfTunnelIp: (ip) => intents.chassisOfTunnelIp(ip)?.id,
     tunnelIpOf(chassisId) {
@@ -91,14 +105,19 @@ export function traceWorld(
     },
     ownerOf(cookie) {
       owners ??= ownersOfNetwork(intents, networkId);
-      return owners.get(cookie);
+      return owners.get(cookie) ?? learnedOwners.get(cookie);
     },
   };
 }
 
 /** The endpoint side of the intent a trace reads (tenant scoping is the caller's). */
-export function traceLookups(intents: IntentService, facts: () => ChassisFacts): TraceLookups {
+export function traceLookups(
+  intents: IntentService,
+  facts: () => ChassisFacts,
+  arpState?: TraceLookups['arpState'],
+): TraceLookups {
   return {
+    ...(arpState ? { arpState } : {}),
     endpoint(id) {
       try {
         return intents.get('endpoint', id);

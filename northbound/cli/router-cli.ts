@@ -1,10 +1,11 @@
 import { UsageError } from '../../controller/cli/command.js';
-import { col } from './format.js';
+import type { RouterNeighbors } from '../status.js';
+import { col, table } from './format.js';
 import { EditRefused, type ResourceCli } from './resource-command.js';
 
 /**
- * `weft router ...`: routers between a tenant's networks (with static routes to appliance VMs),
- * and attach/detach of one network.
+ * `weft router ...`: routers between a tenant's networks (with static routes to appliance VMs or
+ * physical routers), attach/detach of one network, and the neighbour table.
  */
 
 interface InterfaceInput {
@@ -80,6 +81,48 @@ export const interfacesCell = (o: Record<string, unknown>): string => {
 export const routesOnCell = (o: Record<string, unknown>): string =>
   ((o.status as { chassis?: string[] } | undefined)?.chassis ?? []).join(',') || '-';
 
+/** `12s` from milliseconds (rounded down), or '-' when it never answered. */
+const ageCell = (ms: number | undefined): string => (ms === undefined ? '-' : `${Math.floor(ms / 1000)}s`);
+
+/**
+ * `weft router neighbors ID`: one row per address resolved by ARP. INSTALLED ON lists the
+ * hypervisors holding its flows (up to three, then a count).
+ */
+export const neighborsText = (body: Record<string, unknown>): string => {
+  const n = body as unknown as RouterNeighbors;
+  if (n.neighbors.length === 0) {
+    const why =
+      n.role === 'standby'
+        ? ': this controller is a standby and only the leader resolves (ask the leader)'
+        : n.role === 'unknown'
+          ? ' (this controller does not know whether it leads; only the leader resolves)'
+          : '';
+    return `router ${n.routerId}: no neighbours learned${why}\n`;
+  }
+  const rows = n.neighbors.map((x) => ({ ...x }) as Record<string, unknown>);
+  const text = (v: unknown) => (v === undefined ? '-' : String(v));
+  return table(rows, [
+    { header: 'NETWORK', value: (r) => text(r.networkId) },
+    { header: 'IP', value: (r) => text(r.ip) },
+    { header: 'STATE', value: (r) => text(r.state) },
+    { header: 'MAC', value: (r) => text(r.mac) },
+    {
+      header: 'VLAN',
+      value: (r) => (r.bindingId === undefined ? '-' : `${r.bindingId}/${text(r.vlan)}`),
+    },
+    { header: 'CHASSIS', value: (r) => text(r.chassisId) },
+    {
+      header: 'INSTALLED ON',
+      value: (r) => {
+        const on = r.installedOn as string[];
+        if (on.length === 0) return '-';
+        return on.length <= 3 ? on.join(',') : `${on.length} hypervisors`;
+      },
+    },
+    { header: 'AGE', value: (r) => ageCell(r.confirmedAgoMs as number | undefined) },
+  ]);
+};
+
 const oneArg = (verb: string, what: string, args: string[]): string => {
   if (args.length !== 1) throw new UsageError(`${verb} needs the router ID and ${what}`);
   return args[0]!;
@@ -110,7 +153,7 @@ export const routerCli: ResourceCli = {
       flag: 'route',
       field: 'routes',
       type: 'custom',
-      help: 'DEST=NEXTHOP: send traffic for CIDR DEST to the VM (an endpoint) at NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9; repeatable, replaces all routes (none: no routes)',
+      help: "DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks (e.g. a physical router behind a VLAN binding), e.g. 0.0.0.0/0=10.3.0.9; repeatable, replaces all routes (none: no routes)",
       parse: parseRoutes,
     },
   ],
@@ -122,6 +165,14 @@ export const routerCli: ResourceCli = {
     { header: 'ROUTES', value: staticRoutesCell },
     { header: 'ROUTES ON', value: routesOnCell },
     col('REV', 'revision'),
+  ],
+  reads: [
+    {
+      verb: 'neighbors',
+      sub: 'neighbors',
+      help: 'its neighbour table: addresses behind VLAN bindings resolved by ARP (MAC, binding, age)',
+      print: neighborsText,
+    },
   ],
   edits: [
     {

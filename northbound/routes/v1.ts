@@ -4,6 +4,7 @@ import type { Readiness, StatusProvider } from '../status.js';
 import { registerBatch } from './batch.js';
 import { counterRoutes } from './counters.js';
 import { registerCrud } from './crud.js';
+import { neighborRoutes } from './neighbors.js';
 import { resourceDefs } from './resources.js';
 import { statusRoutes } from './status.js';
 import { tokenRoutes } from './tokens.js';
@@ -15,7 +16,10 @@ export interface V1Options {
   readiness: Readiness;
 }
 
-/** Everything under /v1: the intent resources, batches of them, tokens, status, traces and counters. */
+/**
+ * Everything under /v1: the intent resources, batches of them, tokens, status, traces, counters
+ * and routers' neighbour tables.
+ */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, status, readiness }) => {
   for (const def of resourceDefs(status)) registerCrud(app, def, intents);
   registerBatch(app, intents);
@@ -23,4 +27,5 @@ export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, st
   await app.register(statusRoutes, { intents, status, readiness });
   await app.register(traceRoutes, { intents, status });
   await app.register(counterRoutes, { intents, status });
+  await app.register(neighborRoutes, { intents, status });
 };

@@ -9,7 +9,12 @@ import { compute as overlay } from '../../apps/overlay/compute.js';
 import { compute as pipeline } from '../../apps/pipeline/compute.js';
 import { compute as portSecurity } from '../../apps/port-security/compute.js';
 import type { SecurityGroup } from '../../controller/intent/model.js';
-import { checkFlow, type DesiredFlow, PipelineViolation } from '../../controller/pipeline/flow.js';
+import {
+  checkFlow,
+  type DesiredFlow,
+  PipelineViolation,
+  TO_CONTROLLER,
+} from '../../controller/pipeline/flow.js';
 import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
 import { PIPELINE, TABLE } from '../../controller/pipeline/tables.js';
 import { chassis, twoTenants } from './fixtures.js';
@@ -23,9 +28,16 @@ const actionsOf = (f: DesiredFlow) => f.instructions.flatMap((i) => ('actions' i
 
 describe('pipeline app', () => {
   it('emits one priority-0 miss per declared table', () => {
-    const flows = pipeline().flows;
+    const flows = pipeline().flows.filter((f) => f.priority === 0);
     expect(flows.map((f) => f.tableId)).toEqual(PIPELINE.map((t) => t.id));
-    expect(flows.every((f) => f.priority === 0 && f.match.length === 0)).toBe(true);
+    expect(flows.every((f) => f.match.length === 0)).toBe(true);
+  });
+
+  it('sends a packet whose static route next hop is not learned up to the controller, above endpoint neighbours', () => {
+    const rest = pipeline().flows.filter((f) => f.priority !== 0);
+    expect(rest.map((f) => [f.tableId, f.priority, f.match, f.instructions])).toEqual([
+      [TABLE.L3_NEIGHBOR, 105, [{ field: 'reg3', value: 1 }], TO_CONTROLLER],
+    ]);
   });
 });
 

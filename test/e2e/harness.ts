@@ -23,6 +23,8 @@ export interface E2e {
 export interface E2eOptions {
   /** The controller's periodic full resync (`--resync-interval`, seconds); default 0 (off). */
   resyncIntervalS?: number;
+  /** How often routers re-validate neighbours learned by ARP (`--neighbor-refresh`, seconds). */
+  neighborRefreshS?: number;
 }
 
 export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOptions = {}): Promise<E2e> {
@@ -44,6 +46,7 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOp
     String(opts.resyncIntervalS ?? 0),
     '--log-level',
     process.env.WEFT_E2E_LOG ?? 'silent',
+    ...(opts.neighborRefreshS === undefined ? [] : ['--neighbor-refresh', String(opts.neighborRefreshS)]),
   ];
   const start = async () => {
     const parsed = parseServeArgs(args, {});

@@ -104,7 +104,9 @@ describe('weft router', () => {
     );
     const help = await weft('router --help');
     expect(help.code).toBe(0);
-    expect(help.out).toMatch(/^Usage: weft router create\|list\|show\|update\|delete\|attach\|detach /);
+    expect(help.out).toMatch(
+      /^Usage: weft router create\|list\|show\|update\|delete\|neighbors\|attach\|detach /,
+    );
     expect(help.out).toMatch(
       /\n {2}weft router attach ID NET\[=IP\] {2}add an interface on network NET at IP, or at its first host address\n/,
     );
@@ -112,7 +114,9 @@ describe('weft router', () => {
     expect(help.out).toMatch(
       /--interface VALUE\s+NET\[=IP\]: .*\(NET alone: its current address there, else/,
     );
-    expect(help.out).toMatch(/--route VALUE\s+DEST=NEXTHOP: send traffic for CIDR DEST to the VM/);
+    expect(help.out).toMatch(
+      /--route VALUE\s+DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks \(e\.g\. a physical router behind a VLAN binding\)/,
+    );
   });
 
   it('sets static routes with repeated --route, shows them in ROUTES, keeps them on attach, empties them with none', async () => {
@@ -132,7 +136,14 @@ describe('weft router', () => {
     expect(h.intents.get('router', 'r1').routes).toHaveLength(2);
     const replaced = await weft('router update r1 --route 172.16.0.0/12=10.3.0.9 --json');
     expect(JSON.parse(replaced.out).routes).toEqual([{ destination: '172.16.0.0/12', nexthop: '10.3.0.9' }]);
-    const refused = await weft('router update r1 --route 0.0.0.0/0=10.3.0.77');
+    // A next hop no endpoint holds (a physical router on edge) is taken; one off the router's networks is not.
+    const physical = await weft('router update r1 --route 0.0.0.0/0=10.3.0.77 --json');
+    expect(physical.code, physical.err).toBe(0);
+    expect(JSON.parse(physical.out).routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.3.0.77' }]);
+    expect(h.intents.get('router', 'r1').routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.77' },
+    ]);
+    const refused = await weft('router update r1 --route 0.0.0.0/0=10.9.0.77');
     expect(refused.code).toBe(1);
     expect(refused.err).toContain('[routes[0].nexthop] (HTTP 400 invalid)');
     const detach = await weft('router detach r1 edge');

@@ -209,12 +209,72 @@ describe('/v1/routers', () => {
       400,
     );
     expect(extra.error.message).toMatch(/via/);
+    // A next hop no endpoint holds (a physical router behind a VLAN binding): stored as given.
+    const physical = ok(
+      await call('PATCH', '/v1/routers/r1', red, {
+        routes: [
+          { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+          { destination: '192.168.0.0/16', nexthop: '10.3.0.254' },
+        ],
+      }),
+      200,
+    );
+    expect(physical.routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+      { destination: '192.168.0.0/16', nexthop: '10.3.0.254' },
+    ]);
+    expect(ok(await call('GET', '/v1/routers/r1', red), 200).routes).toEqual(physical.routes);
+    const outside = ok(
+      await call('PATCH', '/v1/routers/r1', red, {
+        routes: [{ destination: '0.0.0.0/0', nexthop: '10.9.0.9' }],
+      }),
+      400,
+    );
+    expect(outside.error).toMatchObject({ code: 'invalid', field: 'routes[0].nexthop' });
+    expect(outside.error.message).toMatch(/a next hop is on one of them$/);
     const gone = ok(await call('DELETE', '/v1/endpoints/nat', red), 409);
     expect(gone.error.message).toBe(
       "endpoint 'nat' is the next hop of router 'r1' (route 0.0.0.0/0); change the route first",
     );
     ok(await call('PATCH', '/v1/routers/r1', red, { routes: [] }), 200);
     ok(await call('DELETE', '/v1/endpoints/nat', red), 200);
+  });
+
+  it('takes in POST /v1/batch a route via a physical router, and one via an endpoint created later in the batch', async () => {
+    const res = ok(
+      await call('POST', '/v1/batch', red, {
+        ops: [
+          { op: 'create', kind: 'network', id: 'edge', body: { name: 'edge', subnets: ['10.3.0.0/24'] } },
+          {
+            op: 'replace',
+            kind: 'router',
+            id: 'r1',
+            body: {
+              interfaces: [
+                { networkId: 'web', ip: '10.0.0.1' },
+                { networkId: 'edge', ip: '10.3.0.1' },
+              ],
+              routes: [
+                { destination: '0.0.0.0/0', nexthop: '10.3.0.254' },
+                { destination: '192.168.0.0/16', nexthop: '10.3.0.9' },
+              ],
+            },
+          },
+          { op: 'create', kind: 'endpoint', id: 'nat', body: { networkId: 'edge', ips: ['10.3.0.9'] } },
+        ],
+      }),
+      200,
+    );
+    expect(res.committed).toBe(true);
+    expect(ok(await call('GET', '/v1/routers/r1', red), 200).routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.254' },
+      { destination: '192.168.0.0/16', nexthop: '10.3.0.9' },
+    ]);
+    // The endpoint that holds a next hop is protected; the physical router's address needs nothing.
+    const gone = ok(await call('DELETE', '/v1/endpoints/nat', red), 409);
+    expect(gone.error.message).toBe(
+      "endpoint 'nat' is the next hop of router 'r1' (route 192.168.0.0/16); change the route first",
+    );
   });
 
   it('is in the OpenAPI document with its schemas', async () => {

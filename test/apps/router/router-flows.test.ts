@@ -36,7 +36,13 @@ describe('router app', () => {
   });
 
   it('static routes: to the next hop VM straight to l2-lookup, by prefix length like connected routes', () => {
-    const via = { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac };
+    const via = {
+      kind: 'endpoint' as const,
+      endpointId: 'nat',
+      mac: '02:00:00:00:00:99',
+      vni: 200,
+      gatewayMac: db.mac,
+    };
     const flows: DesiredFlow[] = [];
     routerNetworkFlows(
       {
@@ -56,6 +62,34 @@ describe('router app', () => {
       'table=35, priority=100,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
       'table=35, priority=116,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=192.168.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
     ]);
+  });
+
+  it('static routes via an address no bound endpoint holds: the next hop into reg4 (reg3=1), on to l3-neighbor', () => {
+    const via = { kind: 'arp' as const, nexthop: '10.0.1.254', vni: 200, gatewayMac: db.mac };
+    const flows: DesiredFlow[] = [];
+    routerNetworkFlows(
+      { vni: 100, router: { ...onWeb, routes: [{ destination: '0.0.0.0/0', via }] } },
+      flows,
+    );
+    for (const f of flows) checkFlow(f);
+    expect(text(flows).filter((l) => l.includes('reg4'))).toEqual([
+      'table=35, priority=100,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:0xa0001fe->reg4,set_field:0x1->reg3,write_metadata:0xc8/0xffffff,goto_table:36',
+    ]);
+  });
+
+  it('sends ARP replies to the gateway up to the controller only where a VLAN binding port is local', () => {
+    const withVlan: DesiredFlow[] = [];
+    routerNetworkFlows(
+      { vni: 100, router: onWeb, vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }] },
+      withVlan,
+    );
+    for (const f of withVlan) checkFlow(f);
+    expect(text(withVlan).filter((l) => l.includes('arp_op=2'))).toEqual([
+      'table=35, priority=280,arp,metadata=0x64,dl_dst=0a:57:72:00:00:64,arp_op=2 actions=CONTROLLER:65535',
+    ]);
+    const without: DesiredFlow[] = [];
+    routerNetworkFlows({ vni: 100, router: onWeb, vlanPorts: [] }, without);
+    expect(text(without).filter((l) => l.includes('arp_op=2'))).toEqual([]);
   });
 
   it('answers a ping from a host behind a VLAN binding back to it tagged, above the untagged answer', () => {

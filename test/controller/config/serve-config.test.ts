@@ -17,6 +17,8 @@ describe('weft serve configuration', () => {
     expect(c.logLevel).toBe('info');
     expect(c.tls).toBeNull();
     expect(c.session.echoIntervalMs).toBe(5000);
+    expect(c.neighborRefreshMs).toBe(30_000);
+    expect(parse(['--neighbor-refresh', '2.5']).neighborRefreshMs).toBe(2500);
   });
 
   it('takes repeated --openflow and the other flags', () => {
@@ -83,6 +85,8 @@ describe('weft serve configuration', () => {
     [['--echo-misses', '1.5'], 'not a positive integer'],
     [['--max-message-bytes', '70000'], 'outside 8..65535'],
     [['--frobnicate'], "Unknown option '--frobnicate'"],
+    [['--neighbor-refresh', '0'], "--neighbor-refresh: '0' is not a number of seconds from 1 to 3600"],
+    [['--neighbor-refresh', 'soon'], "'soon' is not a number of seconds from 1 to 3600"],
   ])('rejects %j naming what is wrong', (argv, message) => {
     expect(() => parse(argv)).toThrow(ConfigError);
     expect(() => parse(argv)).toThrow(message);

@@ -83,11 +83,11 @@ describe('routerFlowKind', () => {
     routerFlows([
       {
         destination: '192.168.0.0/16',
-        via: { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
+        via: { kind: 'endpoint', endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
       },
       {
         destination: '0.0.0.0/0',
-        via: { endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
+        via: { kind: 'endpoint', endpointId: 'nat', mac: '02:00:00:00:00:99', vni: 200, gatewayMac: db.mac },
       },
     ]);
   const ttl = (f: Pick<FlowStats, 'match'>) => f.match.find((t) => t.field === 'nw_ttl')?.value ?? '-';

@@ -7,8 +7,10 @@ import { redBlueEachTest } from './router-fixture.js';
 
 /**
  * Static routes: a router sends traffic for a destination to an appliance VM (endpoint `nat`,
- * 10.3.0.9 on network `edge`). Red's networks: web 10.0.0.0/24, db 10.0.1.0/24, app 10.0.2.0/24,
- * edge 10.3.0.0/24; r1 is on web (10.0.0.1) and edge (10.3.0.1).
+ * 10.3.0.9 on network `edge`), or to another address on one of its networks that no endpoint holds
+ * (a physical router behind a VLAN binding, 10.3.0.254 here; its MAC is resolved by ARP). Red's
+ * networks: web 10.0.0.0/24, db 10.0.1.0/24, app 10.0.2.0/24, edge 10.3.0.0/24; r1 is on web
+ * (10.0.0.1) and edge (10.3.0.1).
  */
 
 let svc: IntentService;
@@ -28,6 +30,8 @@ const interfaces = [
 ];
 const withRoutes = (...routes: RouterRoute[]) => ({ tenantId: 'red', name: 'r1', interfaces, routes });
 const toNat = (destination: string): RouterRoute => ({ destination, nexthop: '10.3.0.9' });
+/** A physical router on edge: no endpoint holds its address. */
+const toPhys = (destination: string): RouterRoute => ({ destination, nexthop: '10.3.0.254' });
 const put = (...routes: RouterRoute[]) => svc.put('router', 'r1', withRoutes(...routes));
 
 describe('router routes: accepted', () => {
@@ -65,6 +69,50 @@ describe('router routes: accepted', () => {
       { destination: '0.0.0.0/0', nexthop: '10.0.0.5' },
     );
     expect(object.routes.map((r) => r.nexthop)).toEqual(['10.3.0.9', '10.3.0.9', '10.0.0.5', '10.0.0.5']);
+  });
+
+  it('stores a route via an address no endpoint holds (a physical router, resolved by ARP), beside one via an appliance', async () => {
+    expect(svc.list('endpoint').items.flatMap((e) => e.ips)).not.toContain('10.3.0.10');
+    const { object } = await put(toNat('0.0.0.0/0'), { destination: '192.168.0.0/16', nexthop: '10.3.0.10' });
+    expect(object.routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+      { destination: '192.168.0.0/16', nexthop: '10.3.0.10' },
+    ]);
+    expect(svc.get('router', 'r1').routes).toEqual(object.routes);
+    // On either network, and by PATCH too.
+    const patched = await svc.update('router', 'r1', {
+      routes: [toPhys('0.0.0.0/0'), { destination: '172.16.0.0/12', nexthop: '10.0.0.200' }],
+    });
+    expect(patched.object.routes).toEqual([
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.254' },
+      { destination: '172.16.0.0/12', nexthop: '10.0.0.200' },
+    ]);
+    expect(svc.get('router', 'r1').routes).toEqual(patched.object.routes);
+  });
+
+  it('lets an endpoint take a next hop address later; the endpoint is then protected like an appliance (409)', async () => {
+    await put(toPhys('0.0.0.0/0'));
+    const made = await svc.put('endpoint', 'gw', {
+      networkId: 'edge',
+      ips: ['10.3.0.254'],
+      portSecurity: false,
+    });
+    expect(made.object.ips).toEqual(['10.3.0.254']);
+    const message =
+      /^endpoint 'gw' is the next hop of router 'r1' \(route 0\.0\.0\.0\/0\); change the route first$/;
+    const e = await rejects(svc.delete('endpoint', 'gw'), 'conflict', message);
+    expect(e.details).toEqual({ router: 'r1', route: '0.0.0.0/0' });
+    const dropped = await rejects(
+      svc.update('endpoint', 'gw', { ips: ['10.3.0.253'] }),
+      'conflict',
+      /^ips: endpoint 'gw' is the next hop/,
+    );
+    expect(dropped.field).toBe('ips');
+    expect(svc.get('endpoint', 'gw').ips).toEqual(['10.3.0.254']);
+    // The route moves to an address nobody holds: the endpoint may go, the route stays.
+    await svc.update('router', 'r1', { routes: [{ destination: '0.0.0.0/0', nexthop: '10.3.0.253' }] });
+    await svc.delete('endpoint', 'gw');
+    expect(svc.get('router', 'r1').routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.3.0.253' }]);
   });
 });
 
@@ -108,27 +156,17 @@ describe('router routes: refused, naming the field', () => {
       ['fd00::9', /^routes\[0\]\.nexthop: fd00::9 is IPv6: routers route IPv4 only$/],
       [
         '10.0.1.9',
-        /^routes\[0\]\.nexthop: 10\.0\.1\.9 is outside the IPv4 subnets of the router's networks \(10\.0\.0\.0\/24, 10\.3\.0\.0\/24\); a next hop is a VM on one of them$/,
+        /^routes\[0\]\.nexthop: 10\.0\.1\.9 is outside the IPv4 subnets of the router's networks \(10\.0\.0\.0\/24, 10\.3\.0\.0\/24\); a next hop is on one of them$/,
       ],
       [
         '10.3.0.1',
-        /^routes\[0\]\.nexthop: 10\.3\.0\.1 is this router's own address on network 'edge'; a next hop is another VM \(an appliance\)$/,
+        /^routes\[0\]\.nexthop: 10\.3\.0\.1 is this router's own address on network 'edge'; a next hop is another host$/,
       ],
     ];
     for (const [nexthop, message] of cases) {
       const e = await rejects(put({ destination: '0.0.0.0/0', nexthop }), 'invalid', message);
       expect(e.field).toBe('routes[0].nexthop');
     }
-  });
-
-  it('refuses a next hop no endpoint of its network holds (400, as a reference to a missing object)', async () => {
-    const e = await rejects(
-      put(toNat('0.0.0.0/0'), { destination: '192.168.0.0/16', nexthop: '10.3.0.10' }),
-      'invalid',
-      /^routes\[1\]\.nexthop: no endpoint of network 'edge' has 10\.3\.0\.10: a next hop must be a VM of the router's networks \(an appliance\)$/,
-    );
-    expect(e.field).toBe('routes[1].nexthop');
-    expect(() => svc.get('router', 'r1')).toThrow(/not found/);
   });
 
   it('refuses more than 64 routes', async () => {
@@ -213,6 +251,23 @@ describe('the next hop stays: endpoint, router and network writes that would str
     await svc.update('network', 'db', { subnets: ['10.0.1.0/24', '192.168.0.0/16'] });
   });
 
+  it("refuses a subnet change of a next hop's network that leaves an address no endpoint holds outside (400, subnets)", async () => {
+    await svc.update('router', 'r1', { routes: [toNat('0.0.0.0/0'), toPhys('192.168.0.0/16')] });
+    const e = await rejects(
+      svc.update('network', 'edge', { subnets: ['10.3.0.0/25'] }),
+      'invalid',
+      /^subnets: 10\.3\.0\.254, the next hop of routes\[1\] \(192\.168\.0\.0\/16\) of router 'r1', would be outside the IPv4 subnets of the router's networks \(10\.0\.0\.0\/24, 10\.3\.0\.0\/25\); change that route first$/,
+    );
+    expect(e.field).toBe('subnets');
+    expect(svc.get('network', 'edge').subnets).toEqual(['10.3.0.0/24']);
+    // Still inside, or with the route gone: the change passes.
+    await svc.update('network', 'edge', { subnets: ['10.3.0.0/24', '10.4.0.0/24'] });
+    await svc.update('router', 'r1', { routes: [toNat('0.0.0.0/0')] });
+    expect((await svc.update('network', 'edge', { subnets: ['10.3.0.0/25'] })).object.subnets).toEqual([
+      '10.3.0.0/25',
+    ]);
+  });
+
   it("refuses a subnet change of the next hop's network that leaves it outside (the endpoint's address rule)", async () => {
     await rejects(
       svc.update('network', 'edge', { subnets: ['10.3.1.0/24'] }),
@@ -270,16 +325,40 @@ describe('router routes in a batch', () => {
     expect(svc.get('router', 'g-r').routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.9.0.9' }]);
   });
 
-  it('refuses a router listed before its next hop endpoint, naming the op and field; nothing is written', async () => {
+  it('takes a router listed before the endpoint holding its next hop; the endpoint is then protected', async () => {
     const list = ops();
     const reordered = [...list.slice(0, 4), list[5]!, list[4]!];
-    const e = await rejects(
-      svc.batch(reordered),
-      'invalid',
-      /^ops\[4\] \(router 'g-r'\): routes\[0\]\.nexthop: no endpoint/,
+    const r = await svc.batch(reordered);
+    expect(r.committed).toBe(true);
+    expect(svc.get('router', 'g-r').routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.9.0.9' }]);
+    await rejects(
+      svc.batch([{ op: 'delete', kind: 'endpoint', id: 'g-nat' }]),
+      'conflict',
+      /^ops\[0\] \(endpoint 'g-nat'\): endpoint 'g-nat' is the next hop of router 'g-r'/,
     );
-    expect(e.field).toBe('ops[4].body.routes[0].nexthop');
-    expect(() => svc.get('tenant', 'green')).toThrow(/not found/);
+  });
+
+  it('creates a router whose next hop no endpoint holds (a physical router); refuses one outside its networks, naming the op and field', async () => {
+    const list = ops();
+    const router = list[5]!;
+    const physical = {
+      ...router,
+      body: { ...router.body, routes: [{ destination: '0.0.0.0/0', nexthop: '10.9.0.254' }] },
+    };
+    const r = await svc.batch([...list.slice(0, 4), physical]);
+    expect(r.committed).toBe(true);
+    expect(svc.get('router', 'g-r').routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.9.0.254' }]);
+    const outside = {
+      ...router,
+      body: { ...router.body, routes: [{ destination: '0.0.0.0/0', nexthop: '10.7.0.9' }] },
+    };
+    const e = await rejects(
+      svc.batch([outside]),
+      'invalid',
+      /^ops\[0\] \(router 'g-r'\): routes\[0\]\.nexthop: 10\.7\.0\.9 is outside the IPv4 subnets/,
+    );
+    expect(e.field).toBe('ops[0].body.routes[0].nexthop');
+    expect(svc.get('router', 'g-r').routes).toEqual([{ destination: '0.0.0.0/0', nexthop: '10.9.0.254' }]);
   });
 
   it('refuses deleting the next hop in a batch (with or without cascade) unless the address is held again or the route changes', async () => {

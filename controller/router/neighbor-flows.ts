@@ -1,0 +1,121 @@
+import { tunnelActions, tunnelKey } from '../../apps/interned.js';
+import { type DatapathCtx, tunnelPortFor } from '../../apps/view.js';
+import { taggedOutput } from '../../apps/vlan/compute.js';
+import { ofpg, ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { FlowMod } from '../../southbound/openflow/codec/messages.js';
+import { parseIpv4 } from '../../southbound/openflow/codec/values.js';
+import { learnedCookie } from '../pipeline/cookies.js';
+import { apply, checkFlow, type DesiredFlow, goto, setField } from '../pipeline/flow.js';
+import { metadataForVni, REG_NEXTHOP, REG_VIA_NEXTHOP } from '../pipeline/registers.js';
+import { TABLE } from '../pipeline/tables.js';
+import type { LearnedNeighbor } from './neighbor-resolver.js';
+
+/**
+ * The flows a learned neighbour gets on a datapath that routes to it (controller/router, not the
+ * reconciler: they come from what ARP said, not from the intent). Pure.
+ *
+ *   table=36 priority=90  ip,metadata=<VNI>,nw_dst=<address>        -> eth_dst=<its MAC>, l2-lookup
+ *   table=36 priority=110 metadata=<VNI>,reg3=1,reg4=<address>        -> the same (a static route's next hop)
+ *   table=40 priority=90  metadata=<VNI>,dl_dst=<its MAC>             -> where it sits: out of its VLAN
+ *             binding port, tagged, in_port cleared (its own chassis), or into the tunnel to that chassis (others)
+ *
+ * Below the intent's own flows of the same tables (endpoints at 100 in both), so an endpoint given
+ * the address or MAC later wins at once; the next hop's flow is above the pipeline's unresolved
+ * next-hop flow (105), which sends a packet without it up for resolution.
+ */
+
+export const LEARNED_NEIGHBOR_PRIORITY = 90;
+export const LEARNED_NEXTHOP_PRIORITY = 110;
+
+/** The datapath installing, with the tunnel ip of the neighbour's chassis. */
+export interface NeighborFlowsAt {
+  ctx: DatapathCtx;
+  /** The VNI of the neighbour's network. */
+  vni: number;
+  /** The tunnel endpoint of the chassis the neighbour sits behind. */
+  placeTunnelIp: string;
+}
+
+/** The object key of a neighbour's learned flows (hashed into their cookie; what weft trace names). */
+export const neighborOwner = (n: Pick<LearnedNeighbor, 'networkId' | 'ip'>): string =>
+  `neighbor/${n.networkId}/${n.ip}`;
+
+export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): DesiredFlow[] {
+  const cookie = learnedCookie('router', neighborOwner(n));
+  const meta = { field: 'metadata', value: metadataForVni(at.vni) };
+  const toMac = [apply(setField('eth_dst', n.mac)), goto(TABLE.L2_LOOKUP)];
+  const flows: DesiredFlow[] = [
+    {
+      tableId: TABLE.L3_NEIGHBOR,
+      priority: LEARNED_NEIGHBOR_PRIORITY,
+      cookie,
+      match: [meta, { field: 'eth_type', value: 0x0800 }, { field: 'ipv4_dst', value: n.ip }],
+      instructions: toMac,
+    },
+    {
+      tableId: TABLE.L3_NEIGHBOR,
+      priority: LEARNED_NEXTHOP_PRIORITY,
+      cookie,
+      match: [meta, { field: REG_VIA_NEXTHOP, value: 1 }, { field: REG_NEXTHOP, value: parseIpv4(n.ip) }],
+      instructions: toMac,
+    },
+  ];
+  const here = at.ctx.chassisId === n.place.chassisId;
+  const tunnelPort = tunnelPortFor(at.ctx, at.vni);
+  const out = here
+    ? // in_port cleared: from a host on another VLAN of the same trunk port (a router on a stick)
+      // the packet goes back out of the port it came in on, which OpenFlow drops unless told.
+      [setField('in_port_nxm', 0), ...taggedOutput(n.place.vlan, n.place.ofport)]
+    : tunnelPort === undefined
+      ? undefined
+      : tunnelActions(tunnelKey(at.ctx.offload, at.vni, at.placeTunnelIp, tunnelPort));
+  if (out) {
+    flows.push({
+      tableId: TABLE.L2_LOOKUP,
+      priority: LEARNED_NEIGHBOR_PRIORITY,
+      cookie,
+      match: [meta, { field: 'eth_dst', value: n.mac }],
+      instructions: [apply(...out)],
+    });
+  }
+  for (const f of flows) checkFlow(f);
+  return flows;
+}
+
+/** The ADDs of the flows, with the hard timeout that removes them if no one refreshes them. */
+export function installMessages(flows: readonly DesiredFlow[], hardTimeoutSeconds: number): FlowMod[] {
+  return flows.map((f) => ({
+    type: 'FLOW_MOD',
+    xid: 0,
+    command: OFPFC_ADD,
+    tableId: f.tableId,
+    priority: f.priority,
+    match: f.match,
+    instructions: f.instructions,
+    cookie: f.cookie,
+    cookieMask: 0n,
+    hardTimeout: hardTimeoutSeconds,
+    outPort: ofpp.ANY,
+    outGroup: ofpg.ANY,
+  }));
+}
+
+/** Strict deletes of the flows, limited to their exact cookie (never one of the intent's). */
+export function removeMessages(flows: readonly DesiredFlow[]): FlowMod[] {
+  return flows.map((f) => ({
+    type: 'FLOW_MOD',
+    xid: 0,
+    command: OFPFC_DELETE_STRICT,
+    tableId: f.tableId,
+    priority: f.priority,
+    match: f.match,
+    instructions: [],
+    cookie: f.cookie,
+    cookieMask: 0xffffffffffffffffn,
+    outPort: ofpp.ANY,
+    outGroup: ofpg.ANY,
+  }));
+}
+
+const OFPFC_ADD = 0;
+const OFPFC_DELETE_STRICT = 4;

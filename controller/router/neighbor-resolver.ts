@@ -1,0 +1,299 @@
+/**
+ * The routers' neighbour table: the MACs of addresses weft does not place (hosts and physical
+ * routers behind a VLAN binding), resolved by ARP as a Linux router resolves its neighbours
+ * (RFC 1122 2.3.2): a routed packet to an unknown address starts a resolution (a broadcast request
+ * out of the network's VLAN binding ports, repeated each second, given up after three), the
+ * answer is learned with the place it came from, and a learned entry is re-validated by a unicast
+ * request every refresh interval and forgotten when it stops answering.
+ *
+ * Pure: time comes in as `now` (ms), and every decision comes out as effects (requests to send,
+ * flows to install or remove on a datapath) that controller/router/neighbor-service.ts carries out.
+ */
+
+/** Where a learned neighbour sits: a VLAN binding's port on one chassis. */
+export interface NeighborPlace {
+  dpid: string;
+  chassisId: string;
+  bindingId: string;
+  ofport: number;
+  vlan: number;
+}
+
+export interface NeighborKey {
+  networkId: string;
+  ip: string;
+}
+
+export interface LearnedNeighbor extends NeighborKey {
+  mac: string;
+  place: NeighborPlace;
+}
+
+export type NeighborEffect =
+  /** Ask for `ip`: broadcast out of every VLAN binding port of the network, or unicast to a known place. */
+  | { kind: 'request'; key: NeighborKey; unicast?: { mac: string; place: NeighborPlace } }
+  /** (Re)install the learned flows on a datapath (an add replaces them and restarts their timeout). */
+  | { kind: 'install'; dpid: string; neighbor: LearnedNeighbor }
+  /** Remove them from a datapath (the neighbour stopped answering, or moved elsewhere). */
+  | { kind: 'remove'; dpid: string; neighbor: LearnedNeighbor };
+
+export type NeighborState = 'incomplete' | 'reachable' | 'failed';
+
+export interface NeighborTimings {
+  /** Between two requests of one resolution (Linux: retrans_time, 1 s). */
+  retransmitMs: number;
+  /** Requests before a resolution fails (Linux: mcast_solicit, 3). */
+  requests: number;
+  /** How long a failed resolution answers host unreachable before the next packet tries again. */
+  failedHoldMs: number;
+  /** Between two re-validations of a learned neighbour (a unicast request). */
+  refreshMs: number;
+  /** Re-validations in a row without an answer after which the neighbour is forgotten. */
+  refreshesMissed: number;
+  /** At most this many entries (a VM sweeping a /16 must not grow the table without bound). */
+  maxEntries: number;
+}
+
+export const DEFAULT_NEIGHBOR_TIMINGS: NeighborTimings = {
+  retransmitMs: 1000,
+  requests: 3,
+  failedHoldMs: 5000,
+  refreshMs: 30_000,
+  refreshesMissed: 3,
+  maxEntries: 4096,
+};
+
+/**
+ * The hard timeout of learned flows, in seconds: a little longer than the refreshes a neighbour
+ * may miss, so the flows of a controller that stops refreshing (it died, or lost leadership)
+ * leave the switches by themselves, and an answered refresh always comes first.
+ */
+export function learnedHardTimeoutSeconds(t: NeighborTimings): number {
+  return Math.ceil((t.refreshMs * (t.refreshesMissed + 1)) / 1000) + 1;
+}
+
+interface Entry extends NeighborKey {
+  state: NeighborState;
+  mac?: string;
+  place?: NeighborPlace;
+  /** Requests sent in this resolution (incomplete), or refreshes unanswered in a row (reachable). */
+  asked: number;
+  lastAskedAt: number;
+  confirmedAt?: number;
+  failedAt?: number;
+  /** Datapaths that sent a packet for it and get the flows once it is learned. */
+  waiting: Set<string>;
+  /** Datapaths holding its flows. */
+  installedOn: Set<string>;
+}
+
+/** What a routed packet to an address without flows gets. */
+export type MissVerdict =
+  | { kind: 'resolving'; effects: NeighborEffect[] }
+  /** Learned already: its flows go to this datapath (it lacked them); the packet itself is dropped. */
+  | { kind: 'learned'; effects: NeighborEffect[] }
+  /** The last resolution found no one: the sender gets host unreachable. */
+  | { kind: 'unreachable' }
+  | { kind: 'full' };
+
+export type ReplyVerdict =
+  | { kind: 'learned' | 'refreshed' | 'changed'; neighbor: LearnedNeighbor; effects: NeighborEffect[] }
+  | { kind: 'ignored'; reason: string };
+
+/** One entry as the API shows it. */
+export interface NeighborView extends NeighborKey {
+  state: NeighborState;
+  mac?: string;
+  chassisId?: string;
+  bindingId?: string;
+  vlan?: number;
+  /** Milliseconds since it last answered. */
+  confirmedAgoMs?: number;
+  /** Datapaths holding its flows. */
+  installedOn: string[];
+}
+
+const keyOf = (k: NeighborKey): string => `${k.networkId}|${k.ip}`;
+
+export class NeighborResolver {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(readonly timings: NeighborTimings = DEFAULT_NEIGHBOR_TIMINGS) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** A packet on `dpid` routed to `key.ip`, which no flow there leads to yet. */
+  miss(dpid: string, key: NeighborKey, now: number): MissVerdict {
+    const e = this.#entries.get(keyOf(key));
+    if (!e) {
+      if (this.#entries.size >= this.timings.maxEntries) return { kind: 'full' };
+      const fresh: Entry = {
+        ...key,
+        state: 'incomplete',
+        asked: 1,
+        lastAskedAt: now,
+        waiting: new Set([dpid]),
+        installedOn: new Set(),
+      };
+      this.#entries.set(keyOf(key), fresh);
+      return { kind: 'resolving', effects: [{ kind: 'request', key }] };
+    }
+    if (e.state === 'reachable') {
+      e.installedOn.add(dpid);
+      return { kind: 'learned', effects: [{ kind: 'install', dpid, neighbor: learned(e) }] };
+    }
+    if (e.state === 'failed') {
+      if (now - (e.failedAt ?? now) < this.timings.failedHoldMs) return { kind: 'unreachable' };
+      e.state = 'incomplete';
+      e.asked = 1;
+      e.lastAskedAt = now;
+      e.waiting = new Set([dpid]);
+      return { kind: 'resolving', effects: [{ kind: 'request', key }] };
+    }
+    e.waiting.add(dpid);
+    return { kind: 'resolving', effects: [] };
+  }
+
+  /**
+   * An ARP reply to the router from `place`. Only answers to a question weft asked count (an
+   * entry exists: resolving, learned, or failed a moment ago); an unsolicited one would let any
+   * host behind a VLAN fill the table, or claim addresses nobody asked about.
+   */
+  reply(key: NeighborKey, mac: string, place: NeighborPlace, now: number): ReplyVerdict {
+    const e = this.#entries.get(keyOf(key));
+    if (!e)
+      return { kind: 'ignored', reason: `unsolicited: weft did not ask for ${key.ip} in ${key.networkId}` };
+    const before = e.state === 'reachable' ? learned(e) : undefined;
+    e.state = 'reachable';
+    e.mac = mac;
+    e.place = place;
+    e.asked = 0;
+    e.confirmedAt = now;
+    e.failedAt = undefined;
+    const neighbor = learned(e);
+    const effects: NeighborEffect[] = [];
+    const moved = before !== undefined && before.place.dpid !== place.dpid;
+    if (before && before.mac !== mac) {
+      // The new flows replace the l3 ones (same match), but the l2 flow of the old MAC would stay
+      // until its timeout: the old flows go first, everywhere.
+      for (const dpid of e.installedOn) effects.push({ kind: 'remove', dpid, neighbor: before });
+    } else if (moved) {
+      // Its old place's datapath leads the MAC to a port it left: take that away first.
+      effects.push({ kind: 'remove', dpid: before.place.dpid, neighbor: before });
+    }
+    if (moved) e.installedOn.delete(before.place.dpid);
+    for (const dpid of e.waiting) e.installedOn.add(dpid);
+    e.waiting.clear();
+    e.installedOn.add(place.dpid);
+    for (const dpid of e.installedOn) effects.push({ kind: 'install', dpid, neighbor });
+    const same = before !== undefined && before.mac === mac && before.place.ofport === place.ofport && !moved;
+    return { kind: before === undefined ? 'learned' : same ? 'refreshed' : 'changed', neighbor, effects };
+  }
+
+  /** Timers: retransmissions, failures, re-validations, forgetting. Call every few hundred ms. */
+  tick(now: number): { effects: NeighborEffect[]; failed: NeighborKey[]; forgotten: LearnedNeighbor[] } {
+    const t = this.timings;
+    const effects: NeighborEffect[] = [];
+    const failed: NeighborKey[] = [];
+    const forgotten: LearnedNeighbor[] = [];
+    for (const [k, e] of this.#entries) {
+      if (e.state === 'incomplete') {
+        if (now - e.lastAskedAt < t.retransmitMs) continue;
+        if (e.asked >= t.requests) {
+          e.state = 'failed';
+          e.failedAt = now;
+          e.waiting.clear();
+          failed.push({ networkId: e.networkId, ip: e.ip });
+          continue;
+        }
+        e.asked++;
+        e.lastAskedAt = now;
+        effects.push({ kind: 'request', key: { networkId: e.networkId, ip: e.ip } });
+      } else if (e.state === 'failed') {
+        if (now - (e.failedAt ?? now) >= t.failedHoldMs * 2) this.#entries.delete(k);
+      } else {
+        if (now - e.lastAskedAt < t.refreshMs || now - (e.confirmedAt ?? 0) < t.refreshMs) continue;
+        const n = learned(e);
+        if (e.asked >= t.refreshesMissed) {
+          this.#entries.delete(k);
+          for (const dpid of e.installedOn) effects.push({ kind: 'remove', dpid, neighbor: n });
+          forgotten.push(n);
+          continue;
+        }
+        e.asked++;
+        e.lastAskedAt = now;
+        effects.push({
+          kind: 'request',
+          key: { networkId: e.networkId, ip: e.ip },
+          unicast: { mac: n.mac, place: n.place },
+        });
+      }
+    }
+    return { effects, failed, forgotten };
+  }
+
+  /** A datapath went away: it holds nothing of ours any more that we could refresh. */
+  forgetDatapath(dpid: string): void {
+    for (const e of this.#entries.values()) {
+      e.waiting.delete(dpid);
+      e.installedOn.delete(dpid);
+    }
+  }
+
+  /** Forgets everything (leadership lost: the new leader starts its own table). */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  /** The entry of an address, if any (the answer a failed one gives, a learned one's MAC). */
+  get(key: NeighborKey): NeighborView | undefined {
+    const e = this.#entries.get(keyOf(key));
+    return e && view(e, 0);
+  }
+
+  /** The learned neighbours whose flows a datapath holds. */
+  learnedOn(dpid: string): LearnedNeighbor[] {
+    const out: LearnedNeighbor[] = [];
+    for (const e of this.#entries.values())
+      if (e.state === 'reachable' && e.installedOn.has(dpid)) out.push(learned(e));
+    return out;
+  }
+
+  list(now: number): NeighborView[] {
+    return [...this.#entries.values()]
+      .map((e) => view(e, now))
+      .sort((a, b) =>
+        a.networkId === b.networkId ? compareIp(a.ip, b.ip) : a.networkId < b.networkId ? -1 : 1,
+      );
+  }
+}
+
+function learned(e: Entry): LearnedNeighbor {
+  return { networkId: e.networkId, ip: e.ip, mac: e.mac!, place: e.place! };
+}
+
+function view(e: Entry, now: number): NeighborView {
+  const v: NeighborView = {
+    networkId: e.networkId,
+    ip: e.ip,
+    state: e.state,
+    installedOn: [...e.installedOn].sort(),
+  };
+  if (e.mac !== undefined) v.mac = e.mac;
+  if (e.place) {
+    v.chassisId = e.place.chassisId;
+    v.bindingId = e.place.bindingId;
+    v.vlan = e.place.vlan;
+  }
+  if (e.confirmedAt !== undefined && now > 0) v.confirmedAgoMs = Math.max(0, Math.round(now - e.confirmedAt));
+  return v;
+}
+
+function compareIp(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
+  return 0;
+}

@@ -1,0 +1,299 @@
+import type { Logger } from 'pino';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { DatapathCtx } from '../../apps/view.js';
+import { taggedOutput } from '../../apps/vlan/compute.js';
+import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { OfpMessage, PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
+import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
+import type { Endpoint, Network, RouterInterface } from '../intent/model.js';
+import { prefixHolding } from '../intent/net.js';
+import { packetInField } from '../packet-in.js';
+import { appOf } from '../pipeline/cookies.js';
+import type { DesiredFlow } from '../pipeline/flow.js';
+import { TABLE } from '../pipeline/tables.js';
+import { ARP_OP, ArpParseError, buildArpRequest, ETH_TYPE_ARP, parseArpFrame } from './arp-frame.js';
+import { whyNoHostAt } from './icmp-error.js';
+import { installMessages, learnedNeighborFlows, neighborOwner, removeMessages } from './neighbor-flows.js';
+import {
+  DEFAULT_NEIGHBOR_TIMINGS,
+  type LearnedNeighbor,
+  learnedHardTimeoutSeconds,
+  type NeighborEffect,
+  type NeighborKey,
+  NeighborResolver,
+  type NeighborTimings,
+  type NeighborView,
+} from './neighbor-resolver.js';
+
+/** A VLAN binding of a network whose port the chassis reported (its OpenFlow number known). */
+export interface VlanPortOf {
+  bindingId: string;
+  chassisId: string;
+  ofport: number;
+  vlan: number;
+}
+
+/** What the neighbour service reads of the running controller (intent, OVSDB facts, switches). */
+export interface NeighborContext {
+  network(id: string): Network | undefined;
+  networkByVni(vni: number): Network | undefined;
+  routerInterface(networkId: string): RouterInterface | undefined;
+  endpointByIp(networkId: string, ip: string): Endpoint | undefined;
+  endpointByMac(networkId: string, mac: string): Endpoint | undefined;
+  chassisOfDatapath(dpid: string): string | undefined;
+  datapathOfChassis(chassisId: string): string | undefined;
+  /** The chassis's tunnel ports and profile, as the apps see them. */
+  datapathCtx(chassisId: string): DatapathCtx | undefined;
+  vlanPorts(networkId: string): VlanPortOf[];
+  isLeader(): boolean;
+}
+
+/** Why a resolution was not started: the router answers host unreachable at once. */
+export type ResolveAnswer = 'resolving' | 'unreachable';
+
+/**
+ * The routers' neighbour resolution at the edge: runs NeighborResolver's decisions (ARP requests as
+ * PACKET_OUTs out of VLAN binding ports, learned flows as FLOW_MODs), reads the ARP replies the
+ * router's flows send up, keeps the timers, counts and logs. Only the HA leader resolves.
+ */
+export class NeighborService {
+  readonly resolver: NeighborResolver;
+  readonly #timer: NodeJS.Timeout;
+  readonly #requests: Counter;
+  readonly #learned: Counter;
+
+  constructor(
+    private readonly switches: SwitchRegistry,
+    private readonly ctx: NeighborContext,
+    private readonly log: Logger,
+    metrics?: Registry,
+    timings: NeighborTimings = DEFAULT_NEIGHBOR_TIMINGS,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.resolver = new NeighborResolver(timings);
+    const registers = metrics ? [metrics] : [];
+    this.#requests = new Counter({
+      name: 'weft_router_arp_requests_total',
+      help: 'ARP requests routers sent to resolve neighbours behind VLAN bindings (broadcast, or unicast re-validations)',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.#learned = new Counter({
+      name: 'weft_router_neighbors_learned_total',
+      help: 'Neighbour answers routers took (learned, changed MAC or place, refreshed)',
+      labelNames: ['kind'],
+      registers,
+    });
+    const resolver = this.resolver;
+    new Gauge({
+      name: 'weft_router_neighbors',
+      help: 'Entries of the routers neighbour table, by state (incomplete, reachable, failed)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = { incomplete: 0, reachable: 0, failed: 0 };
+        for (const n of resolver.list(0)) counts[n.state]++;
+        for (const [state, v] of Object.entries(counts)) this.set({ state }, v);
+      },
+    });
+    switches.on('packet-in', (sw, msg) => {
+      if (sw.dpid) this.#onPacketIn(sw.dpid, msg);
+    });
+    switches.on('switch-down', (sw) => {
+      if (sw.dpid) this.resolver.forgetDatapath(sw.dpid);
+    });
+    const every = Math.max(50, Math.min(250, timings.retransmitMs / 4));
+    this.#timer = setInterval(() => this.tick(), every);
+    this.#timer.unref();
+  }
+
+  /** Whether weft resolves addresses of this network by ARP: something behind a VLAN binding may hold them. */
+  resolves(networkId: string): boolean {
+    return this.ctx.vlanPorts(networkId).length > 0;
+  }
+
+  /** A routed packet on `dpid` to `ip` in `networkId` that no flow there leads to (router-responder). */
+  miss(dpid: string, networkId: string, ip: string): ResolveAnswer {
+    if (!this.resolves(networkId) || this.ctx.endpointByIp(networkId, ip)) return 'unreachable';
+    const v = this.resolver.miss(dpid, { networkId, ip }, this.now());
+    if (v.kind === 'full') {
+      this.log.warn(
+        { network: networkId, ip, entries: this.resolver.size },
+        'neighbour table full: not resolving',
+      );
+      return 'unreachable';
+    }
+    if (v.kind === 'unreachable') return 'unreachable';
+    this.#run(v.effects);
+    return 'resolving';
+  }
+
+  list(): NeighborView[] {
+    return this.resolver.list(this.now());
+  }
+
+  /**
+   * What a routed packet to `ip` in the network meets when no flow leads to it (weft trace):
+   * 'resolves' when weft resolves it by ARP (the packet starts or waits for a resolution),
+   * 'failed' when the last resolution found no one (host unreachable), undefined when the network
+   * has no VLAN binding or an endpoint holds the address (host unreachable at once).
+   */
+  arpState(networkId: string, ip: string): 'resolves' | 'failed' | undefined {
+    if (!this.resolves(networkId) || this.ctx.endpointByIp(networkId, ip)) return undefined;
+    return this.resolver.get({ networkId, ip })?.state === 'failed' ? 'failed' : 'resolves';
+  }
+
+  /** The learned flows a chassis holds (weft trace follows them as the switch does), with their owner key. */
+  learnedFlowsOf(chassisId: string): Array<{ owner: string; flows: DesiredFlow[] }> {
+    const dpid = this.ctx.datapathOfChassis(chassisId);
+    const ctx = this.ctx.datapathCtx(chassisId);
+    if (!dpid || !ctx) return [];
+    const out: Array<{ owner: string; flows: DesiredFlow[] }> = [];
+    for (const n of this.resolver.learnedOn(dpid)) {
+      const net = this.ctx.network(n.networkId);
+      const placeCtx = this.ctx.datapathCtx(n.place.chassisId);
+      if (!net || !placeCtx) continue;
+      out.push({
+        owner: neighborOwner(n),
+        flows: learnedNeighborFlows(n, { ctx, vni: net.vni, placeTunnelIp: placeCtx.tunnelIp }),
+      });
+    }
+    return out;
+  }
+
+  tick(): void {
+    if (!this.ctx.isLeader()) {
+      if (this.resolver.size > 0) this.resolver.clear();
+      return;
+    }
+    if (this.resolver.size === 0) return;
+    const t = this.resolver.tick(this.now());
+    for (const k of t.failed)
+      this.log.info({ network: k.networkId, ip: k.ip }, 'no answer to ARP: neighbour unreachable');
+    for (const n of t.forgotten)
+      this.log.info(
+        { network: n.networkId, ip: n.ip, mac: n.mac, chassis: n.place.chassisId },
+        'neighbour stopped answering: forgotten',
+      );
+    this.#run(t.effects);
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+
+  #onPacketIn(dpid: string, msg: PacketIn): void {
+    if (msg.tableId !== TABLE.L3_ROUTE || appOf(msg.cookie) !== 'router') return;
+    if (msg.data.length < 14 || msg.data.readUInt16BE(12) !== ETH_TYPE_ARP) return;
+    if (!this.ctx.isLeader()) return;
+    const why = this.#learn(dpid, msg);
+    if (why) this.log.debug({ dpid, reason: why }, 'ARP reply to a router ignored');
+  }
+
+  /** An ARP reply the router's flow sent up; returns why it was ignored, if it was. */
+  #learn(dpid: string, msg: PacketIn): string | undefined {
+    const inPort = packetInField(msg, 'in_port');
+    const metadata = packetInField(msg, 'metadata');
+    if (inPort === undefined || metadata === undefined) return 'packet-in without in_port or metadata';
+    let arp: ReturnType<typeof parseArpFrame>;
+    try {
+      arp = parseArpFrame(msg.data);
+    } catch (err) {
+      if (err instanceof ArpParseError) return `malformed: ${err.message}`;
+      throw err;
+    }
+    if (arp.op !== ARP_OP.REPLY) return `ARP op ${arp.op} is no reply`;
+    const net = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
+    const iface = net && this.ctx.routerInterface(net.id);
+    if (!net || !iface) return 'no router on this network';
+    if (arp.tpa !== iface.ip) return `reply for ${arp.tpa}, not the router's ${iface.ip}`;
+    const chassisId = this.ctx.chassisOfDatapath(dpid);
+    const port = this.ctx
+      .vlanPorts(net.id)
+      .find((p) => p.chassisId === chassisId && p.ofport === Number(inPort));
+    if (!chassisId || !port) return `port ${inPort} of ${dpid} is no VLAN binding of ${net.id}`;
+    if (!net.subnets.some((c) => prefixHolding(c, arp.spa) >= 0))
+      return `${arp.spa} is outside ${net.id}'s subnets`;
+    const noHost = whyNoHostAt(arp.spa, net.subnets);
+    if (noHost) return `sender address: ${noHost.replace('its destination ', '')}`;
+    const owner = this.ctx.endpointByIp(net.id, arp.spa) ?? this.ctx.endpointByMac(net.id, arp.sha);
+    if (owner)
+      return `${arp.spa} / ${arp.sha} belongs to endpoint ${owner.id}: weft knows it from the intent`;
+    if (
+      /^(00:00:00:00:00:00|ff:ff:ff:ff:ff:ff)$/.test(arp.sha) ||
+      (Number.parseInt(arp.sha.slice(0, 2), 16) & 1) === 1
+    )
+      return `sender MAC ${arp.sha} is not a unicast address`;
+    const place = { dpid, chassisId, bindingId: port.bindingId, ofport: port.ofport, vlan: port.vlan };
+    const v = this.resolver.reply({ networkId: net.id, ip: arp.spa }, arp.sha, place, this.now());
+    if (v.kind === 'ignored') return v.reason;
+    this.#learned.inc({ kind: v.kind });
+    const line = { network: net.id, ip: arp.spa, mac: arp.sha, chassis: chassisId, binding: port.bindingId };
+    if (v.kind === 'refreshed') this.log.debug(line, 'neighbour answered');
+    else this.log.info(line, v.kind === 'learned' ? 'neighbour learned' : 'neighbour changed');
+    this.#run(v.effects);
+    return undefined;
+  }
+
+  #run(effects: readonly NeighborEffect[]): void {
+    for (const e of effects) {
+      if (e.kind === 'request') this.#request(e.key, e.unicast);
+      else this.#flows(e.dpid, e.neighbor, e.kind);
+    }
+  }
+
+  #request(key: NeighborKey, unicast?: { mac: string; place: LearnedNeighbor['place'] }): void {
+    const iface = this.ctx.routerInterface(key.networkId);
+    if (!iface) return;
+    const data = buildArpRequest({
+      senderMac: iface.mac.toLowerCase(),
+      senderIp: iface.ip,
+      targetIp: key.ip,
+      ethDst: unicast?.mac,
+    });
+    const places = unicast
+      ? [{ dpid: unicast.place.dpid, ofport: unicast.place.ofport, vlan: unicast.place.vlan }]
+      : this.ctx
+          .vlanPorts(key.networkId)
+          .map((p) => ({ dpid: this.ctx.datapathOfChassis(p.chassisId), ofport: p.ofport, vlan: p.vlan }));
+    for (const p of places) {
+      if (!p.dpid) continue;
+      const out: PacketOut = {
+        type: 'PACKET_OUT',
+        xid: 0,
+        bufferId: OFP_NO_BUFFER,
+        inPort: ofpp.CONTROLLER,
+        actions: taggedOutput(p.vlan, p.ofport),
+        data,
+      };
+      if (this.#send(p.dpid, [out], { network: key.networkId, ip: key.ip }))
+        this.#requests.inc({ kind: unicast ? 'unicast' : 'broadcast' });
+    }
+  }
+
+  #flows(dpid: string, n: LearnedNeighbor, kind: 'install' | 'remove'): void {
+    const chassisId = this.ctx.chassisOfDatapath(dpid);
+    const ctx = chassisId === undefined ? undefined : this.ctx.datapathCtx(chassisId);
+    const net = this.ctx.network(n.networkId);
+    const placeCtx = this.ctx.datapathCtx(n.place.chassisId);
+    if (!ctx || !net || !placeCtx) return;
+    const flows = learnedNeighborFlows(n, { ctx, vni: net.vni, placeTunnelIp: placeCtx.tunnelIp });
+    const msgs =
+      kind === 'install'
+        ? installMessages(flows, learnedHardTimeoutSeconds(this.resolver.timings))
+        : removeMessages(flows);
+    this.#send(dpid, msgs, { network: n.networkId, ip: n.ip, chassis: chassisId });
+  }
+
+  /** Sends to a connected switch; false when it is not connected. */
+  #send(dpid: string, msgs: OfpMessage[], about: Record<string, unknown>): boolean {
+    const sw = this.switches.get(dpid);
+    if (!sw) return false;
+    for (const m of msgs) {
+      Promise.resolve(sw.send(m)).catch((err: unknown) =>
+        this.log.warn({ dpid, ...about, err }, 'neighbour message not sent'),
+      );
+    }
+    return true;
+  }
+}
