@@ -1,8 +1,10 @@
 import { tunnelActions, tunnelKey } from '../../apps/interned.js';
 import { type DatapathCtx, tunnelPortFor } from '../../apps/view.js';
 import { taggedOutput } from '../../apps/vlan/compute.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpg, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod } from '../../southbound/openflow/codec/messages.js';
+import type { FlowStats } from '../../southbound/openflow/codec/multipart-types.js';
 import { parseIpv4 } from '../../southbound/openflow/codec/values.js';
 import { learnedCookie } from '../pipeline/cookies.js';
 import { apply, checkFlow, type DesiredFlow, goto, setField } from '../pipeline/flow.js';
@@ -119,3 +121,52 @@ export function removeMessages(flows: readonly DesiredFlow[]): FlowMod[] {
 
 const OFPFC_ADD = 0;
 const OFPFC_DELETE_STRICT = 4;
+
+/** A learned neighbour as read back from one switch's learned flows (a controller adopting them). */
+export interface LearnedOnSwitch {
+  vni: number;
+  ip: string;
+  mac: string;
+  /** This switch is its place: the VLAN port (and VLAN) its l2 flow sends it out of. */
+  local?: { ofport: number; vlan: number };
+}
+
+/**
+ * Reads learnedNeighborFlows' flows back from a dump (flows of the learned cookie tag): one entry
+ * per neighbour whose l3-neighbor flow for its address is there. Flows of another shape are
+ * skipped. Pure: the new leader after a failover, or a restarted controller, adopts what the
+ * switches hold instead of letting it expire (controller/router/neighbor-service.ts).
+ */
+export function readLearnedFlows(
+  flows: ReadonlyArray<Pick<FlowStats, 'tableId' | 'priority' | 'cookie' | 'match' | 'instructions'>>,
+): LearnedOnSwitch[] {
+  const local = new Map<bigint, { ofport: number; vlan: number }>();
+  for (const f of flows) {
+    if (f.tableId !== TABLE.L2_LOOKUP || f.priority !== LEARNED_NEIGHBOR_PRIORITY) continue;
+    const actions = actionsOf(f);
+    const vid = actions.find((a) => a.type === 'set_field' && a.field === 'vlan_vid');
+    const out = actions.find((a) => a.type === 'output');
+    if (!actions.some((a) => a.type === 'push_vlan') || vid?.type !== 'set_field' || out?.type !== 'output')
+      continue;
+    local.set(f.cookie, { ofport: out.port, vlan: Number(vid.value) & 0xfff });
+  }
+  const out: LearnedOnSwitch[] = [];
+  for (const f of flows) {
+    if (f.tableId !== TABLE.L3_NEIGHBOR || f.priority !== LEARNED_NEIGHBOR_PRIORITY) continue;
+    const meta = f.match.find((t) => t.field === 'metadata')?.value;
+    const ip = f.match.find((t) => t.field === 'ipv4_dst' || t.field === 'ip_dst')?.value;
+    const mac = actionsOf(f).find((a) => a.type === 'set_field' && a.field === 'eth_dst');
+    if (meta === undefined || ip === undefined || mac?.type !== 'set_field') continue;
+    const place = local.get(f.cookie);
+    out.push({
+      vni: Number(BigInt(meta as bigint | number) & 0xffffffn),
+      ip: String(ip),
+      mac: String(mac.value).toLowerCase(),
+      ...(place ? { local: place } : {}),
+    });
+  }
+  return out;
+}
+
+const actionsOf = (f: Pick<FlowStats, 'instructions'>): Action[] =>
+  f.instructions.flatMap((i) => (i.type === 'apply_actions' ? i.actions : []));

@@ -192,6 +192,33 @@ export class NeighborResolver {
     return { kind: before === undefined ? 'learned' : same ? 'refreshed' : 'changed', neighbor, effects };
   }
 
+  /**
+   * A neighbour whose learned flows switches already hold (a restarted controller, or a new HA
+   * leader, reading them back): taken as learned, held by `holders`, and re-validated at the next
+   * tick, whose answer re-installs the flows everywhere (restarting their hard timeout) before it
+   * runs out. Nothing is sent now; what the table already knows wins over what a switch says.
+   */
+  adopt(key: NeighborKey, mac: string, place: NeighborPlace, holders: readonly string[], now: number): void {
+    const e = this.#entries.get(keyOf(key));
+    if (e) {
+      if (e.state === 'reachable' && e.mac === mac) for (const d of holders) e.installedOn.add(d);
+      return;
+    }
+    if (this.#entries.size >= this.timings.maxEntries) return;
+    const due = now - this.timings.refreshMs;
+    this.#entries.set(keyOf(key), {
+      ...key,
+      state: 'reachable',
+      mac,
+      place,
+      asked: 0,
+      lastAskedAt: due,
+      confirmedAt: due,
+      waiting: new Set(),
+      installedOn: new Set([...holders, place.dpid]),
+    });
+  }
+
   /** Timers: retransmissions, failures, re-validations, forgetting. Call every few hundred ms. */
   tick(now: number): { effects: NeighborEffect[]; failed: NeighborKey[]; forgotten: LearnedNeighbor[] } {
     const t = this.timings;

@@ -13,6 +13,7 @@ import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
 import { ARP_OP, ArpParseError, buildArpRequest, ETH_TYPE_ARP, parseArpFrame } from './arp-frame.js';
 import { whyNoHostAt } from './icmp-error.js';
+import { NeighborAdoption } from './neighbor-adoption.js';
 import { installMessages, learnedNeighborFlows, neighborOwner, removeMessages } from './neighbor-flows.js';
 import {
   DEFAULT_NEIGHBOR_TIMINGS,
@@ -61,6 +62,7 @@ export class NeighborService {
   readonly #timer: NodeJS.Timeout;
   readonly #requests: Counter;
   readonly #learned: Counter;
+  readonly #adoption: NeighborAdoption;
 
   constructor(
     private readonly switches: SwitchRegistry,
@@ -71,6 +73,7 @@ export class NeighborService {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.resolver = new NeighborResolver(timings);
+    this.#adoption = new NeighborAdoption(switches, ctx, this.resolver, log, now);
     const registers = metrics ? [metrics] : [];
     this.#requests = new Counter({
       name: 'weft_router_arp_requests_total',
@@ -100,7 +103,9 @@ export class NeighborService {
       if (sw.dpid) this.#onPacketIn(sw.dpid, msg);
     });
     switches.on('switch-down', (sw) => {
-      if (sw.dpid) this.resolver.forgetDatapath(sw.dpid);
+      if (!sw.dpid) return;
+      this.resolver.forgetDatapath(sw.dpid);
+      this.#adoption.forget(sw.dpid);
     });
     const every = Math.max(50, Math.min(250, timings.retransmitMs / 4));
     this.#timer = setInterval(() => this.tick(), every);
@@ -164,8 +169,10 @@ export class NeighborService {
   tick(): void {
     if (!this.ctx.isLeader()) {
       if (this.resolver.size > 0) this.resolver.clear();
+      this.#adoption.reset();
       return;
     }
+    this.#adoption.readNewSwitches();
     if (this.resolver.size === 0) return;
     const t = this.resolver.tick(this.now());
     for (const k of t.failed)

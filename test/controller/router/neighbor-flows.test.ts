@@ -11,13 +11,14 @@ import {
   LEARNED_NEIGHBOR_PRIORITY,
   LEARNED_NEXTHOP_PRIORITY,
   learnedNeighborFlows,
+  readLearnedFlows,
   removeMessages,
 } from '../../../controller/router/neighbor-flows.js';
 import type { LearnedNeighbor } from '../../../controller/router/neighbor-resolver.js';
 import { simulateBridge } from '../../../controller/trace/bridge-sim.js';
 import { describePacket, packetOf } from '../../../controller/trace/packet.js';
 import { ofpfc, ofpg, ofpp } from '../../../southbound/openflow/codec/constants.js';
-import { formatFlow } from '../../../southbound/openflow/text/index.js';
+import { formatFlow, parseFlow } from '../../../southbound/openflow/text/index.js';
 import { chassis, endpoint, network } from '../../apps/fixtures.js';
 
 /**
@@ -285,5 +286,49 @@ describe('learned flows in the pipeline (bridge simulator)', () => {
     expect(r.out).toEqual([
       { port: 7, vlan_vid: String(0x1000 | 40), eth_src: routerMac(101), eth_dst: N.mac, nw_ttl: '63' },
     ]);
+  });
+});
+
+describe('readLearnedFlows (a controller adopting what a switch holds)', () => {
+  // As ovs-vswitchd 3.1 dumped them in test/e2e/routing-vlan (hv1 routes to metal, hv2 holds it).
+  const dumped = (lines: string[]) =>
+    lines.map((l) => {
+      const f = parseFlow(l);
+      return { ...f, cookie: f.cookie ?? 0n, tableId: f.tableId ?? 0, priority: f.priority ?? 0x8000 };
+    });
+  const HV1 = [
+    'cookie=0x4c0900004fd44396, duration=1.970s, table=36, n_packets=5, n_bytes=466, hard_timeout=9, priority=110,reg3=0x1,reg4=0xa00003f,metadata=0x2f8 actions=set_field:02:00:00:00:76:02->eth_dst,goto_table:40',
+    'cookie=0x4c0900004fd44396, duration=1.970s, table=36, n_packets=3, n_bytes=206, hard_timeout=9, priority=90,ip,metadata=0x2f8,nw_dst=10.0.0.63 actions=set_field:02:00:00:00:76:02->eth_dst,goto_table:40',
+    'cookie=0x4c0900004fd44396, duration=1.970s, table=40, n_packets=8, n_bytes=672, hard_timeout=9, priority=90,metadata=0x2f8,dl_dst=02:00:00:00:76:02 actions=set_field:192.168.77.2->tun_dst,set_field:0x2f8->tun_id,output:100',
+  ];
+  const HV2 = [
+    'cookie=0x4c0900004fd44396, duration=1.9s, table=36, hard_timeout=9, priority=90,ip,metadata=0x2f8,nw_dst=10.0.0.63 actions=set_field:02:00:00:00:76:02->eth_dst,goto_table:40',
+    'cookie=0x4c0900004fd44396, duration=1.9s, table=40, hard_timeout=9, priority=90,metadata=0x2f8,dl_dst=02:00:00:00:76:02 actions=load:0->NXM_OF_IN_PORT[],push_vlan:0x8100,set_field:4138->vlan_vid,output:3',
+  ];
+
+  it('reads the address, MAC and VNI from the l3-neighbor flow; the place from the tagged l2 flow', () => {
+    expect(readLearnedFlows(dumped(HV1))).toEqual([
+      { vni: 0x2f8, ip: '10.0.0.63', mac: '02:00:00:00:76:02' },
+    ]);
+    expect(readLearnedFlows(dumped(HV2))).toEqual([
+      { vni: 0x2f8, ip: '10.0.0.63', mac: '02:00:00:00:76:02', local: { ofport: 3, vlan: 42 } },
+    ]);
+  });
+
+  it('reads back what learnedNeighborFlows writes, on its place and elsewhere', () => {
+    const here = learnedNeighborFlows(N, at(ctx({ chassisId: 'hv1', tunnelIp: '192.168.0.1' })));
+    const there = learnedNeighborFlows(N, at(ctx({ chassisId: 'hv2' })));
+    expect(readLearnedFlows(here)).toEqual([
+      { vni: 101, ip: '10.2.0.50', mac: '02:00:00:00:aa:01', local: { ofport: 7, vlan: 40 } },
+    ]);
+    expect(readLearnedFlows(there)).toEqual([{ vni: 101, ip: '10.2.0.50', mac: '02:00:00:00:aa:01' }]);
+  });
+
+  it('skips flows of another shape (no address, another priority) rather than guess', () => {
+    const flows = learnedNeighborFlows(N, at(ctx({ chassisId: 'hv2' })));
+    expect(
+      readLearnedFlows(flows.filter((f) => f.priority !== LEARNED_NEIGHBOR_PRIORITY || f.tableId !== 36)),
+    ).toEqual([]);
+    expect(readLearnedFlows([])).toEqual([]);
   });
 });

@@ -483,3 +483,44 @@ describe('NeighborResolver: limits and housekeeping', () => {
     expect(list[0]).toEqual({ networkId: 'db', ip: '10.2.0.1', state: 'incomplete', installedOn: [] });
   });
 });
+
+describe('NeighborResolver: adopting flows the switches hold', () => {
+  it('takes a neighbour as learned, held by its holders and its place, due for re-validation at once', () => {
+    const r = new NeighborResolver(T);
+    r.adopt(K, MAC, P1, ['dp9'], 10_000);
+    expect(r.get(K)).toMatchObject({
+      state: 'reachable',
+      mac: MAC,
+      chassisId: 'hv1',
+      installedOn: ['dp1', 'dp9'],
+    });
+    // Nothing is sent by adopting; the next tick asks the neighbour, by unicast out of its port.
+    expect(show(r.tick(10_000).effects)).toEqual([`unicast web/10.1.0.50 -> ${MAC}@dp1:7/30`]);
+    // Its answer re-installs the flows on every holder (restarting their hard timeout).
+    const v = r.reply(K, MAC, P1, 10_050);
+    expect(v.kind).toBe('refreshed');
+    expect(v.kind !== 'ignored' && show(v.effects).sort()).toEqual([
+      `install dp1 10.1.0.50=${MAC}@dp1`,
+      `install dp9 10.1.0.50=${MAC}@dp1`,
+    ]);
+  });
+
+  it('merges holders into what it already knows, and never overrides a different MAC or a resolution', () => {
+    const r = learnedAt500(); // dp1 (place) and dp9
+    r.adopt(K, MAC, P1, ['dp7'], 600);
+    expect(r.get(K)?.installedOn).toEqual(['dp1', 'dp7', 'dp9']);
+    r.adopt(K, '02:00:00:00:ee:ee', P2, ['dp2'], 700);
+    expect(r.get(K)).toMatchObject({ mac: MAC, installedOn: ['dp1', 'dp7', 'dp9'] });
+    const k2 = { networkId: 'web', ip: '10.1.0.51' };
+    r.miss('dp9', k2, 800);
+    r.adopt(k2, MAC, P1, ['dp2'], 900);
+    expect(r.get(k2)?.state).toBe('incomplete');
+  });
+
+  it('adopts nothing beyond the table size', () => {
+    const r = new NeighborResolver({ ...T, maxEntries: 1 });
+    r.adopt(K, MAC, P1, [], 0);
+    r.adopt({ networkId: 'web', ip: '10.1.0.51' }, MAC, P1, [], 0);
+    expect(r.size).toBe(1);
+  });
+});

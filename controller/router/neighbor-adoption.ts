@@ -1,0 +1,136 @@
+import type { Logger } from 'pino';
+import { ofpg, ofpp, ofptt } from '../../southbound/openflow/codec/constants.js';
+import type { MultipartRequestBody } from '../../southbound/openflow/codec/multipart-types.js';
+import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
+import { LEARNED_COOKIE_TAG } from '../pipeline/cookies.js';
+import { type LearnedOnSwitch, readLearnedFlows } from './neighbor-flows.js';
+import type { NeighborPlace, NeighborResolver } from './neighbor-resolver.js';
+import type { NeighborContext } from './neighbor-service.js';
+
+/** The FLOW stats request for every learned flow of a switch (cookie tag 0x4c). */
+const LEARNED_FLOWS: MultipartRequestBody = {
+  kind: 'FLOW',
+  tableId: ofptt.ALL,
+  outPort: ofpp.ANY,
+  outGroup: ofpg.ANY,
+  match: [],
+  cookie: LEARNED_COOKIE_TAG << 56n,
+  cookieMask: 0xffn << 56n,
+};
+
+/**
+ * A leader's first look at each switch: the learned flows it already holds, put back into the
+ * neighbour table (NeighborResolver.adopt) so a restarted controller or a new HA leader refreshes
+ * them instead of letting them expire under traffic.
+ */
+export class NeighborAdoption {
+  /** Switches whose learned flows this leader has read (or is reading). */
+  readonly #read = new Set<string>();
+  #adopting = false;
+  /** Neighbours read back from holders whose place's switch has not been read yet. */
+  readonly #orphans = new Map<
+    string,
+    { networkId: string; ip: string; mac: string; holders: Set<string>; place?: NeighborPlace }
+  >();
+
+  constructor(
+    private readonly switches: SwitchRegistry,
+    private readonly ctx: NeighborContext,
+    private readonly resolver: NeighborResolver,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {}
+
+  /** Leadership lost: the next leadership reads every switch again. */
+  reset(): void {
+    this.#read.clear();
+    this.#orphans.clear();
+  }
+
+  /** A switch went away: read it again when it comes back (a restarted ovs-vswitchd holds nothing). */
+  forget(dpid: string): void {
+    this.#read.delete(dpid);
+  }
+
+  /**
+   * Reads the learned flows of every switch this leader has not read yet and adopts them
+   * (NeighborResolver.adopt): after a restart or a failover the table starts from what the
+   * switches hold, so their flows are refreshed rather than left to expire under traffic. A
+   * neighbour is adopted once the switch it sits behind has been read (its place).
+   */
+  readNewSwitches(): void {
+    if (this.#adopting) return;
+    const fresh = this.switches
+      .list()
+      .flatMap((sw) =>
+        sw.dpid && sw.state === 'up' && !this.#read.has(sw.dpid) && this.ctx.chassisOfDatapath(sw.dpid)
+          ? [{ sw, dpid: sw.dpid }]
+          : [],
+      );
+    if (fresh.length === 0) return;
+    this.#adopting = true;
+    for (const f of fresh) this.#read.add(f.dpid);
+    const read = fresh.map(({ sw, dpid }) =>
+      sw.multipart(LEARNED_FLOWS, 3000).then(
+        (replies) => ({ dpid, flows: replies.flatMap((b) => (b.kind === 'FLOW' ? b.flows : [])) }),
+        (err: unknown) => {
+          this.#read.delete(dpid);
+          this.log.warn({ dpid, err }, 'learned flows not read; trying again');
+          return undefined;
+        },
+      ),
+    );
+    void Promise.all(read)
+      .then((results) => {
+        if (!this.ctx.isLeader()) return;
+        for (const r of results) if (r) this.#readBack(r.dpid, readLearnedFlows(r.flows));
+        this.#adoptOrphans();
+      })
+      .finally(() => {
+        this.#adopting = false;
+      });
+  }
+
+  /** One switch's learned flows: who holds which neighbour, and where each sits. */
+  #readBack(dpid: string, learned: readonly LearnedOnSwitch[]): void {
+    const chassisId = this.ctx.chassisOfDatapath(dpid);
+    for (const l of learned) {
+      const net = this.ctx.networkByVni(l.vni);
+      if (!net || !chassisId) continue;
+      const key = `${net.id}|${l.ip}`;
+      const o = this.#orphans.get(key) ?? {
+        networkId: net.id,
+        ip: l.ip,
+        mac: l.mac,
+        holders: new Set<string>(),
+      };
+      o.holders.add(dpid);
+      if (l.local && l.mac === o.mac) {
+        const binding = this.ctx
+          .vlanPorts(net.id)
+          .find((p) => p.chassisId === chassisId && p.ofport === l.local!.ofport);
+        o.place = {
+          dpid,
+          chassisId,
+          bindingId: binding?.bindingId ?? '',
+          ofport: l.local.ofport,
+          vlan: l.local.vlan,
+        };
+      }
+      this.#orphans.set(key, o);
+    }
+  }
+
+  #adoptOrphans(): void {
+    const now = this.now();
+    for (const [key, o] of this.#orphans) {
+      if (!o.place) continue;
+      this.resolver.adopt({ networkId: o.networkId, ip: o.ip }, o.mac, o.place, [...o.holders], now);
+      this.log.info(
+        { network: o.networkId, ip: o.ip, mac: o.mac, chassis: o.place.chassisId, holders: o.holders.size },
+        'neighbour adopted from the switches',
+      );
+      this.#orphans.delete(key);
+    }
+  }
+}
