@@ -153,6 +153,17 @@ function errorReason(punt: RouterPunt, error: IcmpError['kind'], target: TraceTa
   }
 }
 
+/** The router the probe went through to its gateway's `into` network, and the words that say so. */
+function routedBy(
+  hops: readonly TraceHop[],
+  gw: TraceTarget['gateway'],
+): { routed?: NonNullable<TraceTarget['gateway']>; how: string } {
+  const routed = gw?.into !== undefined && throughRouter(hops, gw.router) ? gw : undefined;
+  if (!routed) return { how: '' };
+  const to = routed.via ? `to its next hop ${routed.via} in ${routed.into}` : `to ${routed.into}`;
+  return { routed, how: `routed by ${routed.router} from ${routed.from} ${to}, ` };
+}
+
 /**
  * `punt`: where a router's flows sent the probe up to the controller, and what the router answers
  * about it (router-answer.ts).
@@ -188,12 +199,7 @@ export function verdictOf(
       h.outputs.some((o) => o.to === 'endpoint' && o.endpoint === target.endpoint),
     )!;
     const path = hops.indexOf(hop) === 0 ? `on ${hop.chassis}` : `on ${hop.chassis} through the tunnel`;
-    const routed = gw?.into !== undefined && throughRouter(hops, gw.router) ? gw : undefined;
-    const how = !routed
-      ? ''
-      : routed.via
-        ? `routed by ${routed.router} from ${routed.from} to its next hop ${routed.via} in ${routed.into}, `
-        : `routed by ${routed.router} from ${routed.from} to ${routed.into}, `;
+    const { routed, how } = routedBy(hops, gw);
     return {
       verdict: 'delivered',
       summary: `${target.what}: ${how}delivered to ${target.endpoint} ${path}`,
@@ -243,7 +249,14 @@ export function verdictOf(
   );
   // A host behind a VLAN binding is not an endpoint: a copy out of a physical port reached it.
   if (!target.endpoint && !target.arp && outOfPorts.length > 0) {
-    return { verdict: 'delivered', summary: `${target.what}: out of ${outOfPorts.join(', ')}`, deliveredTo };
+    // Routed there: to a neighbour weft learned by ARP (controller/router), its learned flows.
+    const { routed, how } = routedBy(hops, gw);
+    return {
+      verdict: 'delivered',
+      summary: `${target.what}: ${how}out of ${outOfPorts.join(', ')}`,
+      deliveredTo,
+      ...(routed ? { router: routed.router } : {}),
+    };
   }
   // Sent up to the controller: weft's DHCP server answers what the dhcp app's flow sends it.
   const punted = hops.find((h) => h.outputs.some((o) => o.to === 'controller'));

@@ -15,11 +15,17 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
     },
   );
   if (surprises) console.log(formatMatrix(probes));
-  expect(probes.length).toBe(12);
+  expect(probes.length).toBe(13);
   // The routed paths: red-net -> red-db across the hypervisors, as weft trace says too.
   expect(probes.find((p) => p.from === 'red1' && p.to === '10.1.0.5')?.trace).toBe(
     'delivered hv1>hv2 via red-router',
   );
+  // Routed to the physical host behind the VLAN: red-router learned its MAC by ARP, weft trace
+  // follows the learned flows out of its VLAN port on hv1.
+  expect(probes.find((p) => p.from === 'reddb' && p.to === '10.0.0.3')).toMatchObject({
+    got: 'open',
+    trace: 'delivered hv2>hv1 via red-router',
+  });
   // weft trace explains every closed path, and the matrix prints why.
   for (const p of probes)
     expect(p.trace, `${p.from} ${p.to} ${p.what}`).toMatch(/^(delivered|answered|dropped|not-delivered) hv/);

@@ -188,13 +188,15 @@ export async function runDemo(
     // ARP for it could go out, so that is what to trace.
     // Blue has no router: what leaves blue1 for another subnet is the ARP for its gateway.
     const pingQuery = (from: string, ip: string) =>
-      from.startsWith('blue') && ip.startsWith('10.1.')
-        ? 'to=10.0.0.254&protocol=arp'
-        : ip !== '10.0.0.3'
-          ? `to=${ip}`
-          : from.startsWith('red')
-            ? `to=${ip}&dstMac=02:00:00:00:03:01`
-            : `to=${ip}&protocol=arp`;
+      from === 'reddb'
+        ? `to=${ip}` // routed by red-router (to metal: the MAC it learned by ARP)
+        : from.startsWith('blue') && ip.startsWith('10.1.')
+          ? 'to=10.0.0.254&protocol=arp'
+          : ip !== '10.0.0.3'
+            ? `to=${ip}`
+            : from.startsWith('red')
+              ? `to=${ip}&dstMac=02:00:00:00:03:01`
+              : `to=${ip}&protocol=arp`;
     const ping = async (from: string, ip: string, expected: string) => {
       const r = await lab!.ping(from, ip, { count: 3, intervalMs: 200, timeoutS: 1 });
       const t = await traced(from, pingQuery(from, ip));
@@ -228,9 +230,13 @@ export async function runDemo(
     await ping('red1', '10.1.0.5', 'open');
     await tcp('reddb', '10.0.0.2', 8080, 'open (red2)');
     await ping('blue1', '10.1.0.5', 'closed');
+    // Routed to the physical host: weft knows no address of metal, so red-router resolves it by
+    // ARP out of the VLAN binding (the first packet goes on that) and learns where it sits.
+    await lab.exec('metal', ['ip', 'route', 'replace', '10.1.0.0/24', 'via', '10.0.0.254']);
+    await lab.ping('reddb', '10.0.0.3', { count: 2, intervalMs: 500, timeoutS: 1 });
+    await ping('reddb', '10.0.0.3', 'open');
     // The physical host speaks first, to a VM on the other hypervisor and to its gateway on
-    // red-router: weft answers its ARP back through the VLAN, tagged. (Routing *to* it is not
-    // done: weft does not know its address; docs/PIPELINE.md.)
+    // red-router: weft answers its ARP back through the VLAN, tagged.
     const fromMetal = [
       (await lab.ping('metal', '10.0.0.2', { count: 2, intervalMs: 200, timeoutS: 1 })).received,
       (await lab.ping('metal', '10.0.0.254', { count: 2, intervalMs: 200, timeoutS: 1 })).received,
