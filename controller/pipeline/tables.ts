@@ -164,7 +164,7 @@ export const PIPELINE: readonly TableDecl[] = [
     name: 'l2-lookup',
     purpose:
       'dl_dst -> local port (reg7) | remote chassis (tun_dst + tun_id, VXLAN port) ; broadcast/multicast -> flood group',
-    matches: ['metadata', 'eth_dst', 'reg5'],
+    matches: ['metadata', 'eth_dst', 'eth_src', 'reg5'],
     next: [TABLE.INGRESS_ACL],
     miss: { kind: 'drop', why: 'destination MAC of no endpoint in the network (unknown unicast)' },
   },

@@ -19,7 +19,9 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
  *   table=36 priority=90  ip,metadata=<VNI>,nw_dst=<address>        -> eth_dst=<its MAC>, l2-lookup
  *   table=36 priority=110 metadata=<VNI>,reg3=1,reg4=<address>        -> the same (a static route's next hop)
  *   table=40 priority=90  metadata=<VNI>,dl_dst=<its MAC>             -> where it sits: out of its VLAN
- *             binding port, tagged, in_port cleared (its own chassis), or into the tunnel to that chassis (others)
+ *             binding port, tagged (its own chassis), or into the tunnel to that chassis (others)
+ *   table=40 priority=91  metadata=<VNI>,dl_src=<gateway MAC>,dl_dst=<its MAC> -> (its own chassis) the
+ *             same with in_port cleared: routed to it from another VLAN of the same trunk port
  *
  * Below the intent's own flows of the same tables (endpoints at 100 in both), so an endpoint given
  * the address or MAC later wins at once; the next hop's flow is above the pipeline's unresolved
@@ -28,6 +30,8 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
 
 export const LEARNED_NEIGHBOR_PRIORITY = 90;
 export const LEARNED_NEXTHOP_PRIORITY = 110;
+/** l2-lookup, on the neighbour's own chassis: what the router sends it, above the bridged frames' flow. */
+export const LEARNED_ROUTED_PRIORITY = 91;
 
 /** The datapath installing, with the tunnel ip of the neighbour's chassis. */
 export interface NeighborFlowsAt {
@@ -36,6 +40,8 @@ export interface NeighborFlowsAt {
   vni: number;
   /** The tunnel endpoint of the chassis the neighbour sits behind. */
   placeTunnelIp: string;
+  /** The router's MAC on the neighbour's network: the source of what it routes there. */
+  gatewayMac?: string;
 }
 
 /** The object key of a neighbour's learned flows (hashed into their cookie; what weft trace names). */
@@ -64,20 +70,32 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
   ];
   const here = at.ctx.chassisId === n.place.chassisId;
   const tunnelPort = tunnelPortFor(at.ctx, at.vni);
+  const toMacL2 = [meta, { field: 'eth_dst', value: n.mac }];
   const out = here
-    ? // in_port cleared: from a host on another VLAN of the same trunk port (a router on a stick)
-      // the packet goes back out of the port it came in on, which OpenFlow drops unless told.
-      [setField('in_port_nxm', 0), ...taggedOutput(n.place.vlan, n.place.ofport)]
+    ? taggedOutput(n.place.vlan, n.place.ofport)
     : tunnelPort === undefined
       ? undefined
       : tunnelActions(tunnelKey(at.ctx.offload, at.vni, at.placeTunnelIp, tunnelPort));
   if (out) {
+    // A bridged frame that came in on its port is not sent back there (OpenFlow drops an output
+    // to in_port): the host's own switch delivers it, and a copy back would teach it the wrong port.
     flows.push({
       tableId: TABLE.L2_LOOKUP,
       priority: LEARNED_NEIGHBOR_PRIORITY,
       cookie,
-      match: [meta, { field: 'eth_dst', value: n.mac }],
+      match: toMacL2,
       instructions: [apply(...out)],
+    });
+  }
+  if (here && at.gatewayMac) {
+    // Routed to it (the router's MAC as source) from a host on another VLAN of the same trunk port,
+    // a router on a stick: out of the port it came in on, so in_port is cleared first.
+    flows.push({
+      tableId: TABLE.L2_LOOKUP,
+      priority: LEARNED_ROUTED_PRIORITY,
+      cookie,
+      match: [...toMacL2, { field: 'eth_src', value: at.gatewayMac }],
+      instructions: [apply(setField('in_port_nxm', 0), ...taggedOutput(n.place.vlan, n.place.ofport))],
     });
   }
   for (const f of flows) checkFlow(f);

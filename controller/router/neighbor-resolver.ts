@@ -241,14 +241,17 @@ export class NeighborResolver {
       } else if (e.state === 'failed') {
         if (now - (e.failedAt ?? now) >= t.failedHoldMs * 2) this.#entries.delete(k);
       } else {
-        if (now - e.lastAskedAt < t.refreshMs || now - (e.confirmedAt ?? 0) < t.refreshMs) continue;
+        // By the time since it last answered, not by requests counted, so late ticks never add up
+        // past the flows' hard timeout (learnedHardTimeoutSeconds): forgetting removes them first.
+        const since = now - (e.confirmedAt ?? 0);
         const n = learned(e);
-        if (e.asked >= t.refreshesMissed) {
+        if (since >= t.refreshMs * (t.refreshesMissed + 1)) {
           this.#entries.delete(k);
           for (const dpid of e.installedOn) effects.push({ kind: 'remove', dpid, neighbor: n });
           forgotten.push(n);
           continue;
         }
+        if (now - e.lastAskedAt < t.refreshMs || since < t.refreshMs) continue;
         e.asked++;
         e.lastAskedAt = now;
         effects.push({

@@ -14,7 +14,13 @@ import { TABLE } from '../pipeline/tables.js';
 import { ARP_OP, ArpParseError, buildArpRequest, ETH_TYPE_ARP, parseArpFrame } from './arp-frame.js';
 import { whyNoHostAt } from './icmp-error.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
-import { installMessages, learnedNeighborFlows, neighborOwner, removeMessages } from './neighbor-flows.js';
+import {
+  installMessages,
+  learnedNeighborFlows,
+  type NeighborFlowsAt,
+  neighborOwner,
+  removeMessages,
+} from './neighbor-flows.js';
 import {
   DEFAULT_NEIGHBOR_TIMINGS,
   type LearnedNeighbor,
@@ -160,7 +166,7 @@ export class NeighborService {
       if (!net || !placeCtx) continue;
       out.push({
         owner: neighborOwner(n),
-        flows: learnedNeighborFlows(n, { ctx, vni: net.vni, placeTunnelIp: placeCtx.tunnelIp }),
+        flows: learnedNeighborFlows(n, this.#at(ctx, net.vni, n.networkId, placeCtx.tunnelIp)),
       });
     }
     return out;
@@ -284,12 +290,17 @@ export class NeighborService {
     const net = this.ctx.network(n.networkId);
     const placeCtx = this.ctx.datapathCtx(n.place.chassisId);
     if (!ctx || !net || !placeCtx) return;
-    const flows = learnedNeighborFlows(n, { ctx, vni: net.vni, placeTunnelIp: placeCtx.tunnelIp });
+    const flows = learnedNeighborFlows(n, this.#at(ctx, net.vni, n.networkId, placeCtx.tunnelIp));
     const msgs =
       kind === 'install'
         ? installMessages(flows, learnedHardTimeoutSeconds(this.resolver.timings))
         : removeMessages(flows);
     this.#send(dpid, msgs, { network: n.networkId, ip: n.ip, chassis: chassisId });
+  }
+
+  #at(ctx: DatapathCtx, vni: number, networkId: string, placeTunnelIp: string): NeighborFlowsAt {
+    const gatewayMac = this.ctx.routerInterface(networkId)?.mac.toLowerCase();
+    return { ctx, vni, placeTunnelIp, ...(gatewayMac ? { gatewayMac } : {}) };
   }
 
   /** Sends to a connected switch; false when it is not connected. */

@@ -38,7 +38,12 @@ const ctx = (c: Partial<DatapathCtx> & { chassisId: string }): DatapathCtx => ({
   vniTunnelPorts: new Map(),
   ...c,
 });
-const at = (c: DatapathCtx) => ({ ctx: c, vni: 101, placeTunnelIp: '192.168.0.1' });
+const at = (c: DatapathCtx) => ({
+  ctx: c,
+  vni: 101,
+  placeTunnelIp: '192.168.0.1',
+  gatewayMac: routerMac(101),
+});
 
 // As router-flows.test.ts renders flows: ovs-ofctl text without the cookie (checked on its own).
 const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));
@@ -55,7 +60,9 @@ describe('learnedNeighborFlows', () => {
     expect(text(flows)).toEqual([
       ...NEIGHBOR_TABLE_36,
       // 4136 = 0x1000 (OFPVID_PRESENT) | 40.
-      'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4136->vlan_vid,output:7',
+      'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=push_vlan:0x8100,set_field:4136->vlan_vid,output:7',
+      // Routed to it (the router's MAC on db as source): back out of the port it came in on, if need be.
+      'table=40, priority=91,metadata=0x65,dl_src=0a:57:72:00:00:65,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4136->vlan_vid,output:7',
     ]);
     expect([LEARNED_NEIGHBOR_PRIORITY, LEARNED_NEXTHOP_PRIORITY]).toEqual([90, 110]);
   });
@@ -96,7 +103,7 @@ describe('learnedNeighborFlows', () => {
     }
     // Its own chassis needs no tunnel.
     const home = learnedNeighborFlows(N, at(ctx({ chassisId: 'hv1', tunnelPort: undefined })));
-    expect(home.map((f) => f.tableId)).toEqual([36, 36, 40]);
+    expect(home.map((f) => f.tableId)).toEqual([36, 36, 40, 40]);
   });
 
   it('every flow passes the pipeline declaration', () => {
@@ -231,18 +238,23 @@ describe('learned flows in the pipeline (bridge simulator)', () => {
     ports: new Map([['hv1', { tunnelPort: 100, byName: new Map([['eth1', 7]]) }]]),
   };
 
-  function run(from: { port: number; vlan: number; mac: string; ip: string }) {
+  function run(from: { port: number; vlan: number; mac: string; ip: string; to?: string }) {
     const view = buildDatapathViews(intent, facts).get('hv1')!;
     const desired = computeDatapath(view);
     const flows = [
       ...desired.flows,
-      ...learnedNeighborFlows(N, { ctx: view, vni: 101, placeTunnelIp: '192.168.0.1' }),
+      ...learnedNeighborFlows(N, {
+        ctx: view,
+        vni: 101,
+        placeTunnelIp: '192.168.0.1',
+        gatewayMac: routerMac(101),
+      }),
     ];
     const packet = packetOf({
       in_port: from.port,
       vlan_vid: from.vlan,
       eth_src: from.mac,
-      eth_dst: routerMac(100),
+      eth_dst: from.to ?? routerMac(100),
       eth_type: 0x0800,
       ip_proto: 17,
       ipv4_src: from.ip,
@@ -264,28 +276,33 @@ describe('learned flows in the pipeline (bridge simulator)', () => {
 
   it("a VM's packet routed to the neighbour leaves tagged out of the trunk, to its MAC", () => {
     const r = run({ port: 1, vlan: 0, mac: '02:00:00:00:01:05', ip: '10.1.0.5' });
-    expect(r.tables.slice(-3)).toEqual(['35:124', '36:90', '40:90']);
+    expect(r.tables.slice(-3)).toEqual(['35:124', '36:90', '40:91']);
     expect(r.out).toEqual([
       { port: 7, vlan_vid: String(0x1000 | 40), eth_src: routerMac(101), eth_dst: N.mac, nw_ttl: '63' },
     ]);
   });
 
   /**
-   * BUG (expected to fail until fixed): controller/router/neighbor-flows.ts:64-66. On the
-   * neighbour's own chassis the l2 flow ends in a plain `output:<VLAN port>`; OpenFlow drops an
-   * output to the packet's own in_port, so a packet routed between two VLANs of the SAME trunk
-   * (a host on web's VLAN 30 to the neighbour on db's VLAN 40, both on eth1) is dropped silently.
-   * Suggested fix: clear in_port before that output (set_field:0->in_port, OVS's
-   * load:0->NXM_OF_IN_PORT[]), or reach the port through reg7 and an output-table flow that uses
-   * IN_PORT when the packet came from it.
+   * OpenFlow drops an output to the packet's own in_port, so a packet routed between two VLANs of
+   * the SAME trunk (a host on web's VLAN 30 to the neighbour on db's VLAN 40, both on eth1) needs
+   * in_port cleared first: the priority-91 flow, for what the router sends (its MAC as source).
    */
   it('a host on another VLAN of the same trunk reaches the neighbour (router on a stick)', () => {
     const r = run({ port: 7, vlan: 0x1000 | 30, mac: '02:00:00:00:cc:01', ip: '10.1.0.60' });
-    expect(r.tables.slice(-3)).toEqual(['35:124', '36:90', '40:90']);
+    expect(r.tables.slice(-3)).toEqual(['35:124', '36:90', '40:91']);
     expect(r.notes).toEqual([]);
     expect(r.out).toEqual([
       { port: 7, vlan_vid: String(0x1000 | 40), eth_src: routerMac(101), eth_dst: N.mac, nw_ttl: '63' },
     ]);
+  });
+
+  it("a frame bridged from the neighbour's own VLAN to it is not sent back out of that port", () => {
+    // Another host on db's VLAN 40 behind the same trunk: its own switch delivers it; a copy back
+    // would teach that switch the neighbour's MAC on the trunk.
+    const r = run({ port: 7, vlan: 0x1000 | 40, mac: '02:00:00:00:cc:02', ip: '10.2.0.60', to: N.mac });
+    expect(r.tables.at(-1)).toBe('40:90');
+    expect(r.out).toEqual([]);
+    expect(r.notes).toEqual(["output to port 7, the packet's in_port: OVS drops it"]);
   });
 });
 

@@ -365,7 +365,8 @@ describe('NeighborService: answers', () => {
     expect(text(home)).toEqual([
       'table=36, hard_timeout=121, priority=90,ip,metadata=0x64,nw_dst=10.1.0.50 actions=set_field:02:00:00:00:aa:01->eth_dst,goto_table:40',
       'table=36, hard_timeout=121, priority=110,reg3=0x1,reg4=0xa010032,metadata=0x64 actions=set_field:02:00:00:00:aa:01->eth_dst,goto_table:40',
-      'table=40, hard_timeout=121, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4126->vlan_vid,output:7',
+      'table=40, hard_timeout=121, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=push_vlan:0x8100,set_field:4126->vlan_vid,output:7',
+      'table=40, hard_timeout=121, priority=91,metadata=0x64,dl_src=0a:57:72:00:00:64,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4126->vlan_vid,output:7',
     ]);
     expect(text(away).at(-1)).toBe(
       'table=40, hard_timeout=121, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x64->tun_id,output:100',
@@ -554,19 +555,21 @@ describe('NeighborService: answers', () => {
       ofpfc.DELETE_STRICT,
       ofpfc.DELETE_STRICT,
       ofpfc.DELETE_STRICT,
+      ofpfc.DELETE_STRICT,
     ]);
     for (const m of old) {
       expect(m.cookieMask).toBe(0xffff_ffff_ffff_ffffn);
       expect(m.instructions).toEqual([]);
     }
-    // The old place's own (tagged) l2 flow is the one deleted.
-    expect(text(old).at(-1)).toBe(
+    // The old place's own (tagged) l2 flows are deleted with the rest.
+    expect(text(old).slice(-2)).toEqual([
       'table=40, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=drop',
-    );
-    expect(old.at(-1)!.tableId).toBe(40);
-    expect(text(flowMods(w.sw('dp2'))).at(-1)).toBe(
-      'table=40, hard_timeout=121, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4127->vlan_vid,output:8',
-    );
+      'table=40, priority=91,metadata=0x64,dl_src=0a:57:72:00:00:64,dl_dst=02:00:00:00:aa:01 actions=drop',
+    ]);
+    expect(text(flowMods(w.sw('dp2'))).slice(-2)).toEqual([
+      'table=40, hard_timeout=121, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=push_vlan:0x8100,set_field:4127->vlan_vid,output:8',
+      'table=40, hard_timeout=121, priority=91,metadata=0x64,dl_src=0a:57:72:00:00:64,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4127->vlan_vid,output:8',
+    ]);
     expect(text(flowMods(w.sw('dp4'))).at(-1)).toBe(
       'table=40, hard_timeout=121, priority=90,metadata=0x64,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.2->tun_dst,set_field:0x64->tun_id,output:100',
     );
@@ -604,6 +607,7 @@ describe('NeighborService: re-validation', () => {
       [0, 121],
       [0, 121],
       [0, 121],
+      [0, 121],
     ]);
     expect(flowMods(w.sw('dp4'))).toHaveLength(3);
   });
@@ -616,12 +620,9 @@ describe('NeighborService: re-validation', () => {
       w.service.tick();
     }
     expect(packetOuts(w.sw('dp1'))).toHaveLength(3);
-    for (const dpid of ['dp1', 'dp4']) {
-      expect(
-        flowMods(w.sw(dpid)).map((m) => m.command),
-        dpid,
-      ).toEqual([4, 4, 4]);
-    }
+    // Its place holds the routed twin of the l2 flow too.
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4]);
     expect(w.sent().dp2).toBe(0);
     expect(w.service.list()).toEqual([]);
     expect(
@@ -638,7 +639,7 @@ describe('NeighborService: re-validation', () => {
       w.state.now = now;
       w.service.tick();
     }
-    expect(w.sent()).toEqual({ dp1: 6, dp2: 0, dp4: 0 }); // 3 probes, 3 deletes
+    expect(w.sent()).toEqual({ dp1: 7, dp2: 0, dp4: 0 }); // 3 probes, 4 deletes
   });
 });
 
@@ -754,7 +755,7 @@ describe('NeighborService: adopting what the switches hold (a restart, a new lea
     // ...and its answer re-installs the flows on both holders, restarting their hard timeout.
     w.clearSent();
     w.packetIn('dp1', arp());
-    expect(flowMods(w.sw('dp1')).length).toBe(3);
+    expect(flowMods(w.sw('dp1')).length).toBe(4);
     expect(flowMods(w.sw('dp4')).length).toBe(3);
     // Read once: later ticks ask no switch again.
     w.service.tick();
