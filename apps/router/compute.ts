@@ -18,7 +18,7 @@ import {
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
-import { ofpp } from '../../southbound/openflow/codec/constants.js';
+import { OFPCML_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv } from '../acl/l3l4.js';
@@ -65,6 +65,8 @@ import { backToVlanPort } from '../vlan/compute.js';
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
 const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
+const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
+const TO_ROUTE = goto(TABLE.L3_ROUTE);
 const IS_ICMP = frozen({ field: 'ip_proto', value: 1 });
 const ECHO_REQUEST = frozen({ field: 'icmp_type', value: 8 });
 const ECHO_REPLY = 0;
@@ -74,6 +76,8 @@ export const ROUTE_PRIORITY_BASE = 100;
 export const ECHO_PRIORITY = 300;
 export const ROUTER_ADDRESS_PRIORITY = 290;
 export const ARP_REPLY_PRIORITY = 280;
+/** arp-responder: below every answer (100), above nothing; the table's miss goes on to l3-route too. */
+export const ARP_WATCH_PRIORITY = 50;
 export const TTL_PRIORITY = 250;
 export const NO_ROUTE_PRIORITY = 10;
 export const NOT_ROUTED_PRIORITY = 5;
@@ -115,6 +119,18 @@ export function routerNetworkFlows(
       instructions: TO_CONTROLLER,
     });
     routeFlows(cookie, meta, toGateway, p, flows);
+  }
+  for (const v of net.vlanPorts ?? []) {
+    // The ARP requests of hosts behind a VLAN binding (not for an endpoint: those are answered
+    // above), copied to the controller on their way: a neighbour weft learned that announces a new
+    // MAC or place (a gratuitous ARP: a keepalived or firewall pair failing over) is moved at once.
+    flows.push({
+      tableId: TABLE.ARP_RESPONDER,
+      priority: ARP_WATCH_PRIORITY,
+      cookie,
+      match: [{ field: 'in_port', value: v.ofport }, meta, IS_ARP, ARP_REQUEST],
+      instructions: [apply({ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }), TO_ROUTE],
+    });
   }
   if ((net.vlanPorts?.length ?? 0) > 0) {
     // A host behind a VLAN binding answering the router's ARP request (controller/router learns it).

@@ -50,6 +50,10 @@ const matches = (f: Pick<FlowStats, 'match'>, field: string) => {
  * answers ARP for the gateway. Anything else is `other` (kept in the sums).
  */
 export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | 'match'>): RouterFlowKind {
+  const arpOp = f.match.find((t) => t.field === 'arp_op')?.value;
+  // The ARP of hosts behind a VLAN binding sent up (answers to the router, requests copied): the
+  // neighbour resolution's (controller/router), forwarded nowhere by these flows.
+  if (outputsTo(f, ofpp.CONTROLLER) && arpOp !== undefined) return 'neighborArp';
   if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
   if (f.tableId !== TABLE.L3_ROUTE) return 'other';
   if (f.instructions.length === 0) return 'notIpv4';
@@ -72,6 +76,7 @@ const KINDS: readonly RouterFlowKind[] = [
   'toRouter',
   'noRoute',
   'notIpv4',
+  'neighborArp',
   'other',
 ];
 type ByKind = Record<RouterFlowKind, { packets: number; bytes: number }>;

@@ -219,6 +219,25 @@ export class NeighborResolver {
     });
   }
 
+  /**
+   * An ARP request a host sent from `place` with `key.ip` as its sender address: a neighbour weft
+   * knows (or is resolving) that shows another MAC or place, typically the gratuitous ARP of a
+   * keepalived or firewall pair failing over, is taken as an answer at once (moved, its flows
+   * replaced) instead of after the re-validations it would miss. Nothing new: ignored (it confirms
+   * nothing either: only an answer re-installs the flows, restarting their hard timeout).
+   */
+  announce(key: NeighborKey, mac: string, place: NeighborPlace, now: number): ReplyVerdict {
+    const e = this.#entries.get(keyOf(key));
+    if (!e) return { kind: 'ignored', reason: `${key.ip} in ${key.networkId} is no neighbour weft knows` };
+    const same =
+      e.state === 'reachable' &&
+      e.mac === mac &&
+      e.place?.dpid === place.dpid &&
+      e.place.ofport === place.ofport;
+    if (same) return { kind: 'ignored', reason: `${key.ip} announces what weft knows` };
+    return this.reply(key, mac, place, now);
+  }
+
   /** Timers: retransmissions, failures, re-validations, forgetting. Call every few hundred ms. */
   tick(now: number): { effects: NeighborEffect[]; failed: NeighborKey[]; forgotten: LearnedNeighbor[] } {
     const t = this.timings;

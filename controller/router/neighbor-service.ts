@@ -196,15 +196,26 @@ export class NeighborService {
   }
 
   #onPacketIn(dpid: string, msg: PacketIn): void {
-    if (msg.tableId !== TABLE.L3_ROUTE || appOf(msg.cookie) !== 'router') return;
+    // l3-route: an answer to the router; arp-responder: a request a host behind a VLAN sent (copied).
+    const mode =
+      msg.tableId === TABLE.L3_ROUTE ? 'reply' : msg.tableId === TABLE.ARP_RESPONDER ? 'announce' : undefined;
+    if (!mode || appOf(msg.cookie) !== 'router') return;
     if (msg.data.length < 14 || msg.data.readUInt16BE(12) !== ETH_TYPE_ARP) return;
     if (!this.ctx.isLeader()) return;
-    const why = this.#learn(dpid, msg);
-    if (why) this.log.debug({ dpid, reason: why }, 'ARP reply to a router ignored');
+    const why = this.#learn(dpid, msg, mode);
+    if (why)
+      this.log.debug(
+        { dpid, reason: why },
+        `ARP ${mode === 'reply' ? 'reply to a router' : 'request'} ignored`,
+      );
   }
 
-  /** An ARP reply the router's flow sent up; returns why it was ignored, if it was. */
-  #learn(dpid: string, msg: PacketIn): string | undefined {
+  /**
+   * An ARP reply the router's flow sent up (`reply`), or an ARP request of a host behind a VLAN
+   * binding (`announce`: only a neighbour weft knows that shows a new MAC or place counts, a
+   * gratuitous ARP after a failover); returns why it was ignored, if it was.
+   */
+  #learn(dpid: string, msg: PacketIn, mode: 'reply' | 'announce'): string | undefined {
     const inPort = packetInField(msg, 'in_port');
     const metadata = packetInField(msg, 'metadata');
     if (inPort === undefined || metadata === undefined) return 'packet-in without in_port or metadata';
@@ -215,11 +226,12 @@ export class NeighborService {
       if (err instanceof ArpParseError) return `malformed: ${err.message}`;
       throw err;
     }
-    if (arp.op !== ARP_OP.REPLY) return `ARP op ${arp.op} is no reply`;
+    const op = mode === 'reply' ? ARP_OP.REPLY : ARP_OP.REQUEST;
+    if (arp.op !== op) return `ARP op ${arp.op} is no ${mode === 'reply' ? 'reply' : 'request'}`;
     const net = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
     const iface = net && this.ctx.routerInterface(net.id);
     if (!net || !iface) return 'no router on this network';
-    if (arp.tpa !== iface.ip) return `reply for ${arp.tpa}, not the router's ${iface.ip}`;
+    if (mode === 'reply' && arp.tpa !== iface.ip) return `reply for ${arp.tpa}, not the router's ${iface.ip}`;
     const chassisId = this.ctx.chassisOfDatapath(dpid);
     const port = this.ctx
       .vlanPorts(net.id)
@@ -238,7 +250,11 @@ export class NeighborService {
     )
       return `sender MAC ${arp.sha} is not a unicast address`;
     const place = { dpid, chassisId, bindingId: port.bindingId, ofport: port.ofport, vlan: port.vlan };
-    const v = this.resolver.reply({ networkId: net.id, ip: arp.spa }, arp.sha, place, this.now());
+    const key = { networkId: net.id, ip: arp.spa };
+    const v =
+      mode === 'reply'
+        ? this.resolver.reply(key, arp.sha, place, this.now())
+        : this.resolver.announce(key, arp.sha, place, this.now());
     if (v.kind === 'ignored') return v.reason;
     this.#learned.inc({ kind: v.kind });
     const line = { network: net.id, ip: arp.spa, mac: arp.sha, chassis: chassisId, binding: port.bindingId };

@@ -182,6 +182,31 @@ describe('routing to hosts behind a VLAN binding (neighbours resolved by ARP)', 
     }
   }, 60_000);
 
+  it('moves a neighbour that announces another MAC (a gratuitous ARP, as a failover pair sends) at once', async () => {
+    const NEW_MAC = '02:00:00:00:76:09';
+    const announce = async (mac: string) => {
+      await e.lab.exec('metal', ['ip', 'link', 'set', 'eth0', 'address', mac]);
+      await e.lab.exec('metal', ['busybox', 'arping', '-U', '-c', '2', '-w', '2', '-I', 'eth0', METAL_IP]);
+    };
+    try {
+      await announce(NEW_MAC);
+      // Well before a re-validation would notice (every 2 s here, 30 s by default, then 3 missed).
+      await expect
+        .poll(async () => (await neighbors()).find((n) => n.ip === METAL_IP)?.mac, { timeout: 3000 })
+        .toBe(NEW_MAC);
+      expect(await pings('w1', METAL_IP)).toBe(3);
+      const hv1 = await learnedFlows('hv1');
+      expect(hv1.some((l) => l.includes(`dl_dst=${NEW_MAC}`))).toBe(true);
+      // The old MAC's way through the tunnel is gone, not left to its timeout.
+      expect(hv1.some((l) => l.includes(`dl_dst=${METAL.mac}`))).toBe(false);
+    } finally {
+      await announce(METAL.mac);
+    }
+    await expect
+      .poll(async () => (await neighbors()).find((n) => n.ip === METAL_IP)?.mac, { timeout: 3000 })
+      .toBe(METAL.mac);
+  }, 60_000);
+
   it('re-validates a learned neighbour by unicast, and forgets it (flows removed) when it stops answering', async () => {
     const c = await startCapture(e.lab.vm('metal').netns, 'eth0', ['arp']);
     captures.push(c);

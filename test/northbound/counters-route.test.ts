@@ -77,6 +77,7 @@ const routerAnswer = (id: string): RouterCounters => ({
     toRouter: count(4),
     noRoute: count(2),
     notIpv4: count(6),
+    neighborArp: count(0),
     other: count(0),
   },
   switches: [
@@ -90,6 +91,7 @@ const routerAnswer = (id: string): RouterCounters => ({
       toRouter: count(4),
       noRoute: count(0),
       notIpv4: count(0),
+      neighborArp: count(0),
       other: count(0),
       flows: [
         {
@@ -112,6 +114,7 @@ const routerAnswer = (id: string): RouterCounters => ({
       toRouter: count(0),
       noRoute: count(2),
       notIpv4: count(6),
+      neighborArp: count(0),
       other: count(0),
       flows: [],
     },

@@ -121,8 +121,29 @@ describe('routerFlowKind', () => {
     ]);
   });
 
+  it('names the ARP a VLAN-bound network sends up for the neighbour resolution neighborArp', () => {
+    const flows: DesiredFlow[] = [];
+    const r = { routerId: 'r1', self: web, ports: [db, web], routes: [] };
+    routerNetworkFlows({ vni: 100, router: r, vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }] }, flows);
+    const arp = flows.filter((f) => f.match.some((t) => t.field === 'arp_op'));
+    expect(arp.map((f) => [f.tableId, f.priority, routerFlowKind(f)])).toEqual([
+      [30, 100, 'arpAnswered'],
+      [30, 50, 'neighborArp'],
+      [35, 280, 'neighborArp'],
+    ]);
+  });
+
   it('reaches every kind the API knows but other, each from a flow apps/router really emits', () => {
-    const reached = new Set(withRoutes().map(routerFlowKind));
+    const vlan: DesiredFlow[] = [];
+    routerNetworkFlows(
+      {
+        vni: 100,
+        router: { routerId: 'r1', self: web, ports: [db, web], routes: [] },
+        vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }],
+      },
+      vlan,
+    );
+    const reached = new Set([...withRoutes(), ...vlan].map(routerFlowKind));
     const known = RouterFlowKindSchema.anyOf.map((k) => k.const).filter((k) => k !== 'other');
     expect([...reached].sort()).toEqual([...known].sort());
   });
@@ -247,6 +268,7 @@ describe('routerCounters', () => {
       toRouter: { packets: 4, bytes: 400 },
       noRoute: { packets: 2, bytes: 200 },
       notIpv4: { packets: 6, bytes: 600 },
+      neighborArp: none,
       other: none,
     });
     // Both networks' flows on each switch: two of each per network, one no-route and one not-IPv4.

@@ -524,3 +524,31 @@ describe('NeighborResolver: adopting flows the switches hold', () => {
     expect(r.size).toBe(1);
   });
 });
+
+describe('NeighborResolver: announcements (a gratuitous ARP)', () => {
+  it('a new MAC or place of a known neighbour is an answer; the same, or an unknown address, is not', () => {
+    const r = learnedAt500();
+    expect(r.announce(K, MAC, P1, 600)).toEqual({
+      kind: 'ignored',
+      reason: '10.1.0.50 announces what weft knows',
+    });
+    expect(r.announce({ networkId: 'web', ip: '10.1.0.99' }, MAC, P1, 600).kind).toBe('ignored');
+    const moved = r.announce(K, MAC, P2, 700);
+    expect(moved.kind).toBe('changed');
+    expect(r.get(K)?.chassisId).toBe('hv2');
+    const remac = r.announce(K, '02:00:00:00:bb:03', P2, 800);
+    expect(remac.kind).toBe('changed');
+    expect(
+      remac.kind !== 'ignored' && remac.effects.filter((e) => e.kind === 'remove').length,
+    ).toBeGreaterThan(0);
+    expect(r.get(K)?.mac).toBe('02:00:00:00:bb:03');
+  });
+
+  it('an address being resolved is learned from its own announcement, for every datapath that waited', () => {
+    const r = new NeighborResolver(T);
+    r.miss('dp9', K, 0);
+    const v = r.announce(K, MAC, P1, 100);
+    expect(v.kind).toBe('learned');
+    expect(r.get(K)?.installedOn).toEqual(['dp1', 'dp9']);
+  });
+});

@@ -801,3 +801,64 @@ describe('NeighborService: adopting what the switches hold (a restart, a new lea
     expect(w.sw('dp1').asked).toHaveLength(2);
   });
 });
+
+describe('NeighborService: announcements (the ARP requests hosts behind a VLAN send, copied up)', () => {
+  const ARP_RESPONDER = 30;
+  /** A gratuitous ARP request of 10.1.0.50 from `sha`, as table 30's copy sends it up from port 7 of hv1. */
+  const garp = (
+    w: ReturnType<typeof world>,
+    sha: string,
+    s: { port?: number; dpid?: string; op?: number } = {},
+  ) =>
+    w.packetIn(
+      s.dpid ?? 'dp1',
+      arp({ op: s.op ?? 1, sha, spa: '10.1.0.50', tpa: '10.1.0.50', ethDst: 'ff:ff:ff:ff:ff:ff' }),
+      {
+        port: s.port ?? 7,
+        from: { tableId: ARP_RESPONDER },
+      },
+    );
+
+  it('a known neighbour announcing another MAC is moved at once: the old flows removed everywhere, the new installed', () => {
+    const w = learned();
+    w.clearSent();
+    garp(w, '02:00:00:00:aa:77');
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.mac).toBe('02:00:00:00:aa:77');
+    for (const dpid of ['dp1', 'dp4']) {
+      const cmds = flowMods(w.sw(dpid)).map((m) => m.command);
+      expect(cmds.filter((c) => c === ofpfc.DELETE_STRICT).length, dpid).toBeGreaterThan(0);
+      expect(cmds.at(-1), dpid).toBe(ofpfc.ADD);
+    }
+    expect(w.lines.some((l) => l.msg === 'neighbour changed' && l.mac === '02:00:00:00:aa:77')).toBe(true);
+  });
+
+  it('ignores what says nothing new, comes from an address weft never asked about, or is no request', () => {
+    const w = learned();
+    w.clearSent();
+    garp(w, HOST_MAC); // what weft knows
+    w.packetIn('dp1', arp({ op: 1, sha: '02:00:00:00:aa:78', spa: '10.1.0.77', tpa: '10.1.0.77' }), {
+      from: { tableId: ARP_RESPONDER },
+    });
+    garp(w, '02:00:00:00:aa:79', { op: 2 }); // a reply copied from table 30 is not this flow's
+    expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.mac).toBe(HOST_MAC);
+    const reasons = w.lines.filter((l) => l.msg === 'ARP request ignored').map((l) => l.reason);
+    expect(reasons).toEqual([
+      '10.1.0.50 announces what weft knows',
+      '10.1.0.77 in web is no neighbour weft knows',
+      'ARP op 2 is no request',
+    ]);
+  });
+
+  it('an address being resolved that announces itself is learned from its request', () => {
+    const w = world();
+    w.state.now = 100;
+    w.service.miss('dp4', 'web', '10.1.0.50');
+    garp(w, HOST_MAC);
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toMatchObject({
+      state: 'reachable',
+      mac: HOST_MAC,
+      installedOn: ['dp1', 'dp4'],
+    });
+  });
+});
