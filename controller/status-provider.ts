@@ -11,7 +11,7 @@ import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
-import { parseIp } from './intent/net.js';
+import { compareIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
 import type { NeighborView } from './router/neighbor-resolver.js';
 import type { TraceLookups } from './trace/endpoint-trace.js';
@@ -35,15 +35,6 @@ const lastSyncOf = (r: SyncResult) => ({
   durationMs: Math.round(r.durationMs * 10) / 10,
   applyMs: r.applyMs,
 });
-
-/** Numeric order of two addresses (IPv4 before IPv6); text order when one does not parse. */
-const compareIp = (a: string, b: string): number => {
-  const x = parseIp(a);
-  const y = parseIp(b);
-  if (!x || !y) return a < b ? -1 : a > b ? 1 : 0;
-  if (x.family !== y.family) return x.family - y.family;
-  return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
-};
 
 const byNetworkThenIp = (a: NeighborView, b: NeighborView): number =>
   a.networkId === b.networkId ? compareIp(a.ip, b.ip) : a.networkId < b.networkId ? -1 : 1;

@@ -172,7 +172,8 @@ export const RouterNeighbor = Type.Object(
     confirmedAgoMs: Type.Optional(
       Type.Integer({
         minimum: 0,
-        description: 'milliseconds since it last answered (re-validated every 30 s)',
+        description:
+          'milliseconds since it last answered (re-validated every --neighbor-refresh seconds, 30 by default)',
       }),
     ),
     installedOn: Type.Array(Type.String(), {

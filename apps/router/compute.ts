@@ -66,7 +66,12 @@ const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
 const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
 const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
-const TO_ROUTE = goto(TABLE.L3_ROUTE);
+const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
+/** A copy to the controller, and on as the table's miss goes (l3-route). */
+const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
+  apply({ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }),
+  goto(TABLE.L3_ROUTE),
+]) as DesiredFlow['instructions'];
 const IS_ICMP = frozen({ field: 'ip_proto', value: 1 });
 const ECHO_REQUEST = frozen({ field: 'icmp_type', value: 8 });
 const ECHO_REPLY = 0;
@@ -82,8 +87,6 @@ export const TTL_PRIORITY = 250;
 export const NO_ROUTE_PRIORITY = 10;
 export const NOT_ROUTED_PRIORITY = 5;
 const TTL_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ field: 'nw_ttl', value: 1 })];
-
-const ipv4ToNumber = (ip: string): number => parseIpv4(ip);
 
 /** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */
 export function ipv4DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
@@ -121,26 +124,28 @@ export function routerNetworkFlows(
     routeFlows(cookie, meta, toGateway, p, flows);
   }
   for (const v of net.vlanPorts ?? []) {
-    // The ARP requests of hosts behind a VLAN binding (not for an endpoint: those are answered
-    // above), copied to the controller on their way: a neighbour weft learned that announces a new
-    // MAC or place (a gratuitous ARP: a keepalived or firewall pair failing over) is moved at once.
-    flows.push({
-      tableId: TABLE.ARP_RESPONDER,
-      priority: ARP_WATCH_PRIORITY,
-      cookie,
-      match: [{ field: 'in_port', value: v.ofport }, meta, IS_ARP, ARP_REQUEST],
-      instructions: [apply({ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }), TO_ROUTE],
-    });
-  }
-  if ((net.vlanPorts?.length ?? 0) > 0) {
-    // A host behind a VLAN binding answering the router's ARP request (controller/router learns it).
+    const fromPort = { field: 'in_port', value: v.ofport };
+    // The ARP of hosts behind a VLAN binding, for the neighbour resolution (controller/router):
+    // their answers to the router's requests, up (priority 280); their requests not for an
+    // endpoint (those are answered above) and their broadcast replies, copied up on their way (a
+    // gratuitous ARP, as a keepalived or firewall pair failing over sends, moves a neighbour weft
+    // learned at once). Only from the binding's port: no VM can make weft work for it this way.
     flows.push({
       tableId: TABLE.L3_ROUTE,
       priority: ARP_REPLY_PRIORITY,
       cookie,
-      match: [meta, toGateway, IS_ARP, ARP_REPLY],
+      match: [fromPort, meta, toGateway, IS_ARP, ARP_REPLY],
       instructions: TO_CONTROLLER,
     });
+    for (const announce of [[ARP_REQUEST], [ARP_REPLY, BROADCAST]]) {
+      flows.push({
+        tableId: TABLE.ARP_RESPONDER,
+        priority: ARP_WATCH_PRIORITY,
+        cookie,
+        match: [fromPort, meta, IS_ARP, ...announce],
+        instructions: COPY_UP_AND_ROUTE,
+      });
+    }
   }
   for (const ttl of TTL_RUNS_OUT) {
     flows.push({
@@ -247,7 +252,7 @@ function staticRouteFlow(
   const toNextHop =
     via.kind === 'endpoint'
       ? [setField('eth_dst', via.mac)]
-      : [setField(REG_NEXTHOP, ipv4ToNumber(via.nexthop)), setField(REG_VIA_NEXTHOP, 1)];
+      : [setField(REG_NEXTHOP, parseIpv4(via.nexthop)), setField(REG_VIA_NEXTHOP, 1)];
   return {
     tableId: TABLE.L3_ROUTE,
     priority: ROUTE_PRIORITY_BASE + prefix,

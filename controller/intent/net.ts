@@ -142,3 +142,12 @@ export function macFromRandom(bytes: Uint8Array): string {
   const h = Buffer.from(bytes.buffer, bytes.byteOffset, 5).toString('hex');
   return `02:${h.slice(0, 2)}:${h.slice(2, 4)}:${h.slice(4, 6)}:${h.slice(6, 8)}:${h.slice(8, 10)}`;
 }
+
+/** Numeric order of two addresses (IPv4 before IPv6); text order when one does not parse. */
+export function compareIp(a: string, b: string): number {
+  const x = parseIp(a);
+  const y = parseIp(b);
+  if (!x || !y) return a < b ? -1 : a > b ? 1 : 0;
+  if (x.family !== y.family) return x.family - y.family;
+  return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
+}

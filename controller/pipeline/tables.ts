@@ -114,8 +114,8 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.ARP_RESPONDER,
     name: 'arp-responder',
     purpose:
-      "answer ARP requests for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src, on to arp-reply; other requests from a VLAN binding port of a routed network are copied to the controller (a neighbour announcing a new MAC) and go on",
-    matches: ['in_port', 'metadata', 'eth_type', 'arp_op', 'arp_tpa'],
+      "answer ARP requests for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src, on to arp-reply; other requests (and broadcast replies) from a VLAN binding port of a routed network are copied to the controller (a neighbour announcing a new MAC) and go on",
+    matches: ['in_port', 'metadata', 'eth_dst', 'eth_type', 'arp_op', 'arp_tpa'],
     next: [TABLE.L3_ROUTE, TABLE.ARP_REPLY],
     miss: { kind: 'goto', table: TABLE.L3_ROUTE },
   },

@@ -105,16 +105,23 @@ export class NeighborAdoption {
         holders: new Set<string>(),
       };
       o.holders.add(dpid);
-      if (l.local && l.mac === o.mac) {
-        const binding = this.ctx
+      // Its place only while that port still carries that VLAN for the network: a flow left from
+      // a binding since deleted (or given to another network) adopts nothing, and expires.
+      const binding =
+        l.local &&
+        this.ctx
           .vlanPorts(net.id)
-          .find((p) => p.chassisId === chassisId && p.ofport === l.local!.ofport);
+          .find((p) => p.chassisId === chassisId && p.ofport === l.local!.ofport && p.vlan === l.local!.vlan);
+      const gatewayMac = this.ctx.routerInterface(net.id)?.mac.toLowerCase();
+      if (l.local && binding && l.mac === o.mac) {
         o.place = {
           dpid,
           chassisId,
-          bindingId: binding?.bindingId ?? '',
+          bindingId: binding.bindingId,
           ofport: l.local.ofport,
           vlan: l.local.vlan,
+          vni: l.vni,
+          ...(gatewayMac ? { gatewayMac } : {}),
         };
       }
       this.#orphans.set(key, o);

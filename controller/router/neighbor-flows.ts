@@ -102,6 +102,27 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
   return flows;
 }
 
+/**
+ * Every flow a neighbour may have on any datapath, by key only (table, priority, match): what to
+ * delete, known without the intent or the datapath's tunnel port (a strict delete of a flow a
+ * datapath does not hold does nothing).
+ */
+export function learnedFlowKeys(n: LearnedNeighbor, vni: number, gatewayMac?: string): DesiredFlow[] {
+  const anywhere: DatapathCtx = {
+    chassisId: n.place.chassisId,
+    tunnelIp: '',
+    offload: 'none',
+    tunnelPort: undefined,
+    vniTunnelPorts: new Map(),
+  };
+  return learnedNeighborFlows(n, {
+    ctx: anywhere,
+    vni,
+    placeTunnelIp: '',
+    ...(gatewayMac ? { gatewayMac } : {}),
+  });
+}
+
 /** The ADDs of the flows, with the hard timeout that removes them if no one refreshes them. */
 export function installMessages(flows: readonly DesiredFlow[], hardTimeoutSeconds: number): FlowMod[] {
   return flows.map((f) => ({

@@ -1,3 +1,5 @@
+import { compareIp } from '../intent/net.js';
+
 /**
  * The routers' neighbour table: the MACs of addresses weft does not place (hosts and physical
  * routers behind a VLAN binding), resolved by ARP as a Linux router resolves its neighbours
@@ -17,6 +19,12 @@ export interface NeighborPlace {
   bindingId: string;
   ofport: number;
   vlan: number;
+  /**
+   * The network's VNI and the router's MAC on it when it answered: what its flows match, so they
+   * can still be removed once the network, router or binding is gone.
+   */
+  vni?: number;
+  gatewayMac?: string;
 }
 
 export interface NeighborKey {
@@ -52,6 +60,13 @@ export interface NeighborTimings {
   refreshesMissed: number;
   /** At most this many entries (a VM sweeping a /16 must not grow the table without bound). */
   maxEntries: number;
+  /** At most this many in one network (one tenant's sweep must not fill the table for all). */
+  maxPerNetwork: number;
+  /**
+   * A learned neighbour's MAC or place changes no sooner than this after its last answer (Linux:
+   * locktime, 1 s): of two hosts claiming one address at once, the first keeps it.
+   */
+  lockMs: number;
 }
 
 export const DEFAULT_NEIGHBOR_TIMINGS: NeighborTimings = {
@@ -61,6 +76,8 @@ export const DEFAULT_NEIGHBOR_TIMINGS: NeighborTimings = {
   refreshMs: 30_000,
   refreshesMissed: 3,
   maxEntries: 4096,
+  maxPerNetwork: 1024,
+  lockMs: 1000,
 };
 
 /**
@@ -76,7 +93,7 @@ interface Entry extends NeighborKey {
   state: NeighborState;
   mac?: string;
   place?: NeighborPlace;
-  /** Requests sent in this resolution (incomplete), or refreshes unanswered in a row (reachable). */
+  /** Requests sent in this resolution (incomplete), or re-validations unanswered in a row (reachable: the first goes unicast). */
   asked: number;
   lastAskedAt: number;
   confirmedAt?: number;
@@ -117,6 +134,7 @@ const keyOf = (k: NeighborKey): string => `${k.networkId}|${k.ip}`;
 
 export class NeighborResolver {
   readonly #entries = new Map<string, Entry>();
+  readonly #perNetwork = new Map<string, number>();
 
   constructor(readonly timings: NeighborTimings = DEFAULT_NEIGHBOR_TIMINGS) {}
 
@@ -129,6 +147,7 @@ export class NeighborResolver {
     const e = this.#entries.get(keyOf(key));
     if (!e) {
       if (this.#entries.size >= this.timings.maxEntries) return { kind: 'full' };
+      if ((this.#perNetwork.get(key.networkId) ?? 0) >= this.timings.maxPerNetwork) return { kind: 'full' };
       const fresh: Entry = {
         ...key,
         state: 'incomplete',
@@ -137,7 +156,7 @@ export class NeighborResolver {
         waiting: new Set([dpid]),
         installedOn: new Set(),
       };
-      this.#entries.set(keyOf(key), fresh);
+      this.#put(fresh);
       return { kind: 'resolving', effects: [{ kind: 'request', key }] };
     }
     if (e.state === 'reachable') {
@@ -166,6 +185,14 @@ export class NeighborResolver {
     if (!e)
       return { kind: 'ignored', reason: `unsolicited: weft did not ask for ${key.ip} in ${key.networkId}` };
     const before = e.state === 'reachable' ? learned(e) : undefined;
+    const samePlace = (p: NeighborPlace) =>
+      p.dpid === place.dpid && p.ofport === place.ofport && p.vlan === place.vlan;
+    const locked = now - (e.confirmedAt ?? 0) < this.timings.lockMs;
+    if (before && (before.mac !== mac || !samePlace(before.place)) && locked)
+      return {
+        kind: 'ignored',
+        reason: `${key.ip} answered as ${before.mac} less than ${this.timings.lockMs} ms ago`,
+      };
     e.state = 'reachable';
     e.mac = mac;
     e.place = place;
@@ -188,7 +215,7 @@ export class NeighborResolver {
     e.waiting.clear();
     e.installedOn.add(place.dpid);
     for (const dpid of e.installedOn) effects.push({ kind: 'install', dpid, neighbor });
-    const same = before !== undefined && before.mac === mac && before.place.ofport === place.ofport && !moved;
+    const same = before !== undefined && before.mac === mac && samePlace(before.place);
     return { kind: before === undefined ? 'learned' : same ? 'refreshed' : 'changed', neighbor, effects };
   }
 
@@ -206,7 +233,7 @@ export class NeighborResolver {
     }
     if (this.#entries.size >= this.timings.maxEntries) return;
     const due = now - this.timings.refreshMs;
-    this.#entries.set(keyOf(key), {
+    this.#put({
       ...key,
       state: 'reachable',
       mac,
@@ -233,7 +260,8 @@ export class NeighborResolver {
       e.state === 'reachable' &&
       e.mac === mac &&
       e.place?.dpid === place.dpid &&
-      e.place.ofport === place.ofport;
+      e.place.ofport === place.ofport &&
+      e.place.vlan === place.vlan;
     if (same) return { kind: 'ignored', reason: `${key.ip} announces what weft knows` };
     return this.reply(key, mac, place, now);
   }
@@ -258,26 +286,26 @@ export class NeighborResolver {
         e.lastAskedAt = now;
         effects.push({ kind: 'request', key: { networkId: e.networkId, ip: e.ip } });
       } else if (e.state === 'failed') {
-        if (now - (e.failedAt ?? now) >= t.failedHoldMs * 2) this.#entries.delete(k);
+        if (now - (e.failedAt ?? now) >= t.failedHoldMs * 2) this.#drop(k, e);
       } else {
         // By the time since it last answered, not by requests counted, so late ticks never add up
         // past the flows' hard timeout (learnedHardTimeoutSeconds): forgetting removes them first.
         const since = now - (e.confirmedAt ?? 0);
         const n = learned(e);
         if (since >= t.refreshMs * (t.refreshesMissed + 1)) {
-          this.#entries.delete(k);
+          this.#drop(k, e);
           for (const dpid of e.installedOn) effects.push({ kind: 'remove', dpid, neighbor: n });
           forgotten.push(n);
           continue;
         }
         if (now - e.lastAskedAt < t.refreshMs || since < t.refreshMs) continue;
+        // First to where it was, by unicast; unanswered, out of every VLAN port again (it may have
+        // moved without a word: a migrated server announces itself by RARP, not ARP).
+        const unicast = e.asked === 0 ? { mac: n.mac, place: n.place } : undefined;
         e.asked++;
         e.lastAskedAt = now;
-        effects.push({
-          kind: 'request',
-          key: { networkId: e.networkId, ip: e.ip },
-          unicast: { mac: n.mac, place: n.place },
-        });
+        const key = { networkId: e.networkId, ip: e.ip };
+        effects.push({ kind: 'request', key, ...(unicast ? { unicast } : {}) });
       }
     }
     return { effects, failed, forgotten };
@@ -294,6 +322,42 @@ export class NeighborResolver {
   /** Forgets everything (leadership lost: the new leader starts its own table). */
   clear(): void {
     this.#entries.clear();
+    this.#perNetwork.clear();
+  }
+
+  /**
+   * Forgets the entries `staleness` finds a reason against (their network, router or binding is
+   * gone, an endpoint now holds the address or MAC): the caller removes the flows of the learned
+   * ones from the datapaths holding them.
+   */
+  purge(
+    staleness: (
+      n: NeighborKey & { state: NeighborState; mac?: string; place?: NeighborPlace },
+    ) => string | undefined,
+  ): Array<{ why: string; key: NeighborKey; neighbor?: LearnedNeighbor; installedOn: string[] }> {
+    const out: Array<{ why: string; key: NeighborKey; neighbor?: LearnedNeighbor; installedOn: string[] }> =
+      [];
+    for (const [k, e] of this.#entries) {
+      const why = staleness(e);
+      if (!why) continue;
+      this.#drop(k, e);
+      const key = { networkId: e.networkId, ip: e.ip };
+      const neighbor = e.state === 'reachable' ? learned(e) : undefined;
+      out.push({ why, key, ...(neighbor ? { neighbor } : {}), installedOn: [...e.installedOn] });
+    }
+    return out;
+  }
+
+  #put(e: Entry): void {
+    this.#entries.set(keyOf(e), e);
+    this.#perNetwork.set(e.networkId, (this.#perNetwork.get(e.networkId) ?? 0) + 1);
+  }
+
+  #drop(k: string, e: Entry): void {
+    if (!this.#entries.delete(k)) return;
+    const n = (this.#perNetwork.get(e.networkId) ?? 1) - 1;
+    if (n > 0) this.#perNetwork.set(e.networkId, n);
+    else this.#perNetwork.delete(e.networkId);
   }
 
   /** The entry of an address, if any (the answer a failed one gives, a learned one's MAC). */
@@ -338,11 +402,4 @@ function view(e: Entry, now: number): NeighborView {
   }
   if (e.confirmedAt !== undefined && now > 0) v.confirmedAgoMs = Math.max(0, Math.round(now - e.confirmedAt));
   return v;
-}
-
-function compareIp(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < 4; i++) if (pa[i] !== pb[i]) return pa[i]! - pb[i]!;
-  return 0;
 }

@@ -6,8 +6,9 @@ import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.j
 import type { OfpMessage, PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, RouterInterface } from '../intent/model.js';
+import { ROUTER_MAC_PREFIX } from '../intent/model-router.js';
 import { prefixHolding } from '../intent/net.js';
-import { packetInField } from '../packet-in.js';
+import { PortRateLimit, packetInField } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
@@ -16,6 +17,7 @@ import { whyNoHostAt } from './icmp-error.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
 import {
   installMessages,
+  learnedFlowKeys,
   learnedNeighborFlows,
   type NeighborFlowsAt,
   neighborOwner,
@@ -55,6 +57,10 @@ export interface NeighborContext {
   isLeader(): boolean;
 }
 
+/** ARP a switch port sends up for the neighbour resolution: hosts ARP a few times a minute each. */
+const ARP_PER_PORT_RATE = 50;
+const ARP_PER_PORT_BURST = 100;
+
 /** Why a resolution was not started: the router answers host unreachable at once. */
 export type ResolveAnswer = 'resolving' | 'unreachable';
 
@@ -69,6 +75,9 @@ export class NeighborService {
   readonly #requests: Counter;
   readonly #learned: Counter;
   readonly #adoption: NeighborAdoption;
+  /** Per switch port: the ARP a port sends up (answers, copied requests) beyond this is dropped. */
+  readonly #limit: PortRateLimit;
+  #fullLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly switches: SwitchRegistry,
@@ -80,6 +89,7 @@ export class NeighborService {
   ) {
     this.resolver = new NeighborResolver(timings);
     this.#adoption = new NeighborAdoption(switches, ctx, this.resolver, log, now);
+    this.#limit = new PortRateLimit(ARP_PER_PORT_RATE, ARP_PER_PORT_BURST, now);
     const registers = metrics ? [metrics] : [];
     this.#requests = new Counter({
       name: 'weft_router_arp_requests_total',
@@ -112,6 +122,7 @@ export class NeighborService {
       if (!sw.dpid) return;
       this.resolver.forgetDatapath(sw.dpid);
       this.#adoption.forget(sw.dpid);
+      this.#limit.forget(sw.dpid);
     });
     const every = Math.max(50, Math.min(250, timings.retransmitMs / 4));
     this.#timer = setInterval(() => this.tick(), every);
@@ -128,10 +139,14 @@ export class NeighborService {
     if (!this.resolves(networkId) || this.ctx.endpointByIp(networkId, ip)) return 'unreachable';
     const v = this.resolver.miss(dpid, { networkId, ip }, this.now());
     if (v.kind === 'full') {
-      this.log.warn(
-        { network: networkId, ip, entries: this.resolver.size },
-        'neighbour table full: not resolving',
-      );
+      // Once every 10 s at most: a sweep makes many of these.
+      if (this.now() - this.#fullLoggedAt >= 10_000) {
+        this.#fullLoggedAt = this.now();
+        this.log.warn(
+          { network: networkId, ip, entries: this.resolver.size },
+          'neighbour table full: not resolving',
+        );
+      }
       return 'unreachable';
     }
     if (v.kind === 'unreachable') return 'unreachable';
@@ -180,6 +195,10 @@ export class NeighborService {
     }
     this.#adoption.readNewSwitches();
     if (this.resolver.size === 0) return;
+    for (const p of this.resolver.purge((n) => this.#staleness(n))) {
+      this.log.info({ network: p.key.networkId, ip: p.key.ip, reason: p.why }, 'neighbour forgotten');
+      if (p.neighbor) for (const dpid of p.installedOn) this.#flows(dpid, p.neighbor, 'remove');
+    }
     const t = this.resolver.tick(this.now());
     for (const k of t.failed)
       this.log.info({ network: k.networkId, ip: k.ip }, 'no answer to ARP: neighbour unreachable');
@@ -195,6 +214,38 @@ export class NeighborService {
     clearInterval(this.#timer);
   }
 
+  /**
+   * Why an entry no longer stands, from the intent and facts now: its network or the router's
+   * interface on it is gone, an endpoint now holds its address or MAC, or (learned) its binding is
+   * gone or changed. Its flows could otherwise send a tenant's traffic into a VLAN since bound to
+   * another network.
+   */
+  #staleness(n: {
+    networkId: string;
+    ip: string;
+    state: string;
+    mac?: string;
+    place?: LearnedNeighbor['place'];
+  }) {
+    if (!this.ctx.network(n.networkId)) return 'its network is gone';
+    if (!this.ctx.routerInterface(n.networkId)) return 'no router has an interface on its network any more';
+    const ep =
+      this.ctx.endpointByIp(n.networkId, n.ip) ?? (n.mac && this.ctx.endpointByMac(n.networkId, n.mac));
+    if (ep) return `endpoint ${ep.id} now holds its address or MAC`;
+    const p = n.place;
+    if (!p) return undefined;
+    const bound = this.ctx
+      .vlanPorts(n.networkId)
+      .some(
+        (v) =>
+          v.bindingId === p.bindingId &&
+          v.chassisId === p.chassisId &&
+          v.ofport === p.ofport &&
+          v.vlan === p.vlan,
+      );
+    return bound ? undefined : `its VLAN binding ${p.bindingId || `(port ${p.ofport})`} is gone or changed`;
+  }
+
   #onPacketIn(dpid: string, msg: PacketIn): void {
     // l3-route: an answer to the router; arp-responder: a request a host behind a VLAN sent (copied).
     const mode =
@@ -202,6 +253,8 @@ export class NeighborService {
     if (!mode || appOf(msg.cookie) !== 'router') return;
     if (msg.data.length < 14 || msg.data.readUInt16BE(12) !== ETH_TYPE_ARP) return;
     if (!this.ctx.isLeader()) return;
+    const inPort = packetInField(msg, 'in_port');
+    if (inPort !== undefined && !this.#limit.take(dpid, Number(inPort))) return;
     const why = this.#learn(dpid, msg, mode);
     if (why)
       this.log.debug(
@@ -226,8 +279,9 @@ export class NeighborService {
       if (err instanceof ArpParseError) return `malformed: ${err.message}`;
       throw err;
     }
-    const op = mode === 'reply' ? ARP_OP.REPLY : ARP_OP.REQUEST;
-    if (arp.op !== op) return `ARP op ${arp.op} is no ${mode === 'reply' ? 'reply' : 'request'}`;
+    // An announcement is a request, or a reply broadcast (a gratuitous ARP in either form).
+    if (mode === 'reply' ? arp.op !== ARP_OP.REPLY : arp.op !== ARP_OP.REQUEST && arp.op !== ARP_OP.REPLY)
+      return `ARP op ${arp.op} is no ${mode === 'reply' ? 'reply' : 'request or reply'}`;
     const net = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
     const iface = net && this.ctx.routerInterface(net.id);
     if (!net || !iface) return 'no router on this network';
@@ -249,7 +303,17 @@ export class NeighborService {
       (Number.parseInt(arp.sha.slice(0, 2), 16) & 1) === 1
     )
       return `sender MAC ${arp.sha} is not a unicast address`;
-    const place = { dpid, chassisId, bindingId: port.bindingId, ofport: port.ofport, vlan: port.vlan };
+    if (arp.sha.startsWith(ROUTER_MAC_PREFIX)) return `sender MAC ${arp.sha} is a weft router's`;
+    const gatewayMac = iface.mac.toLowerCase();
+    const place = {
+      dpid,
+      chassisId,
+      bindingId: port.bindingId,
+      ofport: port.ofport,
+      vlan: port.vlan,
+      vni: net.vni,
+      gatewayMac,
+    };
     const key = { networkId: net.id, ip: arp.spa };
     const v =
       mode === 'reply'
@@ -302,16 +366,20 @@ export class NeighborService {
 
   #flows(dpid: string, n: LearnedNeighbor, kind: 'install' | 'remove'): void {
     const chassisId = this.ctx.chassisOfDatapath(dpid);
+    const about = { network: n.networkId, ip: n.ip, chassis: chassisId };
+    if (kind === 'remove') {
+      // From what it was learned with, not the intent now: the network may be gone already.
+      const vni = n.place.vni ?? this.ctx.network(n.networkId)?.vni;
+      if (vni !== undefined)
+        this.#send(dpid, removeMessages(learnedFlowKeys(n, vni, n.place.gatewayMac)), about);
+      return;
+    }
     const ctx = chassisId === undefined ? undefined : this.ctx.datapathCtx(chassisId);
     const net = this.ctx.network(n.networkId);
     const placeCtx = this.ctx.datapathCtx(n.place.chassisId);
     if (!ctx || !net || !placeCtx) return;
     const flows = learnedNeighborFlows(n, this.#at(ctx, net.vni, n.networkId, placeCtx.tunnelIp));
-    const msgs =
-      kind === 'install'
-        ? installMessages(flows, learnedHardTimeoutSeconds(this.resolver.timings))
-        : removeMessages(flows);
-    this.#send(dpid, msgs, { network: n.networkId, ip: n.ip, chassis: chassisId });
+    this.#send(dpid, installMessages(flows, learnedHardTimeoutSeconds(this.resolver.timings)), about);
   }
 
   #at(ctx: DatapathCtx, vni: number, networkId: string, placeTunnelIp: string): NeighborFlowsAt {

@@ -128,8 +128,9 @@ describe('routerFlowKind', () => {
     const arp = flows.filter((f) => f.match.some((t) => t.field === 'arp_op'));
     expect(arp.map((f) => [f.tableId, f.priority, routerFlowKind(f)])).toEqual([
       [30, 100, 'arpAnswered'],
-      [30, 50, 'neighborArp'],
       [35, 280, 'neighborArp'],
+      [30, 50, 'neighborArp'],
+      [30, 50, 'neighborArp'],
     ]);
   });
 

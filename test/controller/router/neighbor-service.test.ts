@@ -44,6 +44,8 @@ const T: NeighborTimings = {
   refreshMs: 30_000,
   refreshesMissed: 3,
   maxEntries: 16,
+  maxPerNetwork: 16,
+  lockMs: 0,
 };
 const WEB_GW = routerMac(100);
 const HOST_MAC = '02:00:00:00:aa:01';
@@ -619,11 +621,13 @@ describe('NeighborService: re-validation', () => {
       w.state.now = now;
       w.service.tick();
     }
+    // One unicast to its place, then two broadcasts out of web's VLAN ports (hv1's and hv2's).
     expect(packetOuts(w.sw('dp1'))).toHaveLength(3);
-    // Its place holds the routed twin of the l2 flow too.
+    expect(packetOuts(w.sw('dp2'))).toHaveLength(2);
+    // Every key it may have, strictly (its place's routed twin of the l2 flow included).
     expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
-    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4]);
-    expect(w.sent().dp2).toBe(0);
+    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+    expect(flowMods(w.sw('dp2'))).toEqual([]);
     expect(w.service.list()).toEqual([]);
     expect(
       w.lines.some((l) => l.msg === 'neighbour stopped answering: forgotten' && l.mac === HOST_MAC),
@@ -639,7 +643,7 @@ describe('NeighborService: re-validation', () => {
       w.state.now = now;
       w.service.tick();
     }
-    expect(w.sent()).toEqual({ dp1: 7, dp2: 0, dp4: 0 }); // 3 probes, 4 deletes
+    expect(w.sent()).toEqual({ dp1: 7, dp2: 2, dp4: 0 }); // 3 probes and 4 deletes; 2 broadcast probes
   });
 });
 
@@ -781,6 +785,21 @@ describe('NeighborService: adopting what the switches hold (a restart, a new lea
     ]);
   });
 
+  it('adopts nothing whose port no longer carries that VLAN for the network (a binding since gone)', async () => {
+    const w = world();
+    const saved = vlanPorts.web!;
+    try {
+      vlanPorts.web = saved.filter((p) => p.bindingId !== 'vb1');
+      w.sw('dp1').holds = heldOn('hv1');
+      w.sw('dp4').holds = heldOn('hv4');
+      w.service.tick();
+      await settle();
+      expect(w.service.resolver.size).toBe(0);
+    } finally {
+      vlanPorts.web = saved;
+    }
+  });
+
   it('a standby reads nothing, and a leader that steps down forgets what it read', async () => {
     const w = world();
     w.sw('dp1').holds = heldOn('hv1');
@@ -839,15 +858,21 @@ describe('NeighborService: announcements (the ARP requests hosts behind a VLAN s
     w.packetIn('dp1', arp({ op: 1, sha: '02:00:00:00:aa:78', spa: '10.1.0.77', tpa: '10.1.0.77' }), {
       from: { tableId: ARP_RESPONDER },
     });
-    garp(w, '02:00:00:00:aa:79', { op: 2 }); // a reply copied from table 30 is not this flow's
+    garp(w, '02:00:00:00:aa:79', { op: 3 }); // no ARP operation weft knows
     expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
     expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.mac).toBe(HOST_MAC);
     const reasons = w.lines.filter((l) => l.msg === 'ARP request ignored').map((l) => l.reason);
     expect(reasons).toEqual([
       '10.1.0.50 announces what weft knows',
       '10.1.0.77 in web is no neighbour weft knows',
-      'ARP op 2 is no request',
+      'ARP op 3 is no request or reply',
     ]);
+  });
+
+  it('a gratuitous ARP in its reply form (broadcast, op 2) moves it as well', () => {
+    const w = learned();
+    garp(w, '02:00:00:00:aa:7a', { op: 2 });
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.mac).toBe('02:00:00:00:aa:7a');
   });
 
   it('an address being resolved that announces itself is learned from its request', () => {
@@ -860,5 +885,82 @@ describe('NeighborService: announcements (the ARP requests hosts behind a VLAN s
       mac: HOST_MAC,
       installedOn: ['dp1', 'dp4'],
     });
+  });
+});
+
+describe('NeighborService: what no longer stands is forgotten, its flows removed', () => {
+  it('its VLAN binding gone: forgotten at the next tick, every key deleted where it was installed', () => {
+    const w = learned();
+    const saved = vlanPorts.web!;
+    try {
+      vlanPorts.web = saved.filter((p) => p.bindingId !== 'vb1');
+      w.clearSent();
+      w.state.now = 300;
+      w.service.tick();
+      expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
+      expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+      expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+      expect(
+        w.lines.some((l) => l.msg === 'neighbour forgotten' && /binding vb1 is gone/.test(String(l.reason))),
+      ).toBe(true);
+    } finally {
+      vlanPorts.web = saved;
+    }
+  });
+
+  it('an endpoint now holding its address: forgotten (the intent wins)', () => {
+    const w = learned();
+    endpoints.push(endpoint('late', 'web', 't1', '02:00:00:00:77:01', '10.1.0.50'));
+    try {
+      w.state.now = 300;
+      w.service.tick();
+      expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
+      expect(w.lines.some((l) => /endpoint late now holds/.test(String(l.reason)))).toBe(true);
+    } finally {
+      endpoints.pop();
+    }
+  });
+});
+
+describe('NeighborService: claims and floods', () => {
+  it('keeps the first of two hosts claiming one address within the lock time', () => {
+    const w = world({ timings: { lockMs: 1000 } });
+    w.state.now = 100;
+    w.service.miss('dp4', 'web', '10.1.0.50');
+    w.state.now = 200;
+    w.packetIn('dp1', arp());
+    w.state.now = 700;
+    w.packetIn('dp1', arp({ sha: '02:00:00:00:bb:01' }));
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.mac).toBe(HOST_MAC);
+    w.state.now = 1300;
+    w.packetIn('dp1', arp({ sha: '02:00:00:00:bb:01' }));
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.mac).toBe('02:00:00:00:bb:01');
+  });
+
+  it("refuses a sender MAC of weft's routers", () => {
+    const w = world();
+    w.service.miss('dp4', 'web', '10.1.0.50');
+    w.packetIn('dp1', arp({ sha: routerMac(777) }));
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.state).toBe('incomplete');
+    expect(w.lines.some((l) => /is a weft router's/.test(String(l.reason)))).toBe(true);
+  });
+
+  it('takes at most the burst from one port at once, the rest dropped before any work', () => {
+    const w = world();
+    w.service.miss('dp4', 'web', '10.1.0.50');
+    for (let i = 0; i < 150; i++)
+      w.packetIn('dp1', arp({ op: 1, sha: '02:00:00:00:cc:01', spa: '10.1.0.99', tpa: '10.1.0.1' }), {
+        from: { tableId: 30 },
+      });
+    expect(w.lines.filter((l) => l.msg === 'ARP request ignored')).toHaveLength(100);
+  });
+
+  it('caps one network: a sweep of it fills its share, not the table', () => {
+    const w = world({ timings: { maxPerNetwork: 2 } });
+    expect(w.service.miss('dp4', 'web', '10.1.0.50')).toBe('resolving');
+    expect(w.service.miss('dp4', 'web', '10.1.0.51')).toBe('resolving');
+    expect(w.service.miss('dp4', 'web', '10.1.0.52')).toBe('unreachable');
+    expect(w.service.miss('dp4', 'db', '10.2.0.50')).toBe('resolving');
+    expect(w.lines.filter((l) => l.msg === 'neighbour table full: not resolving')).toHaveLength(1);
   });
 });
