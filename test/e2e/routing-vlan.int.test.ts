@@ -233,6 +233,23 @@ describe('routing to hosts behind a VLAN binding (neighbours resolved by ARP)', 
     await waitFor(async () => pings('w1', METAL_IP, 1), 1, 15_000, 'w1 reaches metal again');
   }, 60_000);
 
+  it('forgets a neighbour whose VLAN binding goes: its flows leave every switch at once, not at their timeout', async () => {
+    await waitFor(async () => pings('w1', METAL_IP, 1), 1, 15_000, 'metal learned again');
+    expect((await learnedFlows('hv1')).length).toBeGreaterThan(0);
+    await e.api.delete('/v1/vlan-bindings/metal42?wait=applied&timeout=20s');
+    // Well within one hard timeout (9 s here): a VLAN re-bound elsewhere must not get this traffic.
+    await expect.poll(async () => (await learnedFlows('hv1')).length, { timeout: 3000 }).toBe(0);
+    expect(await learnedFlows('hv2')).toEqual([]);
+    expect(await neighbors()).toEqual([]);
+    await e.api.put('/v1/vlan-bindings/metal42?wait=applied&timeout=20s', {
+      chassisId: 'hv2',
+      port: 'phy-metal',
+      vlan: 42,
+      networkId: 'lan',
+    });
+    await waitFor(async () => pings('w1', METAL_IP, 1), 1, 15_000, 'metal reached once bound again');
+  }, 60_000);
+
   it('leaves the intent-owned flows exactly as desired (learned ones are the only foreign flows)', async () => {
     await expectConverged(e.lab, e.controller.engine);
   }, 60_000);
