@@ -18,7 +18,7 @@ import {
 } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
-import { OFPCML_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
+import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv } from '../acl/l3l4.js';
@@ -69,7 +69,7 @@ const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
 const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
 /** A copy to the controller, and on as the table's miss goes (l3-route). */
 const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
-  apply({ type: 'output', port: ofpp.CONTROLLER, maxLen: OFPCML_NO_BUFFER }),
+  ...TO_CONTROLLER,
   goto(TABLE.L3_ROUTE),
 ]) as DesiredFlow['instructions'];
 const IS_ICMP = frozen({ field: 'ip_proto', value: 1 });

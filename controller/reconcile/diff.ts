@@ -150,7 +150,8 @@ export const isEmptyDiff = (f: FlowDiff, g: GroupDiff): boolean =>
 
 const ALL_ONES_64 = 0xffffffffffffffffn;
 
-const flowMod = (command: number, x: DesiredFlow | ActualFlow): FlowMod => ({
+/** The FLOW_MOD of a flow: ADD/MODIFY with its instructions, DELETE_STRICT limited to its exact cookie. */
+export const flowMod = (command: number, x: DesiredFlow | ActualFlow): FlowMod => ({
   type: 'FLOW_MOD',
   xid: 0,
   command,

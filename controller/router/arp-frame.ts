@@ -1,4 +1,4 @@
-import { formatIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
+import { readIpv4, readMac, writeIpv4, writeMac } from '../../southbound/openflow/codec/values.js';
 
 /**
  * ARP frames for the router's neighbour resolution (RFC 826, Ethernet + IPv4 only): the requests
@@ -30,26 +30,12 @@ export interface ArpPacket {
 }
 
 function macBytes(mac: string, into: Buffer, at: number): void {
-  const parts = mac.split(':');
-  if (parts.length !== 6) throw new RangeError(`'${mac}' is not a MAC address`);
-  for (let i = 0; i < 6; i++) {
-    const b = Number.parseInt(parts[i]!, 16);
-    if (!/^[0-9a-f]{2}$/i.test(parts[i]!) || Number.isNaN(b))
-      throw new RangeError(`'${mac}' is not a MAC address`);
-    into[at + i] = b;
-  }
-}
-
-function macText(b: Buffer, at: number): string {
-  const out: string[] = [];
-  for (let i = 0; i < 6; i++) out.push(b[at + i]!.toString(16).padStart(2, '0'));
-  return out.join(':');
+  // Colon-separated only, as weft writes MACs everywhere (writeMac also takes '-').
+  if (mac.includes('-') || !writeMac(into, at, mac)) throw new RangeError(`'${mac}' is not a MAC address`);
 }
 
 function ipv4Bytes(ip: string, into: Buffer, at: number): void {
-  const v = parseIpv4(ip);
-  if (v < 0) throw new RangeError(`'${ip}' is not an IPv4 address`);
-  into.writeUInt32BE(v, at);
+  if (!writeIpv4(into, at, ip)) throw new RangeError(`'${ip}' is not an IPv4 address`);
 }
 
 /**
@@ -78,6 +64,10 @@ export function buildArpRequest(a: {
   return frame;
 }
 
+/** Whether an untagged Ethernet frame (as classify hands it on, tag popped) carries ARP. */
+export const isArpFrame = (frame: Buffer): boolean =>
+  frame.length >= 14 && frame.readUInt16BE(12) === ETH_TYPE_ARP;
+
 /** Reads an Ethernet frame (802.1Q-tagged or not) carrying ARP for IPv4 over Ethernet. */
 export function parseArpFrame(frame: Buffer): ArpPacket {
   if (frame.length < 14)
@@ -101,12 +91,12 @@ export function parseArpFrame(frame: Buffer): ArpPacket {
       `ARP for hardware ${htype} / protocol 0x${ptype.toString(16)}, not Ethernet / IPv4`,
     );
   return {
-    ethDst: macText(frame, 0),
-    ethSrc: macText(frame, 6),
+    ethDst: readMac(frame, 0),
+    ethSrc: readMac(frame, 6),
     op: frame.readUInt16BE(arp + 6),
-    sha: macText(frame, arp + 8),
-    spa: formatIpv4(frame.readUInt32BE(arp + 14)),
-    tha: macText(frame, arp + 18),
-    tpa: formatIpv4(frame.readUInt32BE(arp + 24)),
+    sha: readMac(frame, arp + 8),
+    spa: readIpv4(frame, arp + 14),
+    tha: readMac(frame, arp + 18),
+    tpa: readIpv4(frame, arp + 24),
   };
 }

@@ -2,7 +2,7 @@ import { tunnelActions, tunnelKey } from '../../apps/interned.js';
 import { type DatapathCtx, tunnelPortFor } from '../../apps/view.js';
 import { taggedOutput } from '../../apps/vlan/compute.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
-import { ofpg, ofpp } from '../../southbound/openflow/codec/constants.js';
+import { ofpfc } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod } from '../../southbound/openflow/codec/messages.js';
 import type { FlowStats } from '../../southbound/openflow/codec/multipart-types.js';
 import { parseIpv4 } from '../../southbound/openflow/codec/values.js';
@@ -10,6 +10,7 @@ import { learnedCookie } from '../pipeline/cookies.js';
 import { apply, checkFlow, type DesiredFlow, goto, setField } from '../pipeline/flow.js';
 import { metadataForVni, REG_NEXTHOP, REG_VIA_NEXTHOP } from '../pipeline/registers.js';
 import { TABLE } from '../pipeline/tables.js';
+import { flowMod } from '../reconcile/diff.js';
 import type { LearnedNeighbor } from './neighbor-resolver.js';
 
 /**
@@ -125,41 +126,13 @@ export function learnedFlowKeys(n: LearnedNeighbor, vni: number, gatewayMac?: st
 
 /** The ADDs of the flows, with the hard timeout that removes them if no one refreshes them. */
 export function installMessages(flows: readonly DesiredFlow[], hardTimeoutSeconds: number): FlowMod[] {
-  return flows.map((f) => ({
-    type: 'FLOW_MOD',
-    xid: 0,
-    command: OFPFC_ADD,
-    tableId: f.tableId,
-    priority: f.priority,
-    match: f.match,
-    instructions: f.instructions,
-    cookie: f.cookie,
-    cookieMask: 0n,
-    hardTimeout: hardTimeoutSeconds,
-    outPort: ofpp.ANY,
-    outGroup: ofpg.ANY,
-  }));
+  return flows.map((f) => ({ ...flowMod(ofpfc.ADD, f), hardTimeout: hardTimeoutSeconds }));
 }
 
 /** Strict deletes of the flows, limited to their exact cookie (never one of the intent's). */
 export function removeMessages(flows: readonly DesiredFlow[]): FlowMod[] {
-  return flows.map((f) => ({
-    type: 'FLOW_MOD',
-    xid: 0,
-    command: OFPFC_DELETE_STRICT,
-    tableId: f.tableId,
-    priority: f.priority,
-    match: f.match,
-    instructions: [],
-    cookie: f.cookie,
-    cookieMask: 0xffffffffffffffffn,
-    outPort: ofpp.ANY,
-    outGroup: ofpg.ANY,
-  }));
+  return flows.map((f) => flowMod(ofpfc.DELETE_STRICT, f));
 }
-
-const OFPFC_ADD = 0;
-const OFPFC_DELETE_STRICT = 4;
 
 /** A learned neighbour as read back from one switch's learned flows (a controller adopting them). */
 export interface LearnedOnSwitch {

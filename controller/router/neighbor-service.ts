@@ -7,12 +7,12 @@ import type { OfpMessage, PacketIn, PacketOut } from '../../southbound/openflow/
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, RouterInterface } from '../intent/model.js';
 import { ROUTER_MAC_PREFIX } from '../intent/model-router.js';
-import { prefixHolding } from '../intent/net.js';
+import { isMulticastMac, prefixHolding } from '../intent/net.js';
 import { PortRateLimit, packetInField } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
-import { ARP_OP, ArpParseError, buildArpRequest, ETH_TYPE_ARP, parseArpFrame } from './arp-frame.js';
+import { ARP_OP, ArpParseError, buildArpRequest, isArpFrame, parseArpFrame } from './arp-frame.js';
 import { whyNoHostAt } from './icmp-error.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
 import {
@@ -251,7 +251,7 @@ export class NeighborService {
     const mode =
       msg.tableId === TABLE.L3_ROUTE ? 'reply' : msg.tableId === TABLE.ARP_RESPONDER ? 'announce' : undefined;
     if (!mode || appOf(msg.cookie) !== 'router') return;
-    if (msg.data.length < 14 || msg.data.readUInt16BE(12) !== ETH_TYPE_ARP) return;
+    if (!isArpFrame(msg.data)) return;
     if (!this.ctx.isLeader()) return;
     const inPort = packetInField(msg, 'in_port');
     if (inPort !== undefined && !this.#limit.take(dpid, Number(inPort))) return;
@@ -298,10 +298,7 @@ export class NeighborService {
     const owner = this.ctx.endpointByIp(net.id, arp.spa) ?? this.ctx.endpointByMac(net.id, arp.sha);
     if (owner)
       return `${arp.spa} / ${arp.sha} belongs to endpoint ${owner.id}: weft knows it from the intent`;
-    if (
-      /^(00:00:00:00:00:00|ff:ff:ff:ff:ff:ff)$/.test(arp.sha) ||
-      (Number.parseInt(arp.sha.slice(0, 2), 16) & 1) === 1
-    )
+    if (arp.sha === '00:00:00:00:00:00' || isMulticastMac(arp.sha))
       return `sender MAC ${arp.sha} is not a unicast address`;
     if (arp.sha.startsWith(ROUTER_MAC_PREFIX)) return `sender MAC ${arp.sha} is a weft router's`;
     const gatewayMac = iface.mac.toLowerCase();

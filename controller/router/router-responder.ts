@@ -9,7 +9,7 @@ import { prefixHolding } from '../intent/net.js';
 import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
-import { ETH_TYPE_ARP } from './arp-frame.js';
+import { isArpFrame } from './arp-frame.js';
 import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
 import {
   buildIcmpError,
@@ -76,7 +76,7 @@ export class RouterIcmpResponder {
     const fromNeighbor = msg.tableId === TABLE.L3_NEIGHBOR && appOf(msg.cookie) === 'pipeline';
     if (!fromRoute && !fromNeighbor) return { kind: 'not-router' };
     // ARP replies to the router are the neighbour resolution's (neighbor-service.ts).
-    if (msg.data.length >= 14 && msg.data.readUInt16BE(12) === ETH_TYPE_ARP) return { kind: 'not-router' };
+    if (isArpFrame(msg.data)) return { kind: 'not-router' };
     if (!this.ctx.isLeader())
       return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
     const inPort = packetInField(msg, 'in_port');
