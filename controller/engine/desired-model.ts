@@ -192,10 +192,13 @@ export class DesiredModel {
       const nc = st.nets.get(networkId);
       const routedOnly = !realSet.has(c);
       if (!nc || full || !oldSet.has(c) || rebuildOn?.has(c) || nc.routedOnly !== routedOnly) {
-        // The shared table already holds this flush's entries: record their changes first, so
-        // that dropping the old part drops what this chassis had, not what is left of it.
-        if (nc && !full)
-          for (const [, before, now] of updates.get(nc.table) ?? []) st.swapEntry(before, now, nc.routedOnly);
+        // The shared table already holds this flush's entries: drop what this chassis had (the
+        // entries as they were before this flush), never record an addition the rebuild may not
+        // repeat (a chassis that now only routes in sees less of each entry).
+        if (nc) {
+          st.dropNetwork(nc, new Map((updates.get(nc.table) ?? []).map(([id, before]) => [id, before])));
+          st.nets.delete(networkId);
+        }
         this.rebuildNetwork(st, networkId, hosts, real, routedOnly);
         continue;
       }

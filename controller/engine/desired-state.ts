@@ -220,12 +220,17 @@ export class ChassisState implements ChassisDesired {
     }
   }
 
-  /** Everything a network contributes here, as removed (it left, or is rebuilt). */
-  dropNetwork(nc: NetOnChassis): void {
+  /**
+   * Everything a network contributes here, as removed (it left, or is rebuilt). `before`: the
+   * entries this flush already changed in the shared table, as they were (undefined: new), so
+   * that what is dropped is what this chassis had.
+   */
+  dropNetwork(nc: NetOnChassis, before?: ReadonlyMap<string, RemoteEntry | undefined>): void {
     if (this.full) return; // nothing is recorded before the first handover (see swap)
     this.swap(nc.unit, undefined);
     for (const u of nc.local.values()) this.swap(u, undefined);
-    for (const e of nc.table.entries.values()) this.swapEntry(e, undefined, nc.routedOnly);
+    for (const [id, e] of nc.table.entries) if (!before?.has(id)) this.swapEntry(e, undefined, nc.routedOnly);
+    for (const e of before?.values() ?? []) if (e) this.swapEntry(e, undefined, nc.routedOnly);
   }
 
   addNetwork(nc: NetOnChassis): void {

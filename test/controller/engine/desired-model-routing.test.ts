@@ -28,6 +28,17 @@ describe('DesiredModel with routers', () => {
       {
         numRuns: 300,
         examples: [
+          // Two endpoints claimed one port; the loser moved away, then the router went (CI, session 10).
+          [
+            [
+              [{ t: 'ep', id: 'e4', net: 1, ip: 0, sgs: [], ps: true }, false],
+              [{ t: 'bind', id: 'e5', on: 0, port: 1 }, false],
+              [{ t: 'bind', id: 'e4', on: 0, port: 1 }, false],
+              [{ t: 'ep', id: 'e5', net: 0, ip: 0, sgs: [], ps: true }, false],
+              [{ t: 'bind', id: 'e4', on: 1, port: 1 }, false],
+              [{ t: 'routerDel' }, false],
+            ],
+          ],
           // A next hop's network left the chassis in the same flush as the next hop itself.
           [
             [
