@@ -168,6 +168,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
             ips: p.ep.ips,
             portSecurity: p.ep.portSecurity,
             securityGroupIds: p.ep.securityGroupIds,
+            ...(p.ep.qos ? { qos: p.ep.qos } : {}),
           })),
         remote,
         remoteChassis,

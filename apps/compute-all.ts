@@ -1,4 +1,10 @@
-import { checkFlow, type Desired, type DesiredFlow, type DesiredGroup } from '../controller/pipeline/flow.js';
+import {
+  checkFlow,
+  type Desired,
+  type DesiredFlow,
+  type DesiredGroup,
+  type DesiredMeter,
+} from '../controller/pipeline/flow.js';
 import { flowKey } from '../controller/reconcile/canonical.js';
 import {
   chassisUnit,
@@ -36,6 +42,8 @@ export function computeDatapath(view: DatapathView): Desired {
   }
   const flows: DesiredFlow[] = [];
   const groups: DesiredGroup[] = [];
+  const meters: DesiredMeter[] = [];
+  const meterIds = new Set<number>();
   const seen = new Set<string>();
   const groupIds = new Set<number>();
   for (const part of parts) {
@@ -52,6 +60,11 @@ export function computeDatapath(view: DatapathView): Desired {
       groupIds.add(g.groupId);
       groups.push(g);
     }
+    for (const m of part.meters ?? []) {
+      if (meterIds.has(m.meterId)) throw new DesiredStateConflict(`meter ${m.meterId} emitted twice`);
+      meterIds.add(m.meterId);
+      meters.push(m);
+    }
   }
-  return { flows, groups };
+  return meters.length > 0 ? { flows, groups, meters } : { flows, groups };
 }

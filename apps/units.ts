@@ -7,6 +7,7 @@ import { computeNetwork as floodNetwork } from './flood/compute.js';
 import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
 import { compute as pipeline } from './pipeline/compute.js';
 import { portFlows as portSecurityFlows } from './port-security/compute.js';
+import { portMeters } from './qos/compute.js';
 import { endpointNeighborFlows, routerNetworkFlows } from './router/compute.js';
 import type { DatapathCtx, LocalPort, NetworkOnChassis, RemoteEndpoint, ResolvedRule } from './view.js';
 import { vlanNetworkFlows } from './vlan/compute.js';
@@ -60,7 +61,7 @@ export function localEndpointUnit(
   localPortFlows(net, port, flows);
   portSecurityFlows(port, flows);
   portSecurityGroupFlows(port, rules, flows);
-  return { flows, groups: [] };
+  return port.qos ? { flows, groups: [], meters: portMeters(port) } : { flows, groups: [] };
 }
 
 export function remoteEndpointUnit(

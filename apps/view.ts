@@ -1,4 +1,4 @@
-import type { NetworkAcl, SgRule } from '../controller/intent/model.js';
+import type { NetworkAcl, Qos, SgRule } from '../controller/intent/model.js';
 import type { Match } from '../southbound/openflow/codec/match.js';
 
 /**
@@ -13,6 +13,8 @@ export interface LocalPort {
   ips: string[];
   portSecurity: boolean;
   securityGroupIds: string[];
+  /** Rate limits (absent: none), each with its burst filled in by the intent service. */
+  qos?: Qos;
   /**
    * The l2-lookup match of this MAC in this network when one is already built (the endpoint's
    * flow into the tunnel, for the chassis hosting it remotely): reused rather than built again.

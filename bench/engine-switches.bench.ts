@@ -48,7 +48,9 @@ for (let i = 0; i < SWITCHES; i++)
     dpid: i.toString(16).padStart(16, '0'),
     dumpFlows: async () => [],
     dumpGroups: async () => [],
+    dumpMeters: async () => [],
     applyAtomically: async () => {},
+    applyMeters: async () => {},
   });
 await new Promise((r) => setTimeout(r, 2000)); // the first full sync of every switch
 

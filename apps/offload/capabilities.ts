@@ -83,6 +83,32 @@ export function setFieldVerdict(field: string): Verdict {
   return OFFLOADABLE_SET_FIELDS.has(field) ? OK : soft(`rewriting ${field} is not offloadable`);
 }
 
+/**
+ * Verdicts for instructions (the actions of apply_actions / write_actions are checked one by
+ * one). goto_table, write_metadata and clear_actions are pipeline plumbing that OVS flattens
+ * into the datapath flow's action list.
+ *
+ * meter (endpoint rate limits, apps/qos): OVS >= 3.0 maps each OpenFlow meter to one TC police
+ * action (indexes 0x10000000-0x1fffffff, `tc actions ls action police`) that the offloaded
+ * flower rules point at, on kernels whose driver offloads a police action on its own (mlx5:
+ * ConnectX-6 Dx and later police in hardware). weft's meters are one kbit/s drop band, the
+ * shape TC police takes. With an older OVS, kernel or NIC the metered datapath flows stay in
+ * software: the profile assumes the platform asap2 is deployed on today.
+ */
+export function instructionVerdict(type: string): Verdict {
+  switch (type) {
+    case 'goto_table':
+    case 'write_metadata':
+    case 'apply_actions':
+    case 'write_actions':
+    case 'clear_actions':
+    case 'meter':
+      return OK;
+    default:
+      return soft(`instruction ${type} is not known to offload`);
+  }
+}
+
 /** Verdicts for action types (set_field and reg_move are checked per field by the caller). */
 export function actionVerdict(type: string): Verdict {
   switch (type) {

@@ -2,7 +2,13 @@ import type { Desired, DesiredFlow } from '../../controller/pipeline/flow.js';
 import { flowKey } from '../../controller/reconcile/canonical.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
-import { actionVerdict, matchVerdict, setFieldVerdict, type Verdict } from './capabilities.js';
+import {
+  actionVerdict,
+  instructionVerdict,
+  matchVerdict,
+  setFieldVerdict,
+  type Verdict,
+} from './capabilities.js';
 
 export interface OffloadReport {
   chassisId: string;
@@ -43,7 +49,8 @@ export function flowReasons(f: DesiredFlow, groupActions: ReadonlyMap<number, Ac
       for (const a of ins.actions)
         if (a.type === 'group') actionReasons(groupActions.get(a.groupId) ?? [], reasons);
     }
-    if (ins.type === 'meter') reasons.push('meters are not offloaded with TC flower here');
+    const v = instructionVerdict(ins.type);
+    if (!v.offloadable && v.reason) reasons.push(v.reason);
   }
   return [...new Set(reasons)];
 }

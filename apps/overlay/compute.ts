@@ -3,6 +3,7 @@ import {
   apply,
   type Desired,
   type DesiredFlow,
+  type DesiredMeter,
   goto,
   output,
   setField,
@@ -27,6 +28,7 @@ import {
   tunnelKey,
   vniMetadataTlv,
 } from '../interned.js';
+import { metered, portMeters } from '../qos/compute.js';
 import {
   type DatapathCtx,
   type DatapathView,
@@ -70,12 +72,16 @@ const intoTunnel = internedInstructions((key: string) => [apply(...tunnelActions
  */
 export function compute(view: DatapathView): Desired {
   const flows: DesiredFlow[] = [];
+  const meters: DesiredMeter[] = [];
   for (const net of view.networks) {
     networkFlows(view, net, flows);
-    for (const port of net.local) localPortFlows(net, port, flows);
+    for (const port of net.local) {
+      localPortFlows(net, port, flows);
+      meters.push(...portMeters(port));
+    }
     for (const ep of net.remote) remoteEndpointFlows(view, net, ep, flows);
   }
-  return { flows, groups: [] };
+  return meters.length > 0 ? { flows, groups: [], meters } : { flows, groups: [] };
 }
 
 /** The network's own flow: traffic arriving from the tunnel with its VNI joins it. */
@@ -118,7 +124,7 @@ export function localPortFlows(
     priority: 100,
     cookie,
     match: inPortMatch.get(port.ofport),
-    instructions: v.classify,
+    instructions: metered(port, 'egress', v.classify),
   });
   flows.push({
     tableId: TABLE.L2_LOOKUP,
@@ -134,7 +140,7 @@ export function localPortFlows(
     priority: 100,
     cookie,
     match: outPortMatch.get(port.ofport),
-    instructions: outputTo.get(port.ofport),
+    instructions: metered(port, 'ingress', outputTo.get(port.ofport)),
   });
 }
 

@@ -1,4 +1,5 @@
-import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
+import type { FlowMod, GroupMod, MeterMod } from '../../southbound/openflow/codec/messages.js';
+import type { ActualMeter } from '../pipeline/meters.js';
 import type { ActualFlow, ActualGroup } from '../reconcile/diff.js';
 
 /**
@@ -15,9 +16,16 @@ export interface DatapathPort {
    */
   dumpFlows(): Promise<ActualFlow[]>;
   dumpGroups(): Promise<ActualGroup[]>;
+  dumpMeters(): Promise<ActualMeter[]>;
   /**
    * Applies the messages atomically (one bundle) and resolves once a barrier after them has
    * returned; rejects, with nothing applied, when the switch refuses any of them.
    */
   applyAtomically(messages: Array<FlowMod | GroupMod>): Promise<void>;
+  /**
+   * Sends METER_MODs (outside any bundle: OVS refuses them in one) and resolves once a barrier
+   * after them returned; rejects, naming the meter, when the switch refuses any. Not atomic: the
+   * ones it accepted stay applied.
+   */
+  applyMeters(messages: MeterMod[]): Promise<void>;
 }

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import { DumpedFlow } from '../../southbound/openflow/codec/flow-dump.js';
 import { isOwned } from '../pipeline/cookies.js';
-import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
-import { bucketsKey } from '../reconcile/canonical.js';
 import {
   type ActualFlow,
   type ActualGroup,
@@ -13,7 +12,8 @@ import {
   isEmptyDiff,
   planMessages,
 } from '../reconcile/diff.js';
-import { sameActualInstructions } from '../reconcile/wire-instructions.js';
+import { flowDiffers, groupDiffers, type KeyedDiff, partialDiff } from '../reconcile/keyed-diff.js';
+import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-diff.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
 
@@ -23,6 +23,8 @@ export interface SyncResult {
   flowsModified: number;
   flowsRemoved: number;
   groupsChanged: number;
+  /** Meters added, modified or deleted (optional: results built elsewhere may leave it out). */
+  metersChanged?: number;
   /** Whether the switch's tables were read back first (connect, periodic resync, after an error). */
   dumped: boolean;
   /** Wall time of the whole sync (dump, diff, bundle, barrier). */
@@ -44,6 +46,8 @@ interface Pending {
   full: boolean;
   flows: Map<string, DesiredFlow | null>;
   groups: Map<number, DesiredGroup | null>;
+  /** Absent: no meter changed (the usual case). */
+  meters?: Map<number, DesiredMeter | null>;
 }
 
 /** The revision the engine last computed for every switch (shared by all its DatapathSyncs). */
@@ -56,23 +60,6 @@ const round1 = (ms: number) => Math.round(ms * 10) / 10;
 /** Marks a fullDiff pass leaves on the dumped records it found wanted (see DumpedFlow.mark). */
 let markEpoch = 0;
 
-/** A diff plus the cache keys of what it changes, so the cache is updated without keying again. */
-interface KeyedDiff {
-  flowDiff: FlowDiff;
-  groupDiff: GroupDiff;
-  /** Keys of flowDiff.add then flowDiff.modify, in order. */
-  upsertKeys: string[];
-  /** Keys of flowDiff.remove, in order. */
-  removeKeys: string[];
-}
-
-/** On the dumped bytes when `cur` came from a keyed dump (see wire-instructions.ts). */
-const flowDiffers = (cur: ActualFlow, f: DesiredFlow): boolean =>
-  cur.cookie !== f.cookie || !sameActualInstructions(cur, f.instructions);
-
-const groupDiffers = (cur: ActualGroup, g: DesiredGroup): boolean =>
-  cur.type !== g.type || bucketsKey(cur.buckets) !== bucketsKey(g.buckets);
-
 /**
  * Keeps one switch equal to its desired state. Syncs are serialised and coalesced: while one is
  * in flight, newer requests merge and run next as one. The switch's tables are cached after each
@@ -84,6 +71,7 @@ const groupDiffers = (cur: ActualGroup, g: DesiredGroup): boolean =>
 export class DatapathSync {
   private flows?: Map<string, ActualFlow>;
   private groups?: Map<number, ActualGroup>;
+  private meters?: MeterTable;
   private running?: Promise<void>;
   private next?: Pending;
   private waiters: Array<{ revision: number; resolve: () => void }> = [];
@@ -142,6 +130,7 @@ export class DatapathSync {
       full: changes.full,
       flows: new Map(changes.flows),
       groups: new Map(changes.groups),
+      meters: changes.meters?.size ? new Map(changes.meters) : undefined,
     });
   }
 
@@ -165,8 +154,10 @@ export class DatapathSync {
         // Later changes override earlier ones key by key.
         for (const [k, f] of job.flows) prev.flows.set(k, f);
         for (const [g, v] of job.groups) prev.groups.set(g, v);
+        if (job.meters) prev.meters = new Map([...(prev.meters ?? []), ...job.meters]);
         job.flows = prev.flows;
         job.groups = prev.groups;
+        job.meters = prev.meters;
       }
     }
     this.next = job;
@@ -201,6 +192,7 @@ export class DatapathSync {
         this.applying = false;
         this.flows = undefined;
         this.groups = undefined;
+        this.meters = undefined;
         this.lastError = err as Error;
         this.log.warn(
           {
@@ -231,6 +223,7 @@ export class DatapathSync {
     this.next = undefined;
     this.flows = undefined;
     this.groups = undefined;
+    this.meters = undefined;
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
   }
@@ -256,10 +249,11 @@ export class DatapathSync {
   private async apply(job: Pending): Promise<SyncResult> {
     const started = performance.now();
     this.current = job.desired;
-    const dumped = job.forceDump || !this.flows || !this.groups;
+    const dumped = job.forceDump || !this.flows || !this.groups || !this.meters;
     this.log.debug({ dpid: this.port.dpid, revision: job.revision, dump: dumped }, 'sync started');
     if (dumped) {
-      const [flows, groups] = await Promise.all([this.port.dumpFlows(), this.port.dumpGroups()]);
+      const p = this.port;
+      const [flows, groups, meters] = await Promise.all([p.dumpFlows(), p.dumpGroups(), p.dumpMeters()]);
       // A keyed dump (session-port) brings each flow's key, made from its match bytes.
       const have = new Map<string, ActualFlow>();
       for (let i = 0; i < flows.length; i++) {
@@ -268,10 +262,13 @@ export class DatapathSync {
       }
       this.flows = have;
       this.groups = new Map(groups.map((g) => [g.groupId, g]));
+      this.meters = new MeterTable(meters);
     }
     const dumpedAt = performance.now();
-    const { flowDiff, groupDiff, upsertKeys, removeKeys } =
-      dumped || job.full ? this.fullDiff(job.desired) : this.partialDiff(job.flows, job.groups);
+    const { flowDiff, groupDiff, meterDiff, upsertKeys, removeKeys } =
+      dumped || job.full
+        ? this.fullDiff(job.desired)
+        : partialDiff(this.flows!, this.groups!, this.meters!, job);
     const diffedAt = performance.now();
     const result: SyncResult = {
       revision: job.revision,
@@ -279,24 +276,32 @@ export class DatapathSync {
       flowsModified: flowDiff.modify.length,
       flowsRemoved: flowDiff.remove.length,
       groupsChanged: groupDiff.add.length + groupDiff.modify.length + groupDiff.remove.length,
+      metersChanged: meterChangeCount(meterDiff),
       dumped,
       durationMs: 0,
       dumpMs: round1(dumpedAt - started),
       diffMs: round1(diffedAt - dumpedAt),
       applyMs: 0,
     };
-    if (isEmptyDiff(flowDiff, groupDiff)) {
+    if (isEmptyDiff(flowDiff, groupDiff, meterDiff)) {
       result.durationMs = performance.now() - started;
       return result;
     }
-    await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
+    // Meters around the bundle, not in it (OVS refuses METER_MOD in a bundle): see meterMessages.
+    const meterMods = meterMessages(meterDiff);
+    if (meterMods.before.length > 0) await this.port.applyMeters(meterMods.before);
+    this.meters?.confirmed(meterDiff, 'before');
+    if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
-    if (!this.flows || !this.groups) return result; // suspended meanwhile: the cache is gone
+    if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone
     const upserts = [...flowDiff.add, ...flowDiff.modify];
     for (let i = 0; i < upserts.length; i++) this.flows.set(upsertKeys[i]!, upserts[i]!);
     for (const key of removeKeys) this.flows.delete(key);
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
+    if (meterMods.after.length > 0) await this.port.applyMeters(meterMods.after);
+    this.meters?.confirmed(meterDiff, 'after');
+    result.applyMs = round1(performance.now() - diffedAt);
     result.durationMs = performance.now() - started;
     // Per switch at debug: the engine logs one line per revision once every switch applied it.
     if (result.dumped) this.log.info({ dpid: this.port.dpid, ...result }, 'datapath synced');
@@ -313,6 +318,7 @@ export class DatapathSync {
     const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
     const have = this.flows!;
     const haveGroups = this.groups!;
+    const meters = this.meters!.fullDiff();
     // Wanted keys: dumped records are marked in place (no Set of 100k keys on a reconnect); keys
     // of other cached flows, and of flows to add, go in a Set.
     const epoch = ++markEpoch;
@@ -342,6 +348,7 @@ export class DatapathSync {
         if (!cur) groupDiff.add.push(g);
         else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
       },
+      meters.want,
     );
     for (const [key, f] of have) {
       const isWanted = f instanceof DumpedFlow ? f.mark === epoch : wanted.has(key);
@@ -351,41 +358,7 @@ export class DatapathSync {
       }
     }
     for (const [id, g] of haveGroups) if (!wantedGroups.has(id) && isOwnedGroup(id)) groupDiff.remove.push(g);
-    return { flowDiff, groupDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
-  }
-
-  /** Only the keys a change touched, against the cached tables. */
-  private partialDiff(
-    flows: ReadonlyMap<string, DesiredFlow | null>,
-    groups: ReadonlyMap<number, DesiredGroup | null>,
-  ): KeyedDiff {
-    const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
-    const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
-    const addKeys: string[] = [];
-    const modifyKeys: string[] = [];
-    const removeKeys: string[] = [];
-    for (const [key, f] of flows) {
-      const cur = this.flows!.get(key);
-      if (f === null) {
-        if (cur && isOwned(cur.cookie)) {
-          flowDiff.remove.push(cur);
-          removeKeys.push(key);
-        }
-      } else if (!cur) {
-        flowDiff.add.push(f);
-        addKeys.push(key);
-      } else if (flowDiffers(cur, f)) {
-        flowDiff.modify.push(f);
-        modifyKeys.push(key);
-      }
-    }
-    for (const [id, g] of groups) {
-      const cur = this.groups!.get(id);
-      if (g === null) {
-        if (cur && isOwnedGroup(id)) groupDiff.remove.push(cur);
-      } else if (!cur) groupDiff.add.push(g);
-      else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
-    }
-    return { flowDiff, groupDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
+    const meterDiff = meters.finish();
+    return { flowDiff, groupDiff, meterDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
   }
 }

@@ -315,6 +315,7 @@ export class DesiredModel {
       ips: ep.ips,
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
+      qos: ep.qos,
       l2Match: tunnel?.flow.match,
     };
     const rules =
@@ -377,7 +378,9 @@ export class DesiredModel {
             ? known!.key
             : flowKey(f);
       }
-      return { flows: d.flows, groups: d.groups, keys };
+      return d.meters
+        ? { flows: d.flows, groups: d.groups, meters: d.meters, keys }
+        : { flows: d.flows, groups: d.groups, keys };
     } catch (err) {
       this.log?.error({ err: (err as Error).message }, 'a unit of desired state failed to compute');
       return undefined;

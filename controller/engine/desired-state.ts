@@ -1,15 +1,16 @@
 import type { DatapathCtx } from '../../apps/view.js';
-import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { flowKey } from '../reconcile/canonical.js';
 
 /**
  * A unit's output (apps/units.ts) with each flow's reconciler key computed once, in one flat
  * array of pairs: `key, flow` for each flow (the key a string), then `groupId, group` for each
- * group (the id a number). One array per unit instead of a wrapper and two lists: a full
+ * group (the id a number), then `-meterId, meter` for each meter (negated: a meter's id may equal
+ * a group's, and the slot's sign tells them apart without a wrapper). One array per unit instead of a wrapper and two lists: a full
  * recompute keeps ~300,000 units, and each object fewer is one the garbage collector need not
  * copy or mark.
  */
-export type Unit = readonly (string | number | DesiredFlow | DesiredGroup)[];
+export type Unit = readonly (string | number | DesiredFlow | DesiredGroup | DesiredMeter)[];
 
 export const EMPTY_UNIT: Unit = Object.freeze([]);
 
@@ -24,17 +25,29 @@ export function unitOf(a: Keyed | undefined, b?: Keyed): Unit {
   const nb = b ? b.flows.length : 0;
   const ga = a ? a.groups.length : 0;
   const gb = b ? b.groups.length : 0;
-  if (na + nb + ga + gb === 0) return EMPTY_UNIT;
-  const u = new Array<string | number | DesiredFlow | DesiredGroup>(2 * (na + nb + ga + gb));
+  const ma = a?.meters ? a.meters.length : 0;
+  const mb = b?.meters ? b.meters.length : 0;
+  if (na + nb + ga + gb + ma + mb === 0) return EMPTY_UNIT;
+  const u: Slots = new Array(2 * (na + nb + ga + gb + ma + mb));
   let at = 0;
   if (a) at = putFlows(u, at, a);
   if (b) at = putFlows(u, at, b);
   if (a) at = putGroups(u, at, a);
-  if (b) putGroups(u, at, b);
+  if (b) at = putGroups(u, at, b);
+  if (ma > 0) at = putMeters(u, at, a!.meters!);
+  if (mb > 0) putMeters(u, at, b!.meters!);
   return u;
 }
 
-type Slots = Array<string | number | DesiredFlow | DesiredGroup>;
+type Slots = Array<string | number | DesiredFlow | DesiredGroup | DesiredMeter>;
+
+function putMeters(u: Slots, at: number, meters: readonly DesiredMeter[]): number {
+  for (const m of meters) {
+    u[at++] = -m.meterId;
+    u[at++] = m;
+  }
+  return at;
+}
 
 function putFlows(u: Slots, at: number, k: Keyed): number {
   for (let i = 0; i < k.flows.length; i++) {
@@ -52,18 +65,23 @@ function putGroups(u: Slots, at: number, k: Keyed): number {
   return at;
 }
 
-/** Calls `flow` for each flow of a unit (up to slot `end`) with its key, and `group` for each group. */
+/**
+ * Calls `flow` for each flow of a unit (up to slot `end`) with its key, `group` for each group,
+ * and `meter` (when given) for each meter.
+ */
 export function eachOf(
   u: Unit,
   flow: (key: string, f: DesiredFlow) => void,
   group: (g: DesiredGroup) => void,
   end = u.length,
   start = 0,
+  meter?: (m: DesiredMeter) => void,
 ): void {
   for (let i = start; i < end; i += 2) {
     const k = u[i];
     if (typeof k === 'string') flow(k, u[i + 1] as DesiredFlow);
-    else group(u[i + 1] as DesiredGroup);
+    else if ((k as number) > 0) group(u[i + 1] as DesiredGroup);
+    else meter?.(u[i + 1] as DesiredMeter);
   }
 }
 
@@ -128,8 +146,12 @@ export class NetOnChassis {
 /** What the reconciler reads of a chassis's desired state. */
 export interface ChassisDesired {
   readonly chassisId: string;
-  /** Every desired flow with its key, and every desired group (a full diff after a dump). */
-  forEach(flow: (key: string, f: DesiredFlow) => void, group: (g: DesiredGroup) => void): void;
+  /** Every desired flow with its key, every desired group and meter (a full diff after a dump). */
+  forEach(
+    flow: (key: string, f: DesiredFlow) => void,
+    group: (g: DesiredGroup) => void,
+    meter?: (m: DesiredMeter) => void,
+  ): void;
   toDesired(): Desired;
 }
 
@@ -140,6 +162,8 @@ export interface ChassisChanges {
   full: boolean;
   flows: ReadonlyMap<string, DesiredFlow | null>;
   groups: ReadonlyMap<number, DesiredGroup | null>;
+  /** Absent: no meter changed. */
+  meters?: ReadonlyMap<number, DesiredMeter | null>;
 }
 
 export class ChassisState implements ChassisDesired {
@@ -149,8 +173,11 @@ export class ChassisState implements ChassisDesired {
   private addedFlows = new Map<string, DesiredFlow>();
   private removedGroups = new Set<number>();
   private addedGroups = new Map<number, DesiredGroup>();
+  private removedMeters = new Set<number>();
+  private addedMeters = new Map<number, DesiredMeter>();
   private flowChanges = new Map<string, DesiredFlow | null>();
   private groupChanges = new Map<number, DesiredGroup | null>();
+  private meterChanges = new Map<number, DesiredMeter | null>();
 
   constructor(
     readonly chassisId: string,
@@ -162,8 +189,12 @@ export class ChassisState implements ChassisDesired {
     onTouch(this);
   }
 
-  forEach(flow: (key: string, f: DesiredFlow) => void, group: (g: DesiredGroup) => void): void {
-    const unit = (u: Unit) => eachOf(u, flow, group);
+  forEach(
+    flow: (key: string, f: DesiredFlow) => void,
+    group: (g: DesiredGroup) => void,
+    meter?: (m: DesiredMeter) => void,
+  ): void {
+    const unit = (u: Unit) => eachOf(u, flow, group, u.length, 0, meter);
     unit(this.pipeline);
     for (const nc of this.nets.values()) {
       unit(nc.unit);
@@ -177,6 +208,7 @@ export class ChassisState implements ChassisDesired {
   toDesired(): Desired {
     const flows: DesiredFlow[] = [];
     const groups: DesiredGroup[] = [];
+    const meters: DesiredMeter[] = [];
     this.forEach(
       (_k, f) => {
         flows.push(f);
@@ -184,8 +216,11 @@ export class ChassisState implements ChassisDesired {
       (g) => {
         groups.push(g);
       },
+      (m) => {
+        meters.push(m);
+      },
     );
-    return { flows, groups };
+    return meters.length > 0 ? { flows, groups, meters } : { flows, groups };
   }
 
   /** Records that `old` gave way to `now` (either may be absent) for the next handover. */
@@ -208,7 +243,8 @@ export class ChassisState implements ChassisDesired {
     for (let i = start; i < end; i += 2) {
       const k = u[i];
       if (typeof k === 'string') this.removedFlows.add(k);
-      else this.removedGroups.add(k as number);
+      else if ((k as number) > 0) this.removedGroups.add(k as number);
+      else this.removedMeters.add(-(k as number));
     }
   }
 
@@ -216,7 +252,8 @@ export class ChassisState implements ChassisDesired {
     for (let i = start; i < end; i += 2) {
       const k = u[i];
       if (typeof k === 'string') this.addedFlows.set(k, u[i + 1] as DesiredFlow);
-      else this.addedGroups.set(k as number, u[i + 1] as DesiredGroup);
+      else if ((k as number) > 0) this.addedGroups.set(k as number, u[i + 1] as DesiredGroup);
+      else this.addedMeters.set(-(k as number), u[i + 1] as DesiredMeter);
     }
   }
 
@@ -261,14 +298,23 @@ export class ChassisState implements ChassisDesired {
     this.addedGroups.forEach((g, id) => {
       groups.set(id, g);
     });
+    const meters = this.meterChanges;
+    this.removedMeters.forEach((m) => {
+      meters.set(m, null);
+    });
+    this.addedMeters.forEach((m, id) => {
+      meters.set(id, m);
+    });
     this.removedFlows.clear();
     this.addedFlows.clear();
     this.removedGroups.clear();
     this.addedGroups.clear();
+    this.removedMeters.clear();
+    this.addedMeters.clear();
   }
 
   hasChanges(): boolean {
-    return this.full || this.flowChanges.size > 0 || this.groupChanges.size > 0;
+    return this.full || this.flowChanges.size > 0 || this.groupChanges.size > 0 || this.meterChanges.size > 0;
   }
 
   /** Hands the accumulated changes over (to the reconciler) and starts a new accumulation. */
@@ -278,10 +324,12 @@ export class ChassisState implements ChassisDesired {
       full: this.full,
       flows: this.flowChanges,
       groups: this.groupChanges,
+      meters: this.meterChanges,
     };
     this.full = false;
     this.flowChanges = new Map();
     this.groupChanges = new Map();
+    this.meterChanges = new Map();
     return out;
   }
 }
@@ -291,9 +339,10 @@ export function staticDesired(d: Desired): ChassisDesired {
   const keyed = d.flows.map((f) => [flowKey(f), f] as const);
   return {
     chassisId: '',
-    forEach(flow, group) {
+    forEach(flow, group, meter) {
       for (const [k, f] of keyed) flow(k, f);
       for (const g of d.groups) group(g);
+      if (meter) for (const m of d.meters ?? []) meter(m);
     },
     toDesired: () => d,
   };

@@ -1,4 +1,4 @@
-import type { Chassis, Endpoint } from '../intent/model.js';
+import type { Chassis, Endpoint, Qos } from '../intent/model.js';
 import { lower } from '../reconcile/canonical.js';
 
 /**
@@ -30,6 +30,7 @@ export class IndexedEndpoint {
   readonly ips: string[];
   readonly portSecurity: boolean;
   readonly securityGroupIds: string[];
+  readonly qos: Qos | undefined;
   /** Where it is bound (the facts' own record), while its chassis exists. */
   placement: Placement | undefined = undefined;
 
@@ -40,6 +41,7 @@ export class IndexedEndpoint {
     this.mac = lower(ep.mac); // the same string when already lower case: nothing new retained
     this.ips = ep.ips;
     this.portSecurity = ep.portSecurity;
+    this.qos = ep.qos;
     this.securityGroupIds = ep.securityGroupIds;
   }
 }

@@ -28,6 +28,7 @@ export function networkOnChassis(
       ips: ep.ips,
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
+      ...(ep.qos ? { qos: ep.qos } : {}),
     });
   }
   local.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));

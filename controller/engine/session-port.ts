@@ -1,6 +1,13 @@
 import type { GroupTypeName } from '../../southbound/openflow/codec/constants.js';
-import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
-import { applyAtomically, dumpFlowsKeyed, dumpGroups } from '../../southbound/openflow/session/operations.js';
+import type { FlowMod, GroupMod, MeterMod } from '../../southbound/openflow/codec/messages.js';
+import {
+  applyAtomically,
+  applyMeterMods,
+  dumpFlowsKeyed,
+  dumpGroups,
+  dumpMeters,
+} from '../../southbound/openflow/session/operations.js';
+import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
 import type { SwitchSession } from '../../southbound/openflow/session/switch-session.js';
 import type { DesiredGroup } from '../pipeline/flow.js';
 import { dumpedFlowKey } from '../reconcile/wire-key.js';
@@ -35,6 +42,21 @@ export function sessionPort(session: SwitchSession): DatapathPort {
         buckets: g.buckets,
       }));
     },
+    async dumpMeters() {
+      try {
+        return (await dumpMeters(session)).map((m) => ({
+          meterId: m.meterId,
+          flags: m.flags,
+          bands: m.bands,
+        }));
+      } catch (err) {
+        // A switch without meters refuses the request: it holds none. Only a rate-limited endpoint
+        // on it then fails to apply, with the switch's error naming the meter.
+        if (err instanceof OfpErrorReply) return [];
+        throw err;
+      }
+    },
     applyAtomically: (messages: Array<FlowMod | GroupMod>) => applyAtomically(session, messages),
+    applyMeters: (messages: MeterMod[]) => applyMeterMods(session, messages),
   };
 }

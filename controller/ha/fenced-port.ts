@@ -19,7 +19,10 @@ export function fencedPort(port: DatapathPort, leads: () => boolean): DatapathPo
     dpid: port.dpid,
     dumpFlows: () => port.dumpFlows(),
     dumpGroups: () => port.dumpGroups(),
+    dumpMeters: () => port.dumpMeters(),
     applyAtomically: (messages) =>
       leads() ? port.applyAtomically(messages) : Promise.reject(new NotLeaderError(port.dpid)),
+    applyMeters: (messages) =>
+      leads() ? port.applyMeters(messages) : Promise.reject(new NotLeaderError(port.dpid)),
   };
 }

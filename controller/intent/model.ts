@@ -130,6 +130,33 @@ export const NetworkPatchSchema = Type.Partial(
 );
 
 // ---------- endpoint ----------
+/** A rate limit: kbit/s, and the burst (kbit) let through above it (default 80% of the rate). */
+export const QOS_KBPS_MIN = 8;
+export const QOS_KBPS_MAX = 100_000_000;
+/**
+ * The burst a rate gets when none is given: 80% of a second's worth (Neutron's OVS agent
+ * default), at least 16 kbit (a few full frames: a policer with a tiny bucket starves TCP).
+ */
+export const defaultBurstKb = (kbps: number): number =>
+  Math.min(QOS_KBPS_MAX, Math.max(16, Math.ceil(kbps * 0.8)));
+const RateLimitSchema = Type.Object(
+  {
+    kbps: Type.Integer({ minimum: QOS_KBPS_MIN, maximum: QOS_KBPS_MAX, description: 'kbit/s' }),
+    burstKb: Type.Optional(
+      Type.Integer({ minimum: QOS_KBPS_MIN, maximum: QOS_KBPS_MAX, description: 'kbit above the rate' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+/**
+ * Rate limits of an endpoint, by direction from its point of view (as security groups): egress
+ * is what it sends, ingress what it receives. Enforced by OpenFlow meters on its hypervisor.
+ */
+export const QosSchema = Type.Object(
+  { egress: Type.Optional(RateLimitSchema), ingress: Type.Optional(RateLimitSchema) },
+  { additionalProperties: false },
+);
+
 export const EndpointSchema = withMeta({
   id: IdSchema,
   tenantId: IdSchema,
@@ -141,6 +168,8 @@ export const EndpointSchema = withMeta({
   ifaceId: Type.String({ minLength: 1, maxLength: 255 }),
   securityGroupIds: Type.Array(IdSchema, { maxItems: 32 }),
   portSecurity: Type.Boolean(),
+  /** Absent: no limit. */
+  qos: Type.Optional(QosSchema),
 });
 const EndpointMutable = {
   name: Name,
@@ -149,6 +178,8 @@ const EndpointMutable = {
   ifaceId: Type.String({ minLength: 1, maxLength: 255 }),
   securityGroupIds: Type.Array(IdSchema, { maxItems: 32 }),
   portSecurity: Type.Boolean(),
+  /** `{}` removes every limit. */
+  qos: QosSchema,
 };
 export const EndpointCreateSchema = Type.Object(
   {
@@ -165,6 +196,7 @@ export const EndpointCreateSchema = Type.Object(
     securityGroupIds: Type.Optional(EndpointMutable.securityGroupIds),
     /** Default true. */
     portSecurity: Type.Optional(EndpointMutable.portSecurity),
+    qos: Type.Optional(EndpointMutable.qos),
   },
   { additionalProperties: false },
 );
@@ -317,6 +349,7 @@ export type Dhcp = Static<typeof DhcpSchema>;
 export type NetworkCreate = Static<typeof NetworkCreateSchema>;
 export type NetworkPatch = Static<typeof NetworkPatchSchema>;
 export type Endpoint = Static<typeof EndpointSchema>;
+export type Qos = Static<typeof QosSchema>;
 export type EndpointCreate = Static<typeof EndpointCreateSchema>;
 export type EndpointPatch = Static<typeof EndpointPatchSchema>;
 export type SgRule = Static<typeof SgRuleSchema>;

@@ -1,7 +1,7 @@
 import { normalizeDhcp } from './dhcp-rules.js';
 import { conflict, invalid } from './errors.js';
-import type { AnyObject, Kind, ObjectOf, SgRule, SgRuleInput } from './model.js';
-import { DEFAULT_UNDERLAY_MTU, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
+import type { AnyObject, Kind, ObjectOf, Qos, SgRule, SgRuleInput } from './model.js';
+import { DEFAULT_UNDERLAY_MTU, defaultBurstKb, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
 import {
   type Cidr,
   cidrContains,
@@ -205,7 +205,20 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     portSecurity,
   };
   if (d.name !== undefined) out.name = d.name as string;
+  const qos = qosOf(d.qos as Qos | undefined);
+  if (qos) out.qos = qos;
   return out;
+}
+
+/** Limits with their burst filled in; undefined when none is set (`{}` clears them). */
+function qosOf(q: Qos | undefined): Qos | undefined {
+  if (!q) return undefined;
+  const out: Qos = {};
+  for (const dir of ['egress', 'ingress'] as const) {
+    const r = q[dir];
+    if (r) out[dir] = { kbps: r.kbps, burstKb: r.burstKb ?? defaultBurstKb(r.kbps) };
+  }
+  return out.egress || out.ingress ? out : undefined;
 }
 
 function sgRule(

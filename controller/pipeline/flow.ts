@@ -38,10 +38,22 @@ export interface DesiredGroup {
   buckets: Bucket[];
 }
 
+/**
+ * A policer (an OpenFlow 1.3 meter with one drop band): traffic above `kbps` (kbit/s), past a
+ * burst of `burstKb` kbit, is dropped. Ids come from controller/pipeline/meters.ts.
+ */
+export interface DesiredMeter {
+  meterId: number;
+  kbps: number;
+  burstKb: number;
+}
+
 /** What every app returns for one datapath. */
 export interface Desired {
   flows: DesiredFlow[];
   groups: DesiredGroup[];
+  /** Absent: none (most units have none). */
+  meters?: DesiredMeter[];
 }
 
 export class PipelineViolation extends Error {

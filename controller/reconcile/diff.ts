@@ -2,8 +2,9 @@ import { Interner } from '../../apps/interned.js';
 import { ofpfc as OFPFC, ofpgc as OFPGC, ofpg, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod, GroupMod } from '../../southbound/openflow/codec/messages.js';
 import { isOwned } from '../pipeline/cookies.js';
-import type { DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import type { DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { isOwnedGroup } from '../pipeline/groups.js';
+import type { ActualMeter } from '../pipeline/meters.js';
 import { bucketsKey, flowKey } from './canonical.js';
 import { flowHash, sameIdentity } from './flow-identity.js';
 import { sameActualInstructions } from './wire-instructions.js';
@@ -43,6 +44,14 @@ export interface GroupDiff {
   add: DesiredGroup[];
   modify: DesiredGroup[];
   remove: ActualGroup[];
+}
+
+/** Meters to change (controller/reconcile/meter-diff.ts); only owned meters are ever removed. */
+export interface MeterDiff {
+  add: DesiredMeter[];
+  /** Same id, other rate, burst or flags. */
+  modify: DesiredMeter[];
+  remove: ActualMeter[];
 }
 
 interface HaveEntry {
@@ -145,8 +154,9 @@ export function diffGroups(desired: readonly DesiredGroup[], actual: readonly Ac
   return out;
 }
 
-export const isEmptyDiff = (f: FlowDiff, g: GroupDiff): boolean =>
-  f.add.length + f.modify.length + f.remove.length + g.add.length + g.modify.length + g.remove.length === 0;
+export const isEmptyDiff = (f: FlowDiff, g: GroupDiff, m?: MeterDiff): boolean =>
+  f.add.length + f.modify.length + f.remove.length + g.add.length + g.modify.length + g.remove.length === 0 &&
+  (!m || m.add.length + m.modify.length + m.remove.length === 0);
 
 const ALL_ONES_64 = 0xffffffffffffffffn;
 

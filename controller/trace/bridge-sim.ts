@@ -3,7 +3,8 @@ import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { Subfield } from '../../southbound/openflow/codec/nx-actions.js';
-import type { Desired, DesiredFlow, DesiredGroup } from '../pipeline/flow.js';
+import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
+import { meterPlace } from '../pipeline/meters.js';
 import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
 
 /**
@@ -16,7 +17,9 @@ import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
  * packet's own in_port is dropped unless it says IN_PORT; ct(table=N) starts another pass at N
  * with the conntrack state the caller chose (a trace has no connection table to ask); dec_ttl of
  * an IP packet whose TTL is 1 (or 0) ends the flow's actions there, goto_table included, so the
- * packet goes no further (OVS's "decrement TTL exception": weft asks for no packet-in of it).
+ * packet goes no further (OVS's "decrement TTL exception": weft asks for no packet-in of it). A
+ * meter instruction leaves the packet as it is (one probe is within any rate) and is noted with
+ * its rate: a reader of a trace of a rate-limited port learns where the limit applies.
  */
 
 export interface SimStep {
@@ -62,6 +65,7 @@ interface Run {
   desired: Desired;
   byTable: Map<number, DesiredFlow[]>;
   groups: Map<number, DesiredGroup>;
+  meters: Map<number, DesiredMeter>;
   opts: SimOptions;
   result: SimResult;
   passes: Array<{ table: number; packet: Packet }>;
@@ -111,6 +115,7 @@ export function simulateBridge(desired: Desired, packet: Packet, opts: SimOption
     desired,
     byTable: tablesOf(desired),
     groups: new Map(desired.groups.map((g) => [g.groupId, g])),
+    meters: new Map((desired.meters ?? []).map((m) => [m.meterId, m])),
     opts,
     result: { steps: [], outputs: [], notes: [] },
     passes: [{ table: 0, packet: new Map(packet) }],
@@ -164,11 +169,32 @@ function instructions(
       const md = p.get('metadata') ?? 0n;
       p.set('metadata', (md & ~i.mask) | (i.metadata & i.mask));
     } else if (i.type === 'goto_table') next = i.tableId;
+    else if (i.type === 'meter') note(run, meterNote(run, i.meterId));
     else if (i.type === 'write_actions' || i.type === 'clear_actions') {
       run.result.notes.push(`${i.type} is not modelled by the trace`);
     }
   }
   return next;
+}
+
+/** Adds a note once (a flood's copies can pass the same flow again). */
+function note(run: Run, text: string): void {
+  if (!run.result.notes.includes(text)) run.result.notes.push(text);
+}
+
+/**
+ * `policed by meter 65538 (egress of port 1: 10000 kbit/s, burst 8000 kbit)`: what it limits
+ * read back from weft's id layout, its rate from the desired meters (absent: only the id).
+ */
+function meterNote(run: Run, meterId: number): string {
+  const place = meterPlace(meterId);
+  const m = run.meters.get(meterId);
+  const what = [
+    place ? `${place.direction} of port ${place.ofport}` : undefined,
+    m ? `${m.kbps} kbit/s, burst ${m.burstKb} kbit` : undefined,
+  ];
+  if (!what[0] && !what[1]) return `policed by meter ${meterId}`;
+  return `policed by meter ${meterId} (${what.filter(Boolean).join(': ')})`;
 }
 
 function readSub(p: Packet, sf: Subfield): bigint {

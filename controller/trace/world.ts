@@ -68,7 +68,8 @@ export function traceWorld(
       if (!d || more.length === 0) return d;
       // As on the switch: the learned flows beside the intent's (they never share a priority).
       for (const m of more) for (const f of m.flows) learnedOwners.set(f.cookie, m.owner);
-      return { flows: [...d.flows, ...more.flatMap((m) => m.flows)], groups: d.groups };
+      // Spread: groups and meters (a rate-limited port's) stay as they are.
+      return { ...d, flows: [...d.flows, ...more.flatMap((m) => m.flows)] };
     },
     ports: (chassisId) => facts().ports.get(chassisId),
     chassisOfTunnelIp: (ip) => intents.chassisOfTunnelIp(ip)?.id,

@@ -27,14 +27,22 @@ export const table = (rows: Array<Record<string, unknown>>, columns: Column[]): 
   return `${[line(columns.map((c) => c.header)), ...cells.map(line)].join('\n')}\n`;
 };
 
-/** One object as `key: value` lines in field order; nested arrays of objects as indented rows. */
-export const details = (o: Record<string, unknown>): string => {
+/**
+ * One object as `key: value` lines in field order; nested arrays of objects as indented rows.
+ * `render` writes the fields it names its own way (e.g. an endpoint's rate limits with units).
+ */
+export const details = (
+  o: Record<string, unknown>,
+  render: Record<string, (value: unknown) => string> = {},
+): string => {
   const keys = Object.keys(o);
   const width = Math.max(...keys.map((k) => k.length));
   const lines: string[] = [];
   for (const k of keys) {
     const v = o[k];
-    if (Array.isArray(v) && v.some((x) => x !== null && typeof x === 'object')) {
+    const own = Object.hasOwn(render, k) ? render[k] : undefined;
+    if (own) lines.push(`${`${k}:`.padEnd(width + 1)} ${own(v)}`);
+    else if (Array.isArray(v) && v.some((x) => x !== null && typeof x === 'object')) {
       lines.push(`${`${k}:`.padEnd(width + 1)}`);
       for (const item of v) lines.push(`  - ${cell(item)}`);
     } else if (v !== null && typeof v === 'object' && !Array.isArray(v)) {

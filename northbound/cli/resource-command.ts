@@ -6,6 +6,7 @@ import { type Column, details, table } from './format.js';
 /** One command-line flag that sets one body field on create/update. */
 export interface FieldFlag {
   flag: string;
+  /** The body field; a dotted path (`qos.egress.kbps`) sets a member of a nested object. */
   field: string;
   /** 'flag' takes no value (its value is parse([]) or true). */
   type: 'string' | 'int' | 'bool' | 'list' | 'custom' | 'flag';
@@ -35,6 +36,13 @@ export interface ResourceCli {
   reads?: ReadVerb[];
   /** Read-modify-write verbs: `weft WORD VERB ID ARGS` patches the object as it is now. */
   edits?: EditVerb[];
+  /**
+   * Checks what the field flags made together, for mistakes no single flag shows (a burst without
+   * its rate); `given` names the flags given. Throws UsageError.
+   */
+  check?(body: Record<string, unknown>, given: ReadonlySet<string>): void;
+  /** How a field reads in the `key: value` view (show, create, update), when not as plain values. */
+  render?: Record<string, (value: unknown) => string>;
 }
 
 /** A read of something about one object, e.g. `weft chassis offload hv1`. */
@@ -150,16 +158,33 @@ const bodyOf = (r: ResourceCli, values: Record<string, unknown>, verb: Verb): Re
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw new UsageError('--data must be a JSON object');
   }
+  const flags = new Set<string>();
   for (const f of r.fields) {
     const given = values[f.flag] as string[] | boolean | undefined;
     if (given === undefined || given === false) continue;
     if (verb === 'update' && f.createOnly) throw new UsageError(`--${f.flag} cannot be changed by update`);
+    flags.add(f.flag);
     const value = parseValue(f, given === true ? [] : given);
     if (f.spread) Object.assign(body, value);
-    else body[f.field] = value;
+    else setPath(body, f.field, value);
   }
+  r.check?.(body, flags);
   return body;
 };
+
+/** Sets `path` (`qos.egress.kbps`) in `body`, making the objects on the way (keeping --data's). */
+function setPath(body: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let o = body;
+  for (const k of keys.slice(0, -1)) {
+    const next = o[k];
+    o = o[k] =
+      next !== null && typeof next === 'object' && !Array.isArray(next)
+        ? (next as Record<string, unknown>)
+        : {};
+  }
+  o[keys.at(-1)!] = value;
+}
 
 const writeQuery = (values: Record<string, unknown>) =>
   values.wait === true ? { wait: 'applied', timeout: values.timeout as string | undefined } : {};
@@ -184,7 +209,9 @@ async function runVerb(
   const ifMatch: Record<string, string> =
     values['if-match'] === undefined ? {} : { 'if-match': `"${values['if-match']}"` };
   const print = (o: unknown) =>
-    io.stdout.write(values.json ? `${JSON.stringify(o, null, 2)}\n` : details(o as Record<string, unknown>));
+    io.stdout.write(
+      values.json ? `${JSON.stringify(o, null, 2)}\n` : details(o as Record<string, unknown>, r.render),
+    );
 
   switch (verb) {
     case 'create': {
@@ -300,7 +327,9 @@ async function runEdit(
         headers: { 'if-match': `"${pinned ?? current.revision}"` },
       });
       io.stdout.write(
-        values.json ? `${JSON.stringify(res.body, null, 2)}\n` : details(res.body as Record<string, unknown>),
+        values.json
+          ? `${JSON.stringify(res.body, null, 2)}\n`
+          : details(res.body as Record<string, unknown>, r.render),
       );
       return;
     } catch (err) {

@@ -1,5 +1,6 @@
 import { type CliCommand, UsageError } from '../../controller/cli/command.js';
 import { type Column, cell, col } from './format.js';
+import { checkQos, qosColumn, qosFlags, qosText } from './qos-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
 
@@ -207,6 +208,7 @@ export const resourceClis: ResourceCli[] = [
         type: 'bool',
         help: 'source MAC/IP checks (default on)',
       },
+      ...qosFlags,
     ],
     filters: ['tenant', 'network'],
     columns: [
@@ -216,8 +218,11 @@ export const resourceClis: ResourceCli[] = [
       col('IPS', 'ips'),
       col('IFACE-ID', 'ifaceId'),
       bound,
+      qosColumn,
       revision,
     ],
+    check: checkQos,
+    render: { qos: qosText },
   },
   {
     word: 'security-group',

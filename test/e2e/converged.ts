@@ -1,6 +1,7 @@
 import { isOwned } from '../../controller/pipeline/cookies.js';
 import type { Desired } from '../../controller/pipeline/flow.js';
 import { isOwnedGroup } from '../../controller/pipeline/groups.js';
+import { isOwnedMeter } from '../../controller/pipeline/meters.js';
 import { bucketsKey, flowKey, instructionsKey } from '../../controller/reconcile/canonical.js';
 import type { FlowText, GroupText } from '../../southbound/openflow/text/index.js';
 import { formatFlow, formatGroup, parseFlow, parseGroup } from '../../southbound/openflow/text/index.js';
@@ -30,6 +31,9 @@ export interface BridgeReport {
   /** Desired flows/groups the bridge does not hold exactly (ovs-ofctl text of the desired one). */
   missingFlows: string[];
   missingGroups: string[];
+  /** Desired meters the bridge lacks or holds with another rate/burst, and weft meters it should not hold. */
+  missingMeters: string[];
+  staleMeters: string[];
   /** Weft-owned flows/groups the bridge holds but the desired state does not (as dumped). */
   staleFlows: string[];
   staleGroups: string[];
@@ -85,6 +89,8 @@ export async function checkBridge(
     dpid,
     missingFlows: [],
     missingGroups: [],
+    missingMeters: [],
+    staleMeters: [],
     staleFlows: [],
     staleGroups: [],
     foreignFlows: [],
@@ -97,10 +103,19 @@ export async function checkBridge(
     if (d) desired = d;
     else report.problems.push(`the engine has no desired state for ${hv.name}/${bridge} (dpid ${dpid})`);
   }
-  const [flowText, groupText] = await Promise.all([
+  const [flowText, groupText, meterText] = await Promise.all([
     hv.ofctl('--no-stats', '--no-names', 'dump-flows', hv.mgmt(bridge)),
     hv.ofctl('--no-names', 'dump-groups', hv.mgmt(bridge)),
+    hv.ofctl('dump-meters', hv.mgmt(bridge)),
   ]);
+  const haveMeters = parseMeterDump(meterText);
+  const wantMeters = new Map((desired.meters ?? []).map((m) => [m.meterId, `${m.kbps}/${m.burstKb}`]));
+  for (const [id, v] of wantMeters) {
+    if (haveMeters.get(id) !== v) report.missingMeters.push(`meter=${id} kbps=${v}`);
+  }
+  for (const [id, v] of haveMeters) {
+    if (isOwnedMeter(id) && !wantMeters.has(id)) report.staleMeters.push(`meter=${id} ${v}`);
+  }
   const flows = parseAll(dumpLines(flowText, 'actions='), parseFlow, report.problems);
   const groups = parseAll(dumpLines(groupText, 'group_id='), parseGroup, report.problems);
 
@@ -128,7 +143,35 @@ export async function checkBridge(
 
 const isEqual = (r: BridgeReport) =>
   r.missingFlows.length + r.missingGroups.length + r.staleFlows.length + r.staleGroups.length === 0 &&
+  r.missingMeters.length + r.staleMeters.length === 0 &&
   r.problems.length === 0;
+
+/**
+ * `ovs-ofctl dump-meters` text -> meter id -> `rate/burst` of its drop band (kbps meters with a
+ * burst, as weft makes them; any other shape is written so that it never equals a desired one).
+ */
+export function parseMeterDump(text: string): Map<number, string> {
+  const out = new Map<number, string>();
+  let id: number | undefined;
+  let shape = '';
+  for (const line of text.split('\n').map((l) => l.trim())) {
+    const head = /^meter=(\d+)\s+(.*)bands=$/.exec(line);
+    if (head) {
+      id = Number(head[1]);
+      const flags = head[2]!.split(/\s+/).filter(Boolean);
+      shape = flags.includes('kbps') && flags.includes('burst') ? '' : `(${flags.join(' ')}) `;
+      out.set(id, `${shape}no band`);
+      continue;
+    }
+    const band = /^type=(\w+) rate=(\d+) burst_size=(\d+)/.exec(line);
+    if (band && id !== undefined) {
+      const prev = out.get(id)!;
+      const v = band[1] === 'drop' ? `${band[2]}/${band[3]}` : `${band[1]} ${band[2]}/${band[3]}`;
+      out.set(id, prev.endsWith('no band') ? `${shape}${v}` : `${prev} + ${v}`);
+    }
+  }
+  return out;
+}
 
 /** Every bridge of every hypervisor of the lab, compared once (no waiting). */
 export async function checkConverged(lab: Lab, engine: DesiredSource): Promise<Convergence> {
@@ -152,6 +195,8 @@ export function formatConvergence(c: Convergence): string {
       ['stale flows', r.staleFlows],
       ['missing groups', r.missingGroups],
       ['stale groups', r.staleGroups],
+      ['missing meters', r.missingMeters],
+      ['stale meters', r.staleMeters],
       ['problems', r.problems],
     ];
     const bad = sections.filter(([, l]) => l.length > 0);

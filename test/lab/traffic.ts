@@ -30,7 +30,7 @@ export function parsePingSummary(out: string): PingResult {
 }
 
 /** Runs a program in a namespace and resolves with its exit code and output (never rejects on a code). */
-function execIn(
+export function execIn(
   ns: string,
   cmd: string,
   args: string[],

@@ -143,7 +143,7 @@ describe('weft resource commands over the API', () => {
     );
     expect(ep.code, ep.err).toBe(0);
     const eps = await weft('endpoint list --network n2');
-    expect(eps.out).toMatch(/^vm1\s+n2\s+02:[0-9a-f:]{14}\s+10\.1\.0\.5\s+vm1\s+no\s+\d+$/m);
+    expect(eps.out).toMatch(/^vm1\s+n2\s+02:[0-9a-f:]{14}\s+10\.1\.0\.5\s+vm1\s+no\s+-\s+\d+$/m);
     const acl = await weft(
       'acl create --network n2 --priority 10 --direction ingress --action drop --protocol tcp --ports 22 --json',
     );

@@ -1,5 +1,13 @@
-import type { DumpedFlow, FlowStats, GroupDesc, MultipartRequestBody, OfpMessage } from '../codec/index.js';
-import { decodeFlowDumpReply, ofpbct, ofpbf, ofpet, ofpg, ofpp, ofptt } from '../codec/index.js';
+import type {
+  DumpedFlow,
+  FlowStats,
+  GroupDesc,
+  MeterConfig,
+  MeterMod,
+  MultipartRequestBody,
+  OfpMessage,
+} from '../codec/index.js';
+import { decodeFlowDumpReply, ofpbct, ofpbf, ofpet, ofpg, ofpm, ofpmc, ofpp, ofptt } from '../codec/index.js';
 import { encodedOnce } from './encoded-once.js';
 import type { RoleName } from './events.js';
 import { roleName, roleNumber } from './handshake.js';
@@ -8,7 +16,7 @@ import { OfpErrorReply } from './session-errors.js';
 import type { SwitchSession } from './switch-session.js';
 
 /**
- * Higher-level operations on a session: dumps, roles, atomic bundles. Each is one round of
+ * Higher-level operations on a session: dumps, roles, atomic bundles, meter mods. Each is one round of
  * pipelined requests, so they cost a round trip or two whatever their size.
  */
 
@@ -53,6 +61,48 @@ export async function dumpGroups(session: SwitchSession): Promise<GroupDesc[]> {
   const out: GroupDesc[] = [];
   for (const b of bodies) if (b.kind === 'GROUP_DESC') for (const g of b.groups) out.push(g);
   return out;
+}
+
+/** Every meter's configuration (flags and bands). */
+export async function dumpMeters(session: SwitchSession): Promise<MeterConfig[]> {
+  const bodies = await session.multipart({ kind: 'METER_CONFIG', meterId: ofpm.ALL });
+  const out: MeterConfig[] = [];
+  for (const b of bodies) if (b.kind === 'METER_CONFIG') for (const m of b.meters) out.push(m);
+  return out;
+}
+
+const METER_COMMANDS: Record<number, string> = {
+  [ofpmc.ADD]: 'add',
+  [ofpmc.MODIFY]: 'modify',
+  [ofpmc.DELETE]: 'delete',
+};
+
+/** METER_MODs refused: every ERROR the switch raised, each naming its meter and command. */
+export class MeterModRejectedError extends Error {
+  override name = 'MeterModRejectedError';
+  constructor(readonly errors: OfpErrorReply<OfpMessage>[]) {
+    super(`switch refused ${errors.map(describeMeterError).join('; ')}`);
+  }
+}
+
+function describeMeterError(err: OfpErrorReply<OfpMessage>): string {
+  const req = err.request;
+  const what =
+    req?.type === 'METER_MOD'
+      ? `meter ${req.meterId} ${METER_COMMANDS[req.command] ?? `command ${req.command}`}`
+      : 'a meter mod';
+  return `${what}: ${err.typeName}/${err.codeName}`;
+}
+
+/**
+ * Sends METER_MODs and resolves once a barrier after them returned. Not atomic: OVS refuses
+ * METER_MOD inside a bundle, so what the switch accepted stays applied when it refused another;
+ * rejects with MeterModRejectedError naming each refused meter.
+ */
+export async function applyMeterMods(session: SwitchSession, messages: MeterMod[]): Promise<void> {
+  if (messages.length === 0) return;
+  const errors = await session.sendConfirmed(messages);
+  if (errors.length > 0) throw new MeterModRejectedError(errors);
 }
 
 /**

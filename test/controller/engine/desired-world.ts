@@ -33,7 +33,8 @@ export const EPS = ['e1', 'e2', 'e3', 'e4', 'e5'];
 const SGS = ['sg1', 'sg2'];
 
 export type Op =
-  | { t: 'ep'; id: string; net: number; ip: number; sgs: number[]; ps: boolean }
+  /** qos: 0 egress limit, 1 ingress, 2 both (rates differ by value), absent none. */
+  | { t: 'ep'; id: string; net: number; ip: number; sgs: number[]; ps: boolean; qos?: number }
   | { t: 'epDel'; id: string }
   | { t: 'bind'; id: string; on: number; port: number }
   | { t: 'unbind'; id: string }
@@ -55,7 +56,10 @@ export type Op =
 const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
 /** An endpoint written (with these security groups and port security), deleted, bound, unbound. */
 const endpointOps = (sgs: fc.Arbitrary<number[]>, ps: fc.Arbitrary<boolean>): fc.Arbitrary<Op>[] => [
-  fc.record({ t: fc.constant('ep' as const), id: pick(EPS), net: fc.nat(1), ip: fc.nat(3), sgs, ps }),
+  fc.record(
+    { t: fc.constant('ep' as const), id: pick(EPS), net: fc.nat(1), ip: fc.nat(3), sgs, ps, qos: fc.nat(3) },
+    { requiredKeys: ['t', 'id', 'net', 'ip', 'sgs', 'ps'] },
+  ),
   fc.record({ t: fc.constant('epDel' as const), id: pick(EPS) }),
   fc.record({
     t: fc.constant('bind' as const),
@@ -187,10 +191,16 @@ export class World {
         if (clash) ep.ips = [`10.0.1.${op.id.slice(1)}`];
         const old = this.objects.get('endpoint')?.get(op.id) as Endpoint | undefined;
         if (old && old.networkId !== ep.networkId) return []; // networkId is immutable
+        const limit = { kbps: 1000 * ((op.qos ?? 0) + 1), burstKb: 800 };
+        const qos =
+          op.qos === undefined || op.qos === 3
+            ? undefined
+            : { ...(op.qos !== 1 ? { egress: limit } : {}), ...(op.qos !== 0 ? { ingress: limit } : {}) };
         return this.put('endpoint', {
           ...ep,
           securityGroupIds: op.sgs.map((i) => SGS[i]!),
           portSecurity: op.ps,
+          ...(qos ? { qos } : {}),
         });
       }
       case 'epDel':
@@ -303,14 +313,17 @@ export class World {
 export interface Canon {
   flows: Map<string, string>;
   groups: Map<number, string>;
+  meters: Map<number, string>;
 }
 
 export function canon(d: Desired | undefined): Canon {
   const flows = new Map<string, string>();
   const groups = new Map<number, string>();
+  const meters = new Map<number, string>();
   for (const f of d?.flows ?? []) flows.set(flowKey(f), `${f.cookie} ${instructionsKey(f.instructions)}`);
   for (const g of d?.groups ?? []) groups.set(g.groupId, `${g.type} ${bucketsKey(g.buckets)}`);
-  return { flows, groups };
+  for (const m of d?.meters ?? []) meters.set(m.meterId, `${m.kbps}/${m.burstKb}`);
+  return { flows, groups, meters };
 }
 
 export function reference(w: World): Map<string, Canon> {
@@ -328,15 +341,21 @@ export function checkAgainstReference(model: DesiredModel, w: World, previous: M
     const got = canon(model.desired(id));
     expect(got.flows, `flows of ${id}`).toEqual(ref.flows);
     expect(got.groups).toEqual(ref.groups);
+    expect(got.meters, `meters of ${id}`).toEqual(ref.meters);
     // What the reconciler sees: the previous state with the reported changes applied must be
     // the new state (nothing missed, nothing wrong), unless the chassis is reported as all new.
     const prev = previous.get(id);
     const reported = changes.get(id);
     if (!prev || reported?.full) continue;
-    const followed: Canon = { flows: new Map(prev.flows), groups: new Map(prev.groups) };
+    const followed: Canon = {
+      flows: new Map(prev.flows),
+      groups: new Map(prev.groups),
+      meters: new Map(prev.meters),
+    };
     const one = canon({
       flows: [...(reported?.flows.values() ?? [])].filter((f) => f !== null),
       groups: [...(reported?.groups.values() ?? [])].filter((g) => g !== null),
+      meters: [...(reported?.meters?.values() ?? [])].filter((m) => m !== null),
     });
     for (const [k, f] of reported?.flows ?? []) {
       if (f === null) followed.flows.delete(k);
@@ -346,8 +365,13 @@ export function checkAgainstReference(model: DesiredModel, w: World, previous: M
       if (v === null) followed.groups.delete(g);
       else followed.groups.set(g, one.groups.get(g)!);
     }
+    for (const [m, v] of reported?.meters ?? []) {
+      if (v === null) followed.meters.delete(m);
+      else followed.meters.set(m, one.meters.get(m)!);
+    }
     expect(followed.flows, `flows reported for ${id}`).toEqual(ref.flows);
     expect(followed.groups, `groups reported for ${id}`).toEqual(ref.groups);
+    expect(followed.meters, `meters reported for ${id}`).toEqual(ref.meters);
   }
   return want;
 }

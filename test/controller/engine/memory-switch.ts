@@ -1,17 +1,24 @@
 import type { DatapathPort } from '../../../controller/engine/datapath-port.js';
+import type { ActualMeter } from '../../../controller/pipeline/meters.js';
 import { flowKey } from '../../../controller/reconcile/canonical.js';
 import type { ActualFlow, ActualGroup } from '../../../controller/reconcile/diff.js';
-import type { FlowMod, GroupMod } from '../../../southbound/openflow/codec/messages.js';
+import type { FlowMod, GroupMod, MeterMod } from '../../../southbound/openflow/codec/messages.js';
 
 /**
- * An in-memory switch for fast engine tests: applies FLOW_MOD ADD / DELETE_STRICT and GROUP_MOD
- * like OVS does for the commands the reconciler sends, counts what it was sent, and can be told
- * to refuse the next bundle. Real OVS tests prove the same behaviour end to end.
+ * An in-memory switch for fast engine tests: applies FLOW_MOD ADD / DELETE_STRICT, GROUP_MOD and
+ * METER_MOD like OVS does for the commands the reconciler sends (refusing an ADD of an existing
+ * meter or a MODIFY of a missing one, deleting the flows of a deleted meter), counts what it was
+ * sent, and can be told to refuse the next bundle. Real OVS tests prove the same behaviour end to end.
  */
 export class MemorySwitch implements DatapathPort {
   flows = new Map<string, ActualFlow>();
   groups = new Map<number, ActualGroup>();
+  meters = new Map<number, ActualMeter>();
   bundles: Array<Array<FlowMod | GroupMod>> = [];
+  /** Each applyMeters call's messages. */
+  meterBatches: MeterMod[][] = [];
+  /** Every write in order: 'bundle' or 'meters'. */
+  writes: Array<'bundle' | 'meters'> = [];
   dumps = 0;
   failNext = false;
 
@@ -26,12 +33,34 @@ export class MemorySwitch implements DatapathPort {
     return [...this.groups.values()];
   }
 
+  async dumpMeters(): Promise<ActualMeter[]> {
+    return [...this.meters.values()];
+  }
+
+  async applyMeters(messages: MeterMod[]): Promise<void> {
+    this.meterBatches.push(messages);
+    this.writes.push('meters');
+    const refused: string[] = [];
+    for (const m of messages) {
+      const has = this.meters.has(m.meterId);
+      if ((m.command === 0 && has) || (m.command === 1 && !has)) {
+        refused.push(`meter ${m.meterId}: ${has ? 'OFPMMFC_METER_EXISTS' : 'OFPMMFC_UNKNOWN_METER'}`);
+      } else if (m.command === 2) {
+        this.meters.delete(m.meterId);
+        for (const [k, f] of this.flows)
+          if (f.instructions.some((i) => i.type === 'meter' && i.meterId === m.meterId)) this.flows.delete(k);
+      } else this.meters.set(m.meterId, { meterId: m.meterId, flags: m.flags, bands: m.bands });
+    }
+    if (refused.length > 0) throw new Error(`switch refused ${refused.join('; ')}`);
+  }
+
   async applyAtomically(messages: Array<FlowMod | GroupMod>): Promise<void> {
     if (this.failNext) {
       this.failNext = false;
       throw new Error('OFPET_BAD_ACTION: refused by test');
     }
     this.bundles.push(messages);
+    this.writes.push('bundle');
     for (const m of messages) {
       if (m.type === 'FLOW_MOD') {
         const f = {

@@ -15,19 +15,27 @@ describe('fencedPort', () => {
         calls.push('dumpGroups');
         return [];
       },
+      dumpMeters: async () => {
+        calls.push('dumpMeters');
+        return [];
+      },
       applyAtomically: async () => void calls.push('apply'),
+      applyMeters: async () => void calls.push('applyMeters'),
     };
     let leading = true;
     const fenced = fencedPort(port, () => leading);
     await fenced.applyAtomically([]);
+    await fenced.applyMeters([]);
     leading = false;
     await expect(fenced.applyAtomically([])).rejects.toThrow(NotLeaderError);
     await expect(fenced.applyAtomically([])).rejects.toThrow(
       /switch 0000000000000001: this instance is not the HA leader/,
     );
+    await expect(fenced.applyMeters([])).rejects.toThrow(NotLeaderError);
     await fenced.dumpFlows();
     await fenced.dumpGroups();
-    expect(calls).toEqual(['apply', 'dumpFlows', 'dumpGroups']);
+    await fenced.dumpMeters();
+    expect(calls).toEqual(['apply', 'applyMeters', 'dumpFlows', 'dumpGroups', 'dumpMeters']);
     expect(fenced.dpid).toBe(port.dpid);
   });
 });

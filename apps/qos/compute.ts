@@ -1,0 +1,33 @@
+import { defaultBurstKb } from '../../controller/intent/model.js';
+import type { DesiredMeter } from '../../controller/pipeline/flow.js';
+import { endpointMeterId, type MeterDirection } from '../../controller/pipeline/meters.js';
+import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
+import type { LocalPort } from '../view.js';
+
+/**
+ * qos: an endpoint's rate limits as OpenFlow meters on its own hypervisor. Egress (what the VM
+ * sends) is policed by its classify flow, before anything else sees the packet; ingress (what it
+ * receives) by its output flow, after every policy, so that traffic the ACLs drop never uses up
+ * its budget. One meter per direction, its id derived from the ofport (controller/pipeline/meters.ts).
+ * Meters are a drop band in kbit/s: the userspace datapath and TC flower (police action) both
+ * do it, so a limited port stays offloadable.
+ */
+export function portMeters(port: LocalPort): DesiredMeter[] {
+  const out: DesiredMeter[] = [];
+  for (const dir of ['egress', 'ingress'] as const) {
+    const r = port.qos?.[dir];
+    if (r)
+      out.push({
+        meterId: endpointMeterId(port.ofport, dir),
+        kbps: r.kbps,
+        burstKb: r.burstKb ?? defaultBurstKb(r.kbps),
+      });
+  }
+  return out;
+}
+
+/** `instructions` preceded by the port's meter for `dir` (OpenFlow 1.3 orders meter first), if limited. */
+export function metered(port: LocalPort, dir: MeterDirection, instructions: Instruction[]): Instruction[] {
+  if (!port.qos?.[dir]) return instructions;
+  return [{ type: 'meter', meterId: endpointMeterId(port.ofport, dir) }, ...instructions];
+}

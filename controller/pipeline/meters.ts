@@ -1,0 +1,69 @@
+import { ofpmc, ofpmf } from '../../southbound/openflow/codec/constants.js';
+import type { MeterMod } from '../../southbound/openflow/codec/messages.js';
+import type { DesiredMeter } from './flow.js';
+
+/**
+ * Meter id layout. Meters carry no cookie, so ownership is in the id, as with groups: weft's
+ * meters are METER_BASE + 2 x ofport + direction, one per direction of each rate-limited local
+ * port. An ofport is unique on its bridge, so two endpoints never share a meter and no
+ * allocation has to be remembered (a new leader computes the same ids). OpenFlow ports stop at
+ * 0xff00, so the largest id (0x2fe01) stays below OVS's 262,144 meters; ids below METER_BASE are
+ * left to operators.
+ */
+export const METER_BASE = 0x10000;
+export const METER_MAX = METER_BASE + 2 * 0xff00 + 1;
+
+export const METER_DIRECTION = {
+  /** Traffic leaving the endpoint (policed as it enters the bridge from the port). */
+  egress: 0,
+  /** Traffic arriving at the endpoint (policed at the output to its port). */
+  ingress: 1,
+} as const;
+export type MeterDirection = keyof typeof METER_DIRECTION;
+
+export const endpointMeterId = (ofport: number, direction: MeterDirection): number =>
+  METER_BASE + 2 * ofport + METER_DIRECTION[direction];
+
+export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= METER_MAX;
+
+/** What a meter polices, read back from its id (for `weft trace` and logs). */
+export function meterPlace(id: number): { ofport: number; direction: MeterDirection } | undefined {
+  if (!isOwnedMeter(id)) return undefined;
+  const n = id - METER_BASE;
+  return { ofport: n >> 1, direction: n & 1 ? 'ingress' : 'egress' };
+}
+
+/** One weft meter as it is read back from a switch (METER_CONFIG), or undefined if not of our shape. */
+export interface ActualMeter {
+  meterId: number;
+  flags: number;
+  bands: MeterMod['bands'];
+}
+
+/** Whether the switch's meter is exactly the desired one (flags, one drop band, rate, burst). */
+export function meterMatches(actual: ActualMeter, want: DesiredMeter): boolean {
+  const b = actual.bands;
+  return (
+    (actual.flags & (ofpmf.KBPS | ofpmf.BURST | ofpmf.PKTPS)) === (ofpmf.KBPS | ofpmf.BURST) &&
+    b.length === 1 &&
+    b[0]!.kind === 'drop' &&
+    b[0]!.rate === want.kbps &&
+    b[0]!.burstSize === want.burstKb
+  );
+}
+
+/** The METER_MOD that creates (or, `modify`, changes) a meter. */
+export function meterMod(m: DesiredMeter, command: 'add' | 'modify'): MeterMod {
+  return {
+    type: 'METER_MOD',
+    xid: 0,
+    command: command === 'add' ? ofpmc.ADD : ofpmc.MODIFY,
+    flags: ofpmf.KBPS | ofpmf.BURST | ofpmf.STATS,
+    meterId: m.meterId,
+    bands: [{ kind: 'drop', rate: m.kbps, burstSize: m.burstKb }],
+  };
+}
+
+export function meterDelete(meterId: number): MeterMod {
+  return { type: 'METER_MOD', xid: 0, command: ofpmc.DELETE, flags: 0, meterId, bands: [] };
+}

@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { IntentService } from '../../../controller/intent/service.js';
+import { openService, rejects } from './helpers.js';
+
+/** An endpoint's rate limits: stored with their burst filled in, kept across patches, cleared by `{}`. */
+
+let h: Awaited<ReturnType<typeof openService>>;
+let svc: IntentService;
+beforeEach(async () => {
+  h = await openService();
+  svc = h.svc;
+  await svc.put('tenant', 't1', { name: 'one' });
+  await svc.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24'] });
+});
+afterEach(() => h.close());
+
+describe('endpoint qos', () => {
+  it('fills in the burst: 80% of the rate, at least 16 kbit; a given burst is kept', async () => {
+    const { object } = await svc.create('endpoint', {
+      id: 'vm1',
+      networkId: 'n1',
+      qos: { egress: { kbps: 10_000 }, ingress: { kbps: 8, burstKb: 500 } },
+    });
+    expect(object.qos).toEqual({
+      egress: { kbps: 10_000, burstKb: 8_000 },
+      ingress: { kbps: 8, burstKb: 500 },
+    });
+    const small = await svc.create('endpoint', {
+      id: 'vm2',
+      networkId: 'n1',
+      qos: { ingress: { kbps: 10 } },
+    });
+    expect(small.object.qos).toEqual({ ingress: { kbps: 10, burstKb: 16 } });
+  });
+
+  it('has no qos unless asked, keeps it across unrelated patches, and `{}` clears it', async () => {
+    expect((await svc.create('endpoint', { id: 'vm1', networkId: 'n1' })).object.qos).toBeUndefined();
+    await svc.update('endpoint', 'vm1', { qos: { egress: { kbps: 1_000 } } });
+    const renamed = await svc.update('endpoint', 'vm1', { name: 'web' });
+    expect(renamed.object.qos).toEqual({ egress: { kbps: 1_000, burstKb: 800 } });
+    const changed = await svc.update('endpoint', 'vm1', { qos: { ingress: { kbps: 2_000, burstKb: 100 } } });
+    expect(changed.object.qos).toEqual({ ingress: { kbps: 2_000, burstKb: 100 } });
+    const cleared = await svc.update('endpoint', 'vm1', { qos: {} });
+    expect(cleared.object.qos).toBeUndefined();
+    expect((await svc.get('endpoint', 'vm1')).qos).toBeUndefined();
+  });
+
+  it('refuses rates and bursts out of range or not whole, and unknown keys, naming the field; nothing is stored', async () => {
+    const bad: Array<[unknown, RegExp]> = [
+      [{ egress: { kbps: 0 } }, /^qos\.egress\.kbps: /],
+      [{ egress: { kbps: 100_000_001 } }, /^qos\.egress\.kbps: /],
+      [{ ingress: { kbps: 1.5 } }, /^qos\.ingress\.kbps: /],
+      [{ ingress: { kbps: 100, burstKb: 4 } }, /^qos\.ingress\.burstKb: /],
+      [{ ingress: { burstKb: 100 } }, /^qos\.ingress/],
+      [{ both: { kbps: 100 } }, /^qos/],
+    ];
+    for (const [qos, field] of bad) {
+      await rejects(svc.create('endpoint', { id: 'vm9', networkId: 'n1', qos } as never), 'invalid', field);
+    }
+    expect(() => svc.get('endpoint', 'vm9')).toThrow(/not found/);
+    // The service still serves others.
+    expect(
+      (await svc.create('endpoint', { id: 'vm8', networkId: 'n1', qos: { egress: { kbps: 64 } } })).object
+        .qos,
+    ).toEqual({ egress: { kbps: 64, burstKb: 52 } });
+  });
+});

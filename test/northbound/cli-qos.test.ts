@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkQos, qosColumn, qosText } from '../../northbound/cli/qos-flags.js';
+import { ADMIN, type Harness, startHarness } from './harness.js';
+import { runWeft } from './run-weft.js';
+
+/** `weft endpoint create|update` rate-limit flags, and the limits in show and list. */
+let h: Harness;
+let env: Record<string, string>;
+beforeAll(async () => {
+  h = await startHarness();
+  env = { WEFT_API: await h.app.listen({ host: '127.0.0.1', port: 0 }), WEFT_TOKEN: ADMIN };
+  await h.intents.put('tenant', 't1', { name: 'one' });
+  await h.intents.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24'] });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const weft = (args: string) => runWeft(args, env);
+const json = async (args: string) => {
+  const r = await weft(`${args} --json`);
+  expect(r.code, r.err).toBe(0);
+  return JSON.parse(r.out);
+};
+
+describe('weft endpoint: rate limits', () => {
+  it('makes the qos object from the flags; the API fills in a burst left out', async () => {
+    const ep = await json(
+      'endpoint create --id q1 --network n1 --egress-kbps 10000 --ingress-kbps 5000 --ingress-burst-kb 4000',
+    );
+    expect(ep.qos).toEqual({
+      egress: { kbps: 10_000, burstKb: 8_000 },
+      ingress: { kbps: 5_000, burstKb: 4_000 },
+    });
+  });
+
+  it('shows the limits with their units, and lists the rates in a QOS column', async () => {
+    const shown = await weft('endpoint show q1');
+    expect(shown.code, shown.err).toBe(0);
+    expect(shown.out).toMatch(
+      /^qos:\s+egress 10000 kbit\/s \(burst 8000 kbit\), ingress 5000 kbit\/s \(burst 4000 kbit\)$/m,
+    );
+    expect((await weft('endpoint create --id q0 --network n1')).code).toBe(0);
+    const list = await weft('endpoint list --network n1');
+    expect(list.out.split('\n')[0]).toMatch(/^ID\s+NETWORK\s+MAC\s+IPS\s+IFACE-ID\s+BOUND\s+QOS\s+REV$/);
+    expect(list.out).toMatch(/^q1\s+.*\s+no\s+egress 10000 kbit\/s, ingress 5000 kbit\/s\s+\d+$/m);
+    expect(list.out).toMatch(/^q0\s+.*\s+no\s+-\s+\d+$/m);
+    // Without limits, show has no qos line at all.
+    expect((await weft('endpoint show q0')).out).not.toMatch(/^qos:/m);
+  });
+
+  it('update sends the limits given, which replace all of them; --no-qos removes them', async () => {
+    const one = await json('endpoint update q1 --egress-kbps 20000 --egress-burst-kb 1000');
+    expect(one.qos).toEqual({ egress: { kbps: 20_000, burstKb: 1_000 } });
+    const renamed = await json('endpoint update q1 --name web');
+    expect(renamed.qos).toEqual(one.qos);
+    const cleared = await json('endpoint update q1 --no-qos');
+    expect(cleared.qos).toBeUndefined();
+    expect(cleared.name).toBe('web');
+  });
+
+  it('adds the flags to what --data gives, member by member', async () => {
+    const ep = await json(
+      `endpoint create --id q2 --network n1 --data '{"qos":{"egress":{"kbps":3000}}}' --egress-burst-kb 500 --ingress-kbps 64`,
+    );
+    expect(ep.qos).toEqual({ egress: { kbps: 3_000, burstKb: 500 }, ingress: { kbps: 64, burstKb: 52 } });
+  });
+
+  it('exits 2 naming the flag: a burst without its rate, a value that is not an integer, --no-qos with a limit', async () => {
+    const burst = await weft('endpoint update q2 --ingress-burst-kb 100');
+    expect(burst.code).toBe(2);
+    expect(burst.err).toContain('--ingress-burst-kb needs --ingress-kbps');
+    const unit = await weft('endpoint create --network n1 --egress-kbps 10M');
+    expect(unit.code).toBe(2);
+    expect(unit.err).toContain("--egress-kbps must be an integer, got '10M'");
+    const fraction = await weft('endpoint create --network n1 --ingress-kbps 100 --ingress-burst-kb 1.5');
+    expect(fraction.code).toBe(2);
+    expect(fraction.err).toContain("--ingress-burst-kb must be an integer, got '1.5'");
+    const both = await weft('endpoint update q2 --no-qos --egress-kbps 100');
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('--no-qos removes every limit: it cannot be given with --egress-kbps');
+    // Nothing was sent: q2 keeps its limits.
+    expect((await json('endpoint show q2')).qos.ingress).toEqual({ kbps: 64, burstKb: 52 });
+  });
+
+  it("passes the API's range check through (exit 1, naming the field)", async () => {
+    const slow = await weft('endpoint create --network n1 --egress-kbps 4');
+    expect(slow.code).toBe(1);
+    expect(slow.err).toMatch(/qos.*egress.*kbps.*>= 8.*HTTP 400 invalid/);
+  });
+
+  it('lists the flags in the help', async () => {
+    const help = await weft('endpoint --help');
+    for (const flag of ['egress-kbps', 'egress-burst-kb', 'ingress-kbps', 'ingress-burst-kb'])
+      expect(help.out).toMatch(new RegExp(`^  --${flag} VALUE\\s+\\S`, 'm'));
+    expect(help.out).toMatch(/^ {2}--no-qos\s+no rate limits \(update: removes them\)$/m);
+  });
+});
+
+describe('qos flag helpers', () => {
+  it('checkQos: a burst needs its rate in the body (from a flag or --data)', () => {
+    const given = new Set(['egress-burst-kb']);
+    expect(() => checkQos({ qos: { egress: { burstKb: 10 } } }, given)).toThrow(
+      /--egress-burst-kb needs --egress-kbps/,
+    );
+    expect(() => checkQos({ qos: { egress: { kbps: 100, burstKb: 10 } } }, given)).not.toThrow();
+    expect(() => checkQos({ qos: {} }, new Set(['no-qos']))).not.toThrow();
+    expect(() => checkQos({ qos: {} }, new Set(['no-qos', 'ingress-burst-kb']))).toThrow(
+      /cannot be given with --ingress-burst-kb/,
+    );
+  });
+
+  it('qosText and the QOS column: directions in order, burst only where known', () => {
+    expect(qosText({ ingress: { kbps: 8, burstKb: 16 }, egress: { kbps: 100 } })).toBe(
+      'egress 100 kbit/s, ingress 8 kbit/s (burst 16 kbit)',
+    );
+    expect(qosText({})).toBe('none');
+    expect(qosColumn.value({ qos: { ingress: { kbps: 8, burstKb: 16 } } })).toBe('ingress 8 kbit/s');
+    expect(qosColumn.value({})).toBe('-');
+  });
+});
