@@ -185,7 +185,7 @@ export function statusProvider(
           'endpoint',
           endpointId,
           keys,
-          b && { chassis: b.chassisId, ofport: b.ofport },
+          b && { chassis: b.chassisId, ofport: b.ofport, qos: ep.qos },
         );
       },
       acl: (aclId) => readObjectCounters(counterSwitches(), 'acl', aclId, [`acl/${aclId}`]),

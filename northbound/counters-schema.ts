@@ -45,6 +45,41 @@ export const PortCounters = Type.Object(
 );
 export type PortCounters = Static<typeof PortCounters>;
 
+const MeterCounters = Type.Object(
+  {
+    meterId: Type.Integer({
+      minimum: 1,
+      description: '32768 + 2 x ofport + direction (egress 0, ingress 1)',
+    }),
+    kbps: Type.Integer({ minimum: 1, description: 'the limit of the intent, kbit/s' }),
+    burstKb: Type.Integer({ minimum: 1, description: 'its burst, kbit' }),
+    packets: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'packets that reached the meter (passed or dropped)' }),
+    ),
+    bytes: Type.Optional(bytes),
+    droppedPackets: Type.Optional(
+      Type.Integer({ minimum: 0, description: "packets the meter's drop band dropped (above the rate)" }),
+    ),
+    droppedBytes: Type.Optional(bytes),
+    note: Type.Optional(
+      Type.String({ description: 'why the counts are missing (meter not applied yet, switch silent)' }),
+    ),
+  },
+  { title: 'MeterCounters', additionalProperties: false },
+);
+
+export const QosCounters = Type.Object(
+  { egress: Type.Optional(MeterCounters), ingress: Type.Optional(MeterCounters) },
+  {
+    title: 'QosCounters',
+    additionalProperties: false,
+    description:
+      "a bound endpoint's rate limits and what their meters on its hypervisor passed and dropped, one per limited direction",
+  },
+);
+export type QosCounters = Static<typeof QosCounters>;
+export type MeterCounters = Static<typeof MeterCounters>;
+
 export const ObjectCounters = Type.Object(
   {
     kind: Type.Union([Type.Literal('endpoint'), Type.Literal('acl')]),
@@ -55,6 +90,7 @@ export const ObjectCounters = Type.Object(
       description: "the object's flows on every switch (by cookie), busiest first",
     }),
     port: Type.Optional(PortCounters),
+    qos: Type.Optional(QosCounters),
     unreachable: Unreachable,
   },
   { title: 'ObjectCounters', additionalProperties: false },

@@ -3,6 +3,7 @@ import type {
   FlowCounter,
   ObjectCounters,
   PortCounters,
+  QosCounters,
 } from '../../northbound/counters-schema.js';
 import type { FlowStats, PortStats } from '../../southbound/openflow/codec/index.js';
 import { APP, appOf, fnv1a32, OWNER_MASK, OWNER_VALUE } from '../pipeline/cookies.js';
@@ -51,13 +52,17 @@ export interface Unreachable {
 
 const n = (x: bigint) => Number(x);
 
-/** One object's flows on every switch that answered, busiest first, with their sum. */
+/**
+ * One object's flows on every switch that answered, busiest first, with their sum; for an
+ * endpoint also its port's and its meters' counters.
+ */
 export function objectCounters(
   kind: ObjectCounters['kind'],
   id: string,
   answered: readonly SwitchFlows[],
   unreachable: readonly Unreachable[],
   port?: PortCounters,
+  qos?: QosCounters,
 ): ObjectCounters {
   const flows: FlowCounter[] = [];
   for (const sw of answered) {
@@ -85,6 +90,7 @@ export function objectCounters(
     bytes: sum('bytes'),
     flows,
     ...(port ? { port } : {}),
+    ...(qos ? { qos } : {}),
     unreachable: [...unreachable],
   };
 }

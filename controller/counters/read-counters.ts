@@ -1,6 +1,7 @@
 import type { DropsAnswer, ObjectCounters, RouterCounters } from '../../northbound/counters-schema.js';
 import type { MultipartReplyBody, MultipartRequestBody } from '../../southbound/openflow/codec/index.js';
 import { ofpg, ofpp, ofptt } from '../../southbound/openflow/codec/index.js';
+import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
 import {
   dropCounters,
   objectCounters,
@@ -10,6 +11,7 @@ import {
   TABLE_MISS_SELECTOR,
   type Unreachable,
 } from './counters.js';
+import { type LimitedPort, meterStatsRequest, portLimits, qosCounters } from './meter-counters.js';
 import { routerCounters, routerSelector } from './router-counters.js';
 
 /** What the counters read of a connected switch. */
@@ -54,19 +56,47 @@ async function askAll(
   return { answered, unreachable };
 }
 
-/** Counters of the flows owned by any of `objectKeys` (cookie hashes), on every switch. */
+/**
+ * Counters of the flows owned by any of `objectKeys` (cookie hashes), on every switch; with a
+ * bound endpoint's `port`, its port stats, and with its limits (`port.qos`) its meters' stats.
+ */
 export async function readObjectCounters(
   switches: readonly CounterSwitch[],
   kind: ObjectCounters['kind'],
   id: string,
   objectKeys: readonly string[],
-  port?: { chassis: string; ofport: number },
+  port?: { chassis: string; ofport: number; qos?: LimitedPort['qos'] | undefined },
 ): Promise<ObjectCounters> {
-  const [{ answered, unreachable }, portStats] = await Promise.all([
+  const [{ answered, unreachable }, portStats, qos] = await Promise.all([
     askAll(switches, objectKeys.map(objectSelector)),
     port ? readPort(switches, port.chassis, port.ofport) : undefined,
+    port?.qos ? readQos(switches, { ...port, qos: port.qos }) : undefined,
   ]);
-  return objectCounters(kind, id, answered, unreachable, portStats);
+  return objectCounters(kind, id, answered, unreachable, portStats, qos);
+}
+
+/**
+ * The endpoint's meters, with one METER stats request to its own hypervisor (the only switch that
+ * has them); undefined when it has no limit. Never fails: what cannot be read is a note.
+ */
+async function readQos(switches: readonly CounterSwitch[], port: LimitedPort) {
+  const limits = portLimits(port);
+  if (limits.length === 0) return undefined;
+  const { chassis } = port;
+  const sw = switches.find((s) => s.chassis === chassis);
+  if (!sw) return qosCounters(limits, chassis, { note: `${chassis} is not connected: no meter counts` });
+  try {
+    const replies = await sw.multipart(meterStatsRequest(limits), TIMEOUT_MS);
+    const meters = replies.flatMap((b) => (b.kind === 'METER' ? b.meters : []));
+    return qosCounters(limits, chassis, { meters });
+  } catch (err) {
+    // OVS refuses the stats of one meter it does not have: the same as an answer without it.
+    if (err instanceof OfpErrorReply && err.codeName === 'OFPMMFC_UNKNOWN_METER') {
+      return qosCounters(limits, chassis, { meters: [] });
+    }
+    const why = err instanceof Error ? err.message : String(err);
+    return qosCounters(limits, chassis, { note: `no answer from ${chassis}: ${why}` });
+  }
 }
 
 async function readPort(switches: readonly CounterSwitch[], chassis: string, ofport: number) {

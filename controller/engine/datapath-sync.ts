@@ -14,6 +14,7 @@ import {
 } from '../reconcile/diff.js';
 import { flowDiffers, groupDiffers, type KeyedDiff, partialDiff } from '../reconcile/keyed-diff.js';
 import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-diff.js';
+import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
 
@@ -72,6 +73,8 @@ export class DatapathSync {
   private flows?: Map<string, ActualFlow>;
   private groups?: Map<number, ActualGroup>;
   private meters?: MeterTable;
+  /** Kept across dumps and retries: a refused meter stays refused until its rate changes. */
+  private readonly refusedMeters = new RefusedMeters();
   private running?: Promise<void>;
   private next?: Pending;
   private waiters: Array<{ revision: number; resolve: () => void }> = [];
@@ -188,6 +191,13 @@ export class DatapathSync {
         if (result.dumped) this.lastDumpResult = result;
         this.retryDelayMs = RETRY_MIN_MS;
         this.onApplied(this.port.dpid, result);
+        if (this.refusedMeters.retryDue) {
+          // A refused meter's rate changed: one more full pass gives its flows their meter back.
+          this.refusedMeters.retryDue = false;
+          const queued = this.next as Pending | undefined; // set by a request() during the apply
+          if (queued) queued.full = true;
+          else this.next = { ...job, full: true, forceDump: false };
+        }
       } catch (err) {
         this.applying = false;
         this.flows = undefined;
@@ -265,10 +275,17 @@ export class DatapathSync {
       this.meters = new MeterTable(meters);
     }
     const dumpedAt = performance.now();
-    const { flowDiff, groupDiff, meterDiff, upsertKeys, removeKeys } =
-      dumped || job.full
-        ? this.fullDiff(job.desired)
-        : partialDiff(this.flows!, this.groups!, this.meters!, job);
+    const refused = this.refusedMeters;
+    const full = dumped || job.full || refused.touchedBy(job.meters);
+    const { flowDiff, groupDiff, meterDiff, upsertKeys, removeKeys } = full
+      ? this.fullDiff(job.desired)
+      : partialDiff(
+          this.flows!,
+          this.groups!,
+          this.meters!,
+          { ...job, meters: refused.filter(job.meters) },
+          refused.adjust,
+        );
     const diffedAt = performance.now();
     const result: SyncResult = {
       revision: job.revision,
@@ -289,7 +306,19 @@ export class DatapathSync {
     }
     // Meters around the bundle, not in it (OVS refuses METER_MOD in a bundle): see meterMessages.
     const meterMods = meterMessages(meterDiff);
-    if (meterMods.before.length > 0) await this.port.applyMeters(meterMods.before);
+    if (meterMods.before.length > 0) {
+      try {
+        await this.port.applyMeters(meterMods.before);
+      } catch (err) {
+        const noted = refused.note(refusedMeterIds(err), meterDiff);
+        if (noted.length > 0)
+          this.log.warn(
+            { dpid: this.port.dpid, meters: noted, err: (err as Error).message },
+            'switch refused meters: the endpoints they limit pass unpoliced on it until their limits change',
+          );
+        throw err;
+      }
+    }
     this.meters?.confirmed(meterDiff, 'before');
     if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
@@ -319,13 +348,15 @@ export class DatapathSync {
     const have = this.flows!;
     const haveGroups = this.groups!;
     const meters = this.meters!.fullDiff();
+    const refused = this.refusedMeters;
     // Wanted keys: dumped records are marked in place (no Set of 100k keys on a reconnect); keys
     // of other cached flows, and of flows to add, go in a Set.
     const epoch = ++markEpoch;
     const wanted = new Set<string>();
     const wantedGroups = new Set<number>();
     desired.forEach(
-      (key, f) => {
+      (key, want) => {
+        const f = refused.adjust(want);
         const cur = have.get(key);
         if (cur instanceof DumpedFlow ? cur.mark === epoch : wanted.has(key)) {
           this.log.error({ dpid: this.port.dpid, flow: key }, 'two desired flows share a key; first kept');
@@ -348,7 +379,9 @@ export class DatapathSync {
         if (!cur) groupDiff.add.push(g);
         else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
       },
-      meters.want,
+      (m) => {
+        if (!refused.skips(m)) meters.want(m);
+      },
     );
     for (const [key, f] of have) {
       const isWanted = f instanceof DumpedFlow ? f.mark === epoch : wanted.has(key);

@@ -1,4 +1,4 @@
-import type { GroupTypeName } from '../../southbound/openflow/codec/constants.js';
+import { type GroupTypeName, ofpet } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod, GroupMod, MeterMod } from '../../southbound/openflow/codec/messages.js';
 import {
   applyAtomically,
@@ -52,7 +52,7 @@ export function sessionPort(session: SwitchSession): DatapathPort {
       } catch (err) {
         // A switch without meters refuses the request: it holds none. Only a rate-limited endpoint
         // on it then fails to apply, with the switch's error naming the meter.
-        if (err instanceof OfpErrorReply) return [];
+        if (err instanceof OfpErrorReply && err.errorType === ofpet.BAD_REQUEST) return [];
         throw err;
       }
     },

@@ -133,12 +133,15 @@ export const NetworkPatchSchema = Type.Partial(
 /** A rate limit: kbit/s, and the burst (kbit) let through above it (default 80% of the rate). */
 export const QOS_KBPS_MIN = 8;
 export const QOS_KBPS_MAX = 100_000_000;
+/** One full frame of a network with this MTU (Ethernet header, VLAN tag, FCS), in kbit. */
+export const frameKbit = (mtu: number): number => Math.ceil(((mtu + 22) * 8) / 1000);
 /**
  * The burst a rate gets when none is given: 80% of a second's worth (Neutron's OVS agent
- * default), at least 16 kbit (a few full frames: a policer with a tiny bucket starves TCP).
+ * default), at least two full frames (a policer whose bucket cannot hold a frame drops every
+ * full-size packet; one that holds barely one starves TCP).
  */
-export const defaultBurstKb = (kbps: number): number =>
-  Math.min(QOS_KBPS_MAX, Math.max(16, Math.ceil(kbps * 0.8)));
+export const defaultBurstKb = (kbps: number, mtu = 1500): number =>
+  Math.min(QOS_KBPS_MAX, Math.max(2 * frameKbit(mtu), Math.ceil(kbps * 0.8)));
 const RateLimitSchema = Type.Object(
   {
     kbps: Type.Integer({ minimum: QOS_KBPS_MIN, maximum: QOS_KBPS_MAX, description: 'kbit/s' }),

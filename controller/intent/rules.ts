@@ -1,7 +1,14 @@
 import { normalizeDhcp } from './dhcp-rules.js';
 import { conflict, invalid } from './errors.js';
 import type { AnyObject, Kind, ObjectOf, Qos, SgRule, SgRuleInput } from './model.js';
-import { DEFAULT_UNDERLAY_MTU, defaultBurstKb, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
+import {
+  DEFAULT_UNDERLAY_MTU,
+  defaultBurstKb,
+  frameKbit,
+  VNI_MAX,
+  VNI_MIN,
+  VXLAN_OVERHEAD,
+} from './model.js';
 import {
   type Cidr,
   cidrContains,
@@ -205,18 +212,28 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     portSecurity,
   };
   if (d.name !== undefined) out.name = d.name as string;
-  const qos = qosOf(d.qos as Qos | undefined);
+  const qos = qosOf(d.qos as Qos | undefined, net);
   if (qos) out.qos = qos;
   return out;
 }
 
-/** Limits with their burst filled in; undefined when none is set (`{}` clears them). */
-function qosOf(q: Qos | undefined): Qos | undefined {
+/**
+ * Limits with their burst filled in; undefined when none is set (`{}` clears them). A burst
+ * must hold a full frame of the network (checked against its MTU as it is now).
+ */
+function qosOf(q: Qos | undefined, net: { id: string; mtu: number }): Qos | undefined {
   if (!q) return undefined;
   const out: Qos = {};
+  const frame = frameKbit(net.mtu);
   for (const dir of ['egress', 'ingress'] as const) {
     const r = q[dir];
-    if (r) out[dir] = { kbps: r.kbps, burstKb: r.burstKb ?? defaultBurstKb(r.kbps) };
+    if (!r) continue;
+    if (r.burstKb !== undefined && r.burstKb < frame)
+      throw invalid(
+        `qos.${dir}.burstKb`,
+        `${r.burstKb} kbit holds no full frame of network '${net.id}' (MTU ${net.mtu}: ${frame} kbit); give at least ${frame}`,
+      );
+    out[dir] = { kbps: r.kbps, burstKb: r.burstKb ?? defaultBurstKb(r.kbps, net.mtu) };
   }
   return out.egress || out.ingress ? out : undefined;
 }

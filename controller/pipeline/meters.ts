@@ -6,11 +6,13 @@ import type { DesiredMeter } from './flow.js';
  * Meter id layout. Meters carry no cookie, so ownership is in the id, as with groups: weft's
  * meters are METER_BASE + 2 x ofport + direction, one per direction of each rate-limited local
  * port. An ofport is unique on its bridge, so two endpoints never share a meter and no
- * allocation has to be remembered (a new leader computes the same ids). OpenFlow ports stop at
- * 0xff00, so the largest id (0x2fe01) stays below OVS's 262,144 meters; ids below METER_BASE are
- * left to operators.
+ * allocation has to be remembered (a new leader computes the same ids). The base is low enough
+ * that ports up to 16,383 stay below 65,536 (older userspace datapaths' meter table), and the
+ * largest id (ofport 0xff00: 163,329) below the kernel datapath's 200,000; a switch that refuses
+ * one anyway leaves that port unpoliced without holding up anything else
+ * (controller/reconcile/refused-meters.ts). Ids below METER_BASE are left to operators.
  */
-export const METER_BASE = 0x10000;
+export const METER_BASE = 0x8000;
 export const METER_MAX = METER_BASE + 2 * 0xff00 + 1;
 
 export const METER_DIRECTION = {

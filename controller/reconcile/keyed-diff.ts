@@ -35,20 +35,25 @@ export interface KeyChanges {
   meters?: ReadonlyMap<number, DesiredMeter | null>;
 }
 
-/** Only the keys a change touched, against the cached tables. */
+/**
+ * Only the keys a change touched, against the cached tables. `adjust`: the flow as this switch
+ * can take it (refused-meters.ts), applied to every desired flow.
+ */
 export function partialDiff(
   haveFlows: ReadonlyMap<string, ActualFlow>,
   haveGroups: ReadonlyMap<number, ActualGroup>,
   haveMeters: MeterTable,
   { flows, groups, meters }: KeyChanges,
+  adjust: (f: DesiredFlow) => DesiredFlow = (f) => f,
 ): KeyedDiff {
   const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
   const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
   const addKeys: string[] = [];
   const modifyKeys: string[] = [];
   const removeKeys: string[] = [];
-  for (const [key, f] of flows) {
+  for (const [key, want] of flows) {
     const cur = haveFlows.get(key);
+    const f = want === null ? null : adjust(want);
     if (f === null) {
       if (cur && isOwned(cur.cookie)) {
         flowDiff.remove.push(cur);

@@ -183,7 +183,7 @@ function note(run: Run, text: string): void {
 }
 
 /**
- * `policed by meter 65538 (egress of port 1: 10000 kbit/s, burst 8000 kbit)`: what it limits
+ * `policed by meter 32770 (egress of port 1: 10000 kbit/s, burst 8000 kbit)`: what it limits
  * read back from weft's id layout, its rate from the desired meters (absent: only the id).
  */
 function meterNote(run: Run, meterId: number): string {

@@ -7,7 +7,8 @@ import { table } from './format.js';
 const COUNTERS_HELP = `Usage: weft counters endpoint|acl|router ID [--json] [--api URL] [--token T]
 
 What really crossed the switches for one object, read from OVS now: an endpoint's VM port
-counters (what the VM sent and received) and the packets of its flows on every hypervisor; how
+counters (what the VM sent and received), what its rate limits' meters passed and dropped, and
+the packets of its flows on every hypervisor; how
 many packets a network ACL matched, hypervisor by hypervisor; or what a router did on each
 hypervisor hosting one of its networks: packets routed, pings and ARP for its addresses answered,
 packets dropped for want of a route (GET /v1/endpoints/ID/counters, GET /v1/acls/ID/counters,
@@ -50,7 +51,25 @@ function parse(argv: string[]) {
 
 const where = (x: { chassis?: string; datapathId: string }) => x.chassis ?? x.datapathId;
 
-/** An object's counters for people: the port, then its flows, busiest first. */
+/**
+ * One rate limit and what its meter did: packets that reached it, and how many of them it dropped
+ * for being above the rate (the share says how hard the limit bites), or why there are no counts.
+ */
+function qosLines(qos: ObjectCounters['qos']): string[] {
+  if (!qos) return [];
+  return (['egress', 'ingress'] as const).flatMap((dir) => {
+    const m = qos[dir];
+    if (!m) return [];
+    const head = `  policed ${dir} at ${m.kbps} kbit/s (burst ${m.burstKb} kbit): `;
+    if (m.packets === undefined || m.droppedPackets === undefined) {
+      return [`${head}${m.note ?? 'no counts'}`];
+    }
+    const share = m.packets > 0 ? ` (${((100 * m.droppedPackets) / m.packets).toFixed(1)}%)` : '';
+    return [`${head}${m.packets} packets, ${m.droppedPackets} dropped${share}`];
+  });
+}
+
+/** An object's counters for people: the port and its rate limits, then its flows, busiest first. */
 export function countersText(c: ObjectCounters): string {
   const lines: string[] = [];
   if (c.port) {
@@ -59,9 +78,12 @@ export function countersText(c: ObjectCounters): string {
       `endpoint ${c.id} on ${p.chassis} port ${p.ofport}:`,
       `  sent     ${p.fromVm.packets} packets, ${p.fromVm.bytes} bytes (${p.fromVm.dropped} dropped)`,
       `  received ${p.toVm.packets} packets, ${p.toVm.bytes} bytes (${p.toVm.dropped} dropped)`,
+      ...qosLines(c.qos),
       '',
     );
-  } else if (c.kind === 'endpoint') lines.push(`endpoint ${c.id}: not bound to a connected switch`, '');
+  } else if (c.kind === 'endpoint') {
+    lines.push(`endpoint ${c.id}: not bound to a connected switch`, ...qosLines(c.qos), '');
+  }
   lines.push(`${c.kind} ${c.id}: ${c.packets} packets, ${c.bytes} bytes in its ${c.flows.length} flows`);
   if (c.flows.length > 0) {
     const rows = c.flows.map((f) => ({

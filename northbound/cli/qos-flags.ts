@@ -22,13 +22,13 @@ export const qosFlags: FieldFlag[] = [
       flag: `${dir}-kbps`,
       field: `qos.${dir}.kbps`,
       type: 'int',
-      help: `limit what the VM ${dir === 'egress' ? 'sends' : 'receives'} to N kbit/s (8-100000000); update replaces all limits`,
+      help: `limit what the VM ${dir === 'egress' ? 'sends' : 'receives'} to N kbit/s (8-100000000); update keeps the other direction`,
     },
     {
       flag: `${dir}-burst-kb`,
       field: `qos.${dir}.burstKb`,
       type: 'int',
-      help: `kbit let through above --${dir}-kbps (default 80% of a second's worth, at least 16)`,
+      help: `kbit let through above --${dir}-kbps (default 80% of a second's worth, at least two full frames)`,
     },
   ]),
   {
@@ -57,6 +57,21 @@ export function checkQos(body: Record<string, unknown>, given: ReadonlySet<strin
       );
   }
 }
+
+/**
+ * `update --egress-kbps N` changes the egress limit and keeps the ingress one (the API's PATCH
+ * replaces `qos` whole): the endpoint is read and the direction the flags did not name is
+ * carried over. --no-qos and a `qos` given whole in --data are taken as they are.
+ */
+export const qosMerge = {
+  wants: (given: ReadonlySet<string>): boolean =>
+    !given.has('no-qos') && DIRECTIONS.some((dir) => given.has(`${dir}-kbps`)),
+  merge(body: Record<string, unknown>, current: Record<string, unknown>, given: ReadonlySet<string>): void {
+    const had = (current.qos ?? {}) as Partial<Record<Direction, RateLimit>>;
+    const qos = body.qos as Partial<Record<Direction, RateLimit>>;
+    for (const dir of DIRECTIONS) if (!given.has(`${dir}-kbps`) && !qos[dir] && had[dir]) qos[dir] = had[dir];
+  },
+};
 
 const limitText = (r: RateLimit): string =>
   `${r.kbps} kbit/s${r.burstKb === undefined ? '' : ` (burst ${r.burstKb} kbit)`}`;

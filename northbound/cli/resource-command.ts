@@ -41,6 +41,15 @@ export interface ResourceCli {
    * its rate); `given` names the flags given. Throws UsageError.
    */
   check?(body: Record<string, unknown>, given: ReadonlySet<string>): void;
+  /**
+   * Update as read-modify-write when the flags given ask for it (`wants`): the object is read,
+   * `merge` keeps what the flags did not name, and the PATCH carries If-Match with the revision
+   * read (unless --if-match was given), so a concurrent change is refused, not overwritten.
+   */
+  mergeOnUpdate?: {
+    wants(given: ReadonlySet<string>): boolean;
+    merge(body: Record<string, unknown>, current: Record<string, unknown>, given: ReadonlySet<string>): void;
+  };
   /** How a field reads in the `key: value` view (show, create, update), when not as plain values. */
   render?: Record<string, (value: unknown) => string>;
 }
@@ -147,7 +156,11 @@ const parseValue = (f: FieldFlag, values: string[]): unknown => {
   }
 };
 
-const bodyOf = (r: ResourceCli, values: Record<string, unknown>, verb: Verb): Record<string, unknown> => {
+const bodyOf = (
+  r: ResourceCli,
+  values: Record<string, unknown>,
+  verb: Verb,
+): { body: Record<string, unknown>; flags: ReadonlySet<string> } => {
   let body: Record<string, unknown> = {};
   if (typeof values.data === 'string') {
     try {
@@ -169,7 +182,7 @@ const bodyOf = (r: ResourceCli, values: Record<string, unknown>, verb: Verb): Re
     else setPath(body, f.field, value);
   }
   r.check?.(body, flags);
-  return body;
+  return { body, flags };
 };
 
 /** Sets `path` (`qos.egress.kbps`) in `body`, making the objects on the way (keeping --data's). */
@@ -215,7 +228,7 @@ async function runVerb(
 
   switch (verb) {
     case 'create': {
-      const body = bodyOf(r, values, verb);
+      const { body } = bodyOf(r, values, verb);
       const id = values.id as string | undefined;
       const key = values['idempotency-key'] as string | undefined;
       const res = id
@@ -232,13 +245,20 @@ async function runVerb(
     }
     case 'update': {
       const id = needId();
-      const body = bodyOf(r, values, verb);
+      const { body, flags } = bodyOf(r, values, verb);
       if (Object.keys(body).length === 0)
         throw new UsageError('update needs at least one field flag or --data');
+      let headers = ifMatch;
+      if (r.mergeOnUpdate?.wants(flags)) {
+        const current = (await client.request<Record<string, unknown>>('GET', `${base}/${id}`)).body;
+        r.mergeOnUpdate.merge(body, current, flags);
+        if (headers['if-match'] === undefined && typeof current.revision === 'number')
+          headers = { 'if-match': `"${current.revision}"` };
+      }
       const res = await client.request('PATCH', `${base}/${id}`, {
         body,
         query: writeQuery(values),
-        headers: ifMatch,
+        headers,
       });
       return print(res.body);
     }

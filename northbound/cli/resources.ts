@@ -1,6 +1,6 @@
 import { type CliCommand, UsageError } from '../../controller/cli/command.js';
 import { type Column, cell, col } from './format.js';
-import { checkQos, qosColumn, qosFlags, qosText } from './qos-flags.js';
+import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
 
@@ -222,6 +222,7 @@ export const resourceClis: ResourceCli[] = [
       revision,
     ],
     check: checkQos,
+    mergeOnUpdate: qosMerge,
     render: { qos: qosText },
   },
   {

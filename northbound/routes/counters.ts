@@ -20,8 +20,9 @@ const unavailable = () =>
 
 /**
  * Counters of what really crossed the switches, read from OVS when asked (nothing is polled):
- * an endpoint's, a network ACL's or a router's flows across every switch, by cookie, and the
- * packets each switch dropped for lack of a flow. Where `weft trace` says what would happen to a
+ * an endpoint's, a network ACL's or a router's flows across every switch, by cookie (and an
+ * endpoint's port and rate-limit meters on its hypervisor), and the packets each switch dropped
+ * for lack of a flow. Where `weft trace` says what would happen to a
  * packet, these say what did happen to the real ones. Endpoint, ACL and router counters follow
  * the tenant rules of their object; the drops of the whole fabric are admin only.
  */
@@ -36,7 +37,8 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
     {
       schema: {
         tags: ['status'],
-        summary: "An endpoint's traffic: its VM port's counters and its flows' packets on every switch",
+        summary:
+          "An endpoint's traffic: its VM port's counters, what its rate limits' meters passed and dropped, and its flows' packets on every switch",
         params,
         response: { 200: ObjectCounters, ...errorResponses(401, 404, 503) },
       },

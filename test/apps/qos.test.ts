@@ -19,7 +19,7 @@ function limited(qos: Endpoint['qos']) {
 }
 
 describe('qos', () => {
-  it('polices egress at classify and ingress at output, with meters 65536 + 2 x ofport + direction', () => {
+  it('polices egress at classify and ingress at output, with meters 32768 + 2 x ofport + direction', () => {
     const hv1 = limited({
       egress: { kbps: 10_000, burstKb: 8_000 },
       ingress: { kbps: 2_000, burstKb: 1_600 },
@@ -27,16 +27,16 @@ describe('qos', () => {
     const d = overlay(hv1);
     const flows = d.flows.map((f) => formatFlow(f));
     expect(flows).toContain(
-      'cookie=0x570200001fbfb1aa, priority=100,in_port=1 actions=meter:65538,set_field:0x1->reg5,write_metadata:0x64/0xffffff,goto_table:10',
+      'cookie=0x570200001fbfb1aa, priority=100,in_port=1 actions=meter:32770,set_field:0x1->reg5,write_metadata:0x64/0xffffff,goto_table:10',
     );
     expect(flows).toContain(
-      'cookie=0x570200001fbfb1aa, table=60, priority=100,reg7=0x1 actions=meter:65539,output:1',
+      'cookie=0x570200001fbfb1aa, table=60, priority=100,reg7=0x1 actions=meter:32771,output:1',
     );
     // The other tenant's VM on the same hypervisor is not limited.
     expect(flows).toContain('cookie=0x570200009fe78a9a, table=60, priority=100,reg7=0x2 actions=output:2');
     expect(d.meters).toEqual([
-      { meterId: 65538, kbps: 10_000, burstKb: 8_000 },
-      { meterId: 65539, kbps: 2_000, burstKb: 1_600 },
+      { meterId: 32770, kbps: 10_000, burstKb: 8_000 },
+      { meterId: 32771, kbps: 2_000, burstKb: 1_600 },
     ]);
   });
 
@@ -56,11 +56,12 @@ describe('qos', () => {
     expect(computeDatapath(limited(undefined).get('hv1')!).meters).toBeUndefined();
   });
 
-  it('reads the port and direction back from a meter id, and owns nothing below 65536', () => {
+  it('reads the port and direction back from a meter id, and owns nothing below 32768', () => {
     expect(meterPlace(endpointMeterId(7, 'egress'))).toEqual({ ofport: 7, direction: 'egress' });
     expect(meterPlace(endpointMeterId(0xfeff, 'ingress'))).toEqual({ ofport: 0xfeff, direction: 'ingress' });
     expect(meterPlace(100)).toBeUndefined();
-    expect(endpointMeterId(0xff00, 'ingress')).toBeLessThan(262_144); // OVS's meter table size
+    expect(endpointMeterId(0xff00, 'ingress')).toBeLessThan(200_000); // the kernel datapath's meter table
+    expect(endpointMeterId(16_383, 'ingress')).toBeLessThan(65_536); // older userspace datapaths'
   });
 
   it('puts the meter first, as OpenFlow 1.3 orders instructions, and leaves unlimited lists as they are', () => {
@@ -74,9 +75,9 @@ describe('qos', () => {
       qos: { egress: { kbps: 64 } },
     };
     const list = [{ type: 'goto_table' as const, tableId: 10 }];
-    expect(metered(port, 'egress', list)).toEqual([{ type: 'meter', meterId: 65542 }, ...list]);
+    expect(metered(port, 'egress', list)).toEqual([{ type: 'meter', meterId: 32774 }, ...list]);
     expect(metered(port, 'ingress', list)).toBe(list);
     // No burst given (a view built by hand): the intent's default, never 0 (OVS reads 0 as the rate).
-    expect(portMeters(port)).toEqual([{ meterId: 65542, kbps: 64, burstKb: 52 }]);
+    expect(portMeters(port)).toEqual([{ meterId: 32774, kbps: 64, burstKb: 52 }]);
   });
 });

@@ -49,11 +49,28 @@ describe('weft endpoint: rate limits', () => {
     expect((await weft('endpoint show q0')).out).not.toMatch(/^qos:/m);
   });
 
-  it('update sends the limits given, which replace all of them; --no-qos removes them', async () => {
+  it('update changes the direction given and keeps the other; --no-qos removes them', async () => {
+    // q1 has both limits (created above): the egress one changes, the ingress one stays.
     const one = await json('endpoint update q1 --egress-kbps 20000 --egress-burst-kb 1000');
-    expect(one.qos).toEqual({ egress: { kbps: 20_000, burstKb: 1_000 } });
+    expect(one.qos).toEqual({
+      egress: { kbps: 20_000, burstKb: 1_000 },
+      ingress: { kbps: 5_000, burstKb: 4_000 },
+    });
+    const both = await json('endpoint update q1 --ingress-kbps 3000');
+    expect(both.qos).toEqual({
+      egress: { kbps: 20_000, burstKb: 1_000 },
+      ingress: { kbps: 3_000, burstKb: 2_400 },
+    });
+    // A qos given whole in --data is the API's: it replaces.
+    const egressOnly = { egress: { kbps: 20_000, burstKb: 1_000 } };
+    const replaced = await json(`endpoint update q1 --data '{"qos":${JSON.stringify(egressOnly)}}'`);
+    expect(replaced.qos).toEqual(egressOnly);
     const renamed = await json('endpoint update q1 --name web');
-    expect(renamed.qos).toEqual(one.qos);
+    expect(renamed.qos).toEqual(egressOnly);
+    // A stale If-Match still wins over the read: the change is refused, not merged over.
+    const stale = await weft(`endpoint update q1 --ingress-kbps 100 --if-match ${replaced.revision}`);
+    expect(stale.code).toBe(1);
+    expect(stale.err).toMatch(/412|precondition/i);
     const cleared = await json('endpoint update q1 --no-qos');
     expect(cleared.qos).toBeUndefined();
     expect(cleared.name).toBe('web');

@@ -80,10 +80,22 @@ const METER_COMMANDS: Record<number, string> = {
 /** METER_MODs refused: every ERROR the switch raised, each naming its meter and command. */
 export class MeterModRejectedError extends Error {
   override name = 'MeterModRejectedError';
+  /**
+   * The meters the switch cannot take as asked (too many, a rate or burst it cannot do). Not those
+   * refused for a stale view of its table (METER_EXISTS, UNKNOWN_METER): a dump mends that.
+   */
+  readonly meterIds: number[];
   constructor(readonly errors: OfpErrorReply<OfpMessage>[]) {
     super(`switch refused ${errors.map(describeMeterError).join('; ')}`);
+    this.meterIds = errors.flatMap((e) =>
+      e.request?.type === 'METER_MOD' && !isStaleViewError(e) ? [e.request.meterId] : [],
+    );
   }
 }
+
+const isStaleViewError = (e: OfpErrorReply<OfpMessage>): boolean =>
+  e.errorType === ofpet.METER_MOD_FAILED &&
+  (e.codeName === 'OFPMMFC_METER_EXISTS' || e.codeName === 'OFPMMFC_UNKNOWN_METER');
 
 function describeMeterError(err: OfpErrorReply<OfpMessage>): string {
   const req = err.request;

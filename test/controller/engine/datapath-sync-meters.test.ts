@@ -237,3 +237,67 @@ describe('DatapathSync meters', () => {
     sync.close();
   });
 });
+
+describe('DatapathSync with meters the switch refuses', () => {
+  it('leaves a refused meter out and its flow unpoliced, so the switch keeps converging; a new rate is tried again', async () => {
+    const sw = new MemorySwitch('0000000000000001');
+    const big = 5; // its meter id is above the switch's table
+    sw.meterLimit = endpointMeterId(3, 'ingress');
+    const d = new Desired();
+    d.change([flow(1), flow(big)], [meter(1), meter(big)]);
+    const sync = new DatapathSync(sw, log);
+    await sync.syncChanges(d.full(), 1);
+    // The first try is refused; the retry (a dump) converges without that meter.
+    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(1);
+    expect([...sw.meters.keys()]).toEqual([endpointMeterId(1, 'egress')]);
+    const unpoliced = sw.flows.get(flowKey(flow(big)))!;
+    expect(unpoliced.instructions).toEqual([{ type: 'goto_table', tableId: 10 }]);
+    expect(sw.flows.get(flowKey(flow(1)))!.instructions[0]).toEqual({
+      type: 'meter',
+      meterId: endpointMeterId(1, 'egress'),
+    });
+
+    // Every other change still goes through, with no new try of the refused meter.
+    const batches = sw.meterBatches.length;
+    await sync.syncChanges(d.change([flow(2)], [meter(2)]), 2);
+    expect(sw.meters.has(endpointMeterId(2, 'egress'))).toBe(true);
+    expect(sw.flows.has(flowKey(flow(2)))).toBe(true);
+    expect(
+      sw.meterBatches
+        .slice(batches)
+        .flat()
+        .map((m) => m.meterId),
+    ).toEqual([endpointMeterId(2, 'egress')]);
+    // A full pass (a resync) keeps the flow unpoliced rather than modifying it back and forth.
+    sw.writes = [];
+    await sync.syncChanges(d.full(), 3, true);
+    expect(sw.writes).toEqual([]);
+
+    // The switch grows its table and the rate changes: tried again, and the flow gets its meter back.
+    sw.meterLimit = Number.POSITIVE_INFINITY;
+    await sync.syncChanges(d.change([], [meter(big, 20_000)]), 4);
+    await expect
+      .poll(() => sw.flows.get(flowKey(flow(big)))?.instructions.length, { timeout: 5_000 })
+      .toBe(2);
+    expect(rateOf(sw, endpointMeterId(big, 'egress'))).toEqual([20_000, 2_000]);
+    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(4);
+    sync.close();
+  });
+
+  it('retries a refused meter whose rate changed during a full pass, with its flow', async () => {
+    const sw = new MemorySwitch('0000000000000001');
+    sw.meterLimit = 0;
+    const d = new Desired();
+    d.change([flow(1)], [meter(1)]);
+    const sync = new DatapathSync(sw, log);
+    await sync.syncChanges(d.full(), 1);
+    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(1);
+    expect(sw.meters.size).toBe(0);
+    sw.meterLimit = Number.POSITIVE_INFINITY;
+    d.change([], [meter(1, 3_000)]);
+    await sync.syncChanges(d.full(), 2, true);
+    await expect.poll(() => sw.flows.get(flowKey(flow(1)))?.instructions.length, { timeout: 5_000 }).toBe(2);
+    expect(rateOf(sw, endpointMeterId(1, 'egress'))).toEqual([3_000, 300]);
+    sync.close();
+  });
+});

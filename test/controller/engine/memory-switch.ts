@@ -21,6 +21,8 @@ export class MemorySwitch implements DatapathPort {
   writes: Array<'bundle' | 'meters'> = [];
   dumps = 0;
   failNext = false;
+  /** The highest meter id it takes (a small meter table, as on an old datapath); above: OUT_OF_METERS. */
+  meterLimit = Number.POSITIVE_INFINITY;
 
   constructor(readonly dpid: string) {}
 
@@ -41,9 +43,13 @@ export class MemorySwitch implements DatapathPort {
     this.meterBatches.push(messages);
     this.writes.push('meters');
     const refused: string[] = [];
+    const meterIds: number[] = [];
     for (const m of messages) {
       const has = this.meters.has(m.meterId);
-      if ((m.command === 0 && has) || (m.command === 1 && !has)) {
+      if (m.command !== 2 && m.meterId > this.meterLimit) {
+        refused.push(`meter ${m.meterId}: OFPMMFC_OUT_OF_METERS`);
+        meterIds.push(m.meterId);
+      } else if ((m.command === 0 && has) || (m.command === 1 && !has)) {
         refused.push(`meter ${m.meterId}: ${has ? 'OFPMMFC_METER_EXISTS' : 'OFPMMFC_UNKNOWN_METER'}`);
       } else if (m.command === 2) {
         this.meters.delete(m.meterId);
@@ -51,13 +57,23 @@ export class MemorySwitch implements DatapathPort {
           if (f.instructions.some((i) => i.type === 'meter' && i.meterId === m.meterId)) this.flows.delete(k);
       } else this.meters.set(m.meterId, { meterId: m.meterId, flags: m.flags, bands: m.bands });
     }
-    if (refused.length > 0) throw new Error(`switch refused ${refused.join('; ')}`);
+    if (refused.length > 0)
+      throw Object.assign(new Error(`switch refused ${refused.join('; ')}`), { meterIds });
   }
 
   async applyAtomically(messages: Array<FlowMod | GroupMod>): Promise<void> {
     if (this.failNext) {
       this.failNext = false;
       throw new Error('OFPET_BAD_ACTION: refused by test');
+    }
+    // As OVS: a flow naming a meter the switch lacks fails the whole bundle.
+    for (const m of messages) {
+      const named =
+        m.type === 'FLOW_MOD' && m.command === 0 ? m.instructions.find((i) => i.type === 'meter') : undefined;
+      if (named?.type === 'meter' && !this.meters.has(named.meterId))
+        throw new Error(
+          `OFPET_METER_MOD_FAILED/OFPMMFC_UNKNOWN_METER: meter ${named.meterId} (bundle refused)`,
+        );
     }
     this.bundles.push(messages);
     this.writes.push('bundle');

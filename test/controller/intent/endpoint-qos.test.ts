@@ -15,7 +15,7 @@ beforeEach(async () => {
 afterEach(() => h.close());
 
 describe('endpoint qos', () => {
-  it('fills in the burst: 80% of the rate, at least 16 kbit; a given burst is kept', async () => {
+  it('fills in the burst: 80% of the rate, at least two full frames of the network; a given burst is kept', async () => {
     const { object } = await svc.create('endpoint', {
       id: 'vm1',
       networkId: 'n1',
@@ -30,7 +30,11 @@ describe('endpoint qos', () => {
       networkId: 'n1',
       qos: { ingress: { kbps: 10 } },
     });
-    expect(small.object.qos).toEqual({ ingress: { kbps: 10, burstKb: 16 } });
+    // MTU 1450: a frame is 1472 bytes with its header, tag and FCS, 12 kbit; two make 24.
+    expect(small.object.qos).toEqual({ ingress: { kbps: 10, burstKb: 24 } });
+    await svc.put('network', 'jumbo', { tenantId: 't1', name: 'jumbo', mtu: 8950 });
+    const big = await svc.create('endpoint', { id: 'vm3', networkId: 'jumbo', qos: { egress: { kbps: 64 } } });
+    expect(big.object.qos).toEqual({ egress: { kbps: 64, burstKb: 144 } });
   });
 
   it('has no qos unless asked, keeps it across unrelated patches, and `{}` clears it', async () => {
@@ -54,6 +58,12 @@ describe('endpoint qos', () => {
       [{ ingress: { burstKb: 100 } }, /^qos\.ingress/],
       [{ both: { kbps: 100 } }, /^qos/],
     ];
+    // A burst smaller than one full frame would drop every full-size packet.
+    await rejects(
+      svc.create('endpoint', { id: 'vm9', networkId: 'n1', qos: { egress: { kbps: 100, burstKb: 11 } } }),
+      'invalid',
+      /^qos\.egress\.burstKb: 11 kbit holds no full frame of network 'n1' \(MTU 1450: 12 kbit\); give at least 12$/,
+    );
     for (const [qos, field] of bad) {
       await rejects(svc.create('endpoint', { id: 'vm9', networkId: 'n1', qos } as never), 'invalid', field);
     }

@@ -260,8 +260,8 @@ describe('simulateBridge', () => {
 
 describe('simulateBridge: meters', () => {
   const meter = (meterId: number): Instruction => ({ type: 'meter', meterId });
-  // Port 1's egress meter (controller/pipeline/meters.ts: 0x10000 + 2 x ofport + 0).
-  const EGRESS_1 = 0x10000 + 2;
+  // Port 1's egress meter (controller/pipeline/meters.ts: 0x8000 + 2 x ofport + 0).
+  const EGRESS_1 = 0x8000 + 2;
   const flows = [
     flow(0, 100, [{ field: 'in_port', value: 1 }], [meter(EGRESS_1), goto(10)]),
     flow(10, 1, [], [meter(7), apply(out(2))]),
@@ -275,7 +275,7 @@ describe('simulateBridge: meters', () => {
     expect(r.outputs.map((o) => o.port)).toEqual([2]);
     expect(r.outputs[0]!.packet).toEqual(p);
     expect(r.notes).toEqual([
-      'policed by meter 65538 (egress of port 1: 10000 kbit/s, burst 8000 kbit)',
+      'policed by meter 32770 (egress of port 1: 10000 kbit/s, burst 8000 kbit)',
       'policed by meter 7',
     ]);
   });
@@ -283,6 +283,6 @@ describe('simulateBridge: meters', () => {
   it('without the meter in the desired state: its id, and what weft meter ids say about it', () => {
     const r = simulateBridge({ flows, groups: [] }, p, NEW);
     expect(r.outputs.map((o) => o.port)).toEqual([2]);
-    expect(r.notes).toEqual(['policed by meter 65538 (egress of port 1)', 'policed by meter 7']);
+    expect(r.notes).toEqual(['policed by meter 32770 (egress of port 1)', 'policed by meter 7']);
   });
 });

@@ -61,15 +61,15 @@ describe('weft trace through rate-limited ports', () => {
     const run = traceAcross(world, 'hv1', ping, { ctState: 0x21n });
     const [sent, received] = run.hops;
     expect(received!.outputs).toEqual([{ to: 'endpoint', port: 1, endpoint: 'vm-r2' }]);
-    expect(sent!.notes).toEqual(['policed by meter 65538 (egress of port 1: 10000 kbit/s, burst 8000 kbit)']);
+    expect(sent!.notes).toEqual(['policed by meter 32770 (egress of port 1: 10000 kbit/s, burst 8000 kbit)']);
     expect(received!.notes).toEqual([
-      'policed by meter 65539 (ingress of port 1: 2000 kbit/s, burst 1600 kbit)',
+      'policed by meter 32771 (ingress of port 1: 2000 kbit/s, burst 1600 kbit)',
     ]);
     // The steps show the meter as ovs-ofctl prints the instruction, first in the flow.
     const classify = sent!.steps.find((s) => s.table === TABLE.CLASSIFY)!;
-    expect(classify.flow!.actions).toMatch(/^meter:65538,/);
+    expect(classify.flow!.actions).toMatch(/^meter:32770,/);
     const output = received!.steps.find((s) => s.table === TABLE.OUTPUT)!;
-    expect(output.flow!.actions).toMatch(/^meter:65539,/);
+    expect(output.flow!.actions).toMatch(/^meter:32771,/);
   });
 
   it('says nothing of meters where no port is limited (vm-b1 to vm-b2)', () => {
@@ -95,7 +95,7 @@ describe('weft trace through rate-limited ports', () => {
   it("traceWorld keeps a chassis's meters when it adds the learned flows beside the intent's", () => {
     const { desired } = limitedWorld();
     const hv1 = desired.get('hv1')!;
-    expect(hv1.meters).toEqual([{ meterId: 65538, kbps: 10_000, burstKb: 8_000 }]);
+    expect(hv1.meters).toEqual([{ meterId: 32770, kbps: 10_000, burstKb: 8_000 }]);
     const learnedFlow = hv1.flows[0]!;
     // The intent service is not asked for the desired state: a stand-in that is never called.
     const world = traceWorld(

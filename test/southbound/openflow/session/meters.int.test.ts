@@ -242,4 +242,30 @@ describe('meters with real OVS', () => {
     });
     sync.close();
   });
+
+  it('DatapathSync leaves a meter OVS refuses out, its flow unpoliced, and the rest of the switch converges', async () => {
+    const sw = await connect('br-mbad');
+    const sync = new DatapathSync(sessionPort(sw), log);
+    // A rate of 0 is one OVS refuses (OFPMMFC_BAD_RATE): it stands for any meter a switch cannot take.
+    const desired = { flows: [policed(1), policed(2)], groups: [], meters: [want(1, 1000), want(2, 0)] };
+    await sync.sync(desired, 1);
+    expect(sync.lastError?.message).toMatch(new RegExp(`meter ${want(2, 0).meterId} add: .*BAD_RATE`));
+    await expect.poll(() => sync.appliedRevision, { timeout: 10_000 }).toBe(1);
+    expect(await ofctlMeters('br-mbad')).toEqual([
+      `meter=${want(1, 0).meterId} kbps burst stats bands=type=drop rate=1000 burst_size=100`,
+    ]);
+    expect((await ofctlFlows('br-mbad')).sort()).toEqual([
+      expect.stringMatching(/in_port=1 actions=meter:\d+,goto_table:10/),
+      expect.stringMatching(/in_port=2 actions=goto_table:10$/),
+    ]);
+    // A resync keeps it so (nothing sent); a rate OVS takes gives the flow its meter back.
+    await sync.sync(desired, 2, true);
+    expect(sync.lastResult).toMatchObject({ dumped: true, flowsModified: 0, metersChanged: 0 });
+    await sync.sync({ ...desired, meters: [want(1, 1000), want(2, 3000)] }, 3, true);
+    await expect
+      .poll(async () => (await ofctlFlows('br-mbad')).sort()[1], { timeout: 10_000 })
+      .toMatch(/in_port=2 actions=meter:\d+,goto_table:10$/);
+    expect(await ofctlMeters('br-mbad')).toHaveLength(2);
+    sync.close();
+  });
 });
