@@ -33,7 +33,11 @@ describe('endpoint qos', () => {
     // MTU 1450: a frame is 1472 bytes with its header, tag and FCS, 12 kbit; two make 24.
     expect(small.object.qos).toEqual({ ingress: { kbps: 10, burstKb: 24 } });
     await svc.put('network', 'jumbo', { tenantId: 't1', name: 'jumbo', mtu: 8950 });
-    const big = await svc.create('endpoint', { id: 'vm3', networkId: 'jumbo', qos: { egress: { kbps: 64 } } });
+    const big = await svc.create('endpoint', {
+      id: 'vm3',
+      networkId: 'jumbo',
+      qos: { egress: { kbps: 64 } },
+    });
     expect(big.object.qos).toEqual({ egress: { kbps: 64, burstKb: 144 } });
   });
 
