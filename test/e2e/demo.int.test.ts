@@ -47,6 +47,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines.find((l) => l.startsWith('metal'))).toBe(
     'metal (VLAN 42 on hv1) speaks first: reaches red2 on hv2 and its gateway on red-router',
   );
+  // The rate limit: red2's ingress meter held 500 KB from red1 to about 2 Mbit/s.
+  expect(lines.find((l) => l.startsWith('rate limit'))).toMatch(
+    /^rate limit: red2 may receive 2000 kbit\/s \(burst 200 kbit\): 500 KB from red1 took \d+\.\d s at \d+ kbit\/s \(unlimited: \d+ kbit\/s\)$/,
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

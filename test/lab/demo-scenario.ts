@@ -6,6 +6,7 @@ import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
 import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { runDhcpClient } from './dhcp-client.js';
+import { tcpTransfer } from './throughput.js';
 import { createLab, type Lab } from './topology.js';
 
 /**
@@ -256,6 +257,20 @@ export async function runDemo(
         ? 'traceroute red1 -> reddb: 1 10.0.0.254 (red-router answers time exceeded), 2 10.1.0.5'
         : `traceroute red1 -> reddb: ${hopIps.join(', ') || hops.trim()} (SURPRISE: expected 10.0.0.254, 10.1.0.5)`,
     );
+    // A rate limit: red2 may receive 2 Mbit/s (an OpenFlow meter on hv2); 500 KB from red1 before and after.
+    const send = () =>
+      tcpTransfer(lab!.vm('red1').netns, lab!.vm('red2').netns, '10.0.0.2', 7000 + probes.length, 500_000);
+    const free = await send();
+    await call('PATCH', '/v1/endpoints/red2?wait=applied&timeout=20s', {
+      qos: { ingress: { kbps: 2000, burstKb: 200 } },
+    });
+    const policed = await send();
+    // 4 Mbit at 2 Mbit/s past a 0.2 Mbit burst: at most ~2.1 Mbit/s on average (+20% for timing).
+    const limitOk = policed.kbps <= 2500 && free.kbps > 2 * policed.kbps;
+    say(
+      `rate limit: red2 may receive 2000 kbit/s (burst 200 kbit): 500 KB from red1 took ${(policed.ms / 1000).toFixed(1)} s at ${policed.kbps} kbit/s (unlimited: ${free.kbps} kbit/s)${limitOk ? '' : ' (SURPRISE)'}`,
+    );
+    await call('PATCH', '/v1/endpoints/red2?wait=applied&timeout=20s', { qos: {} });
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -273,6 +288,7 @@ export async function runDemo(
       (leased ? 0 : 1) +
       (tracerouteOk ? 0 : 1) +
       (metalOk ? 0 : 1) +
+      (limitOk ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
     return { probes, surprises, drops };
