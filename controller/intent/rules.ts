@@ -1,5 +1,6 @@
 import { normalizeDhcp } from './dhcp-rules.js';
-import { conflict, invalid } from './errors.js';
+import { conflict, IntentError, invalid } from './errors.js';
+import { stableStringify } from './idempotency.js';
 import type { AnyObject, Kind, ObjectOf, Qos, SgRule, SgRuleInput } from './model.js';
 import {
   DEFAULT_UNDERLAY_MTU,
@@ -213,6 +214,13 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
   };
   if (d.name !== undefined) out.name = d.name as string;
   const qos = qosOf(d.qos as Qos | undefined, net);
+  // Rate limits are the operator's to set: a tenant lifting its own would defeat them.
+  if (env.tenantScope && stableStringify(qos ?? null) !== stableStringify(existing?.qos ?? null))
+    throw new IntentError(
+      'forbidden',
+      "qos: an endpoint's rate limits are set by an admin token; a tenant token may keep them, not change them",
+      'qos',
+    );
   if (qos) out.qos = qos;
   return out;
 }

@@ -79,3 +79,34 @@ describe('endpoint qos', () => {
     ).toEqual({ egress: { kbps: 64, burstKb: 52 } });
   });
 });
+
+describe('endpoint qos and tenant tokens', () => {
+  const t1 = { tenantScope: 't1' };
+  it("lets a tenant keep its endpoints' limits but never set, change or lift them (403, nothing stored)", async () => {
+    await rejects(
+      svc.create('endpoint', { id: 'mine', networkId: 'n1', qos: { egress: { kbps: 1_000 } } }, t1),
+      'forbidden',
+      /^qos: an endpoint's rate limits are set by an admin token/,
+    );
+    expect(() => svc.get('endpoint', 'mine')).toThrow(/not found/);
+    await svc.create('endpoint', { id: 'mine', networkId: 'n1' }, t1);
+    await svc.update('endpoint', 'mine', { qos: { egress: { kbps: 1_000 } } }); // the admin sets it
+    // The tenant renames it (the limit stays), but cannot raise it, clear it or replace it away.
+    expect((await svc.update('endpoint', 'mine', { name: 'web' }, t1)).object.qos).toEqual({
+      egress: { kbps: 1_000, burstKb: 800 },
+    });
+    for (const qos of [{ egress: { kbps: 100_000 } }, {}]) {
+      await rejects(svc.update('endpoint', 'mine', { qos }, t1), 'forbidden', /^qos: /);
+    }
+    await rejects(svc.put('endpoint', 'mine', { networkId: 'n1', name: 'web' }, t1), 'forbidden', /^qos: /);
+    expect(svc.get('endpoint', 'mine').qos).toEqual({ egress: { kbps: 1_000, burstKb: 800 } });
+    // Sending the limit it already has is no change, so allowed (a tenant's PUT round trip).
+    const same = await svc.put(
+      'endpoint',
+      'mine',
+      { networkId: 'n1', name: 'web', qos: { egress: { kbps: 1_000, burstKb: 800 } } },
+      t1,
+    );
+    expect(same.object.qos).toEqual({ egress: { kbps: 1_000, burstKb: 800 } });
+  });
+});
