@@ -1,12 +1,15 @@
-import type {
-  Chassis,
-  Endpoint,
-  Network,
-  NetworkAcl,
-  Router,
-  SecurityGroup,
-  VlanBinding,
+import {
+  type Chassis,
+  type Endpoint,
+  effectiveQos,
+  type Network,
+  type NetworkAcl,
+  type Router,
+  type SecurityGroup,
+  type Tenant,
+  type VlanBinding,
 } from '../controller/intent/model.js';
+import { qosField } from './qos/compute.js';
 import { networkRouter, routerPorts, staticRoutes } from './router/ports.js';
 import type {
   DatapathView,
@@ -26,6 +29,8 @@ export interface IntentView {
   securityGroups: readonly SecurityGroup[];
   /** Absent: no routers. */
   routers?: readonly Router[];
+  /** Only their default rate limits are read (absent: no tenant has any). */
+  tenants?: readonly Pick<Tenant, 'id' | 'qos'>[];
 }
 
 /** Facts learned from each chassis's OVSDB: where ports are bound and what their numbers are. */
@@ -95,6 +100,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
   const resolvedGroups = resolveSecurityGroups(intent);
 
   const netById = new Map(intent.networks.map((n) => [n.id, n]));
+  const tenantQos = new Map((intent.tenants ?? []).map((t) => [t.id, t.qos]));
   /** network -> its router's view of it. */
   const routed = new Map<string, ReturnType<typeof networkRouter>>();
   const boundAt = (networkId: string, ip: string) => {
@@ -168,7 +174,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
             ips: p.ep.ips,
             portSecurity: p.ep.portSecurity,
             securityGroupIds: p.ep.securityGroupIds,
-            ...(p.ep.qos ? { qos: p.ep.qos } : {}),
+            ...qosField(effectiveQos(p.ep.qos, tenantQos.get(net.tenantId))),
           })),
         remote,
         remoteChassis,

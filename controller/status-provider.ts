@@ -11,6 +11,7 @@ import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
+import { effectiveQos } from './intent/model.js';
 import { compareIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
 import type { NeighborView } from './router/neighbor-resolver.js';
@@ -185,7 +186,12 @@ export function statusProvider(
           'endpoint',
           endpointId,
           keys,
-          b && { chassis: b.chassisId, ofport: b.ofport, qos: ep.qos },
+          // The limits it is held to: its own, else its tenant's default.
+          b && {
+            chassis: b.chassisId,
+            ofport: b.ofport,
+            qos: effectiveQos(ep.qos, intents.find('tenant', ep.tenantId)?.qos),
+          },
         );
       },
       acl: (aclId) => readObjectCounters(counterSwitches(), 'acl', aclId, [`acl/${aclId}`]),

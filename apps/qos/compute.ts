@@ -1,4 +1,4 @@
-import { defaultBurstKb } from '../../controller/intent/model.js';
+import { defaultBurstKb, type Qos } from '../../controller/intent/model.js';
 import type { DesiredMeter } from '../../controller/pipeline/flow.js';
 import { endpointMeterId, type MeterDirection } from '../../controller/pipeline/meters.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
@@ -31,3 +31,6 @@ export function metered(port: LocalPort, dir: MeterDirection, instructions: Inst
   if (!port.qos?.[dir]) return instructions;
   return [{ type: 'meter', meterId: endpointMeterId(port.ofport, dir) }, ...instructions];
 }
+
+/** `{ qos }` for a port's spread, or nothing: unlimited ports keep the shape they always had. */
+export const qosField = (qos: Qos | undefined): { qos?: Qos } => (qos ? { qos } : {});

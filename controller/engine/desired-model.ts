@@ -315,7 +315,7 @@ export class DesiredModel {
       ips: ep.ips,
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
-      qos: ep.qos,
+      qos: ix.qosOf(ep),
       l2Match: tunnel?.flow.match,
     };
     const rules =

@@ -10,10 +10,13 @@ import type {
   Endpoint,
   Network,
   NetworkAcl,
+  Qos,
   Router,
   SecurityGroup,
+  Tenant,
   VlanBinding,
 } from '../intent/model.js';
+import { effectiveQos } from '../intent/model.js';
 import type { ObjectChange } from '../intent/service.js';
 import type { FactsDelta } from './facts-delta.js';
 import {
@@ -41,6 +44,8 @@ const sameItems = (a: readonly string[], b: readonly string[]): boolean =>
  */
 export class IntentIndex {
   readonly networks = new Map<string, Network>();
+  /** tenant -> its default rate limits (only tenants that have some). */
+  readonly tenantQos = new Map<string, Qos>();
   readonly endpoints = new Map<string, IndexedEndpoint>();
   readonly chassis = new Map<string, IndexedChassis>();
   readonly vlanBindings = new Map<string, VlanBinding>();
@@ -64,6 +69,7 @@ export class IntentIndex {
   load(intent: IntentView, facts: ChassisFacts): void {
     for (const c of intent.chassis) this.chassis.set(c.id, new IndexedChassis(c));
     for (const n of intent.networks) this.networks.set(n.id, n);
+    for (const t of intent.tenants ?? []) if (t.qos) this.tenantQos.set(t.id, t.qos);
     for (const v of intent.vlanBindings) this.putVlan(v);
     for (const a of intent.networkAcls) this.putAcl(a);
     for (const sg of intent.securityGroups) this.putSecurityGroup(sg);
@@ -93,6 +99,15 @@ export class IntentIndex {
         // The other networks of its router route into its subnets.
         for (const m of this.routing.matesOf(c.id)) if (m !== c.id) this.dirty.networkUnits.add(m);
         return;
+      case 'tenant': {
+        // Rare: a change of its default limits rebuilds its networks (their endpoints' meters).
+        const qos = (after as Tenant | undefined)?.qos;
+        if (stableQos(qos) === stableQos(this.tenantQos.get(c.id))) return;
+        if (qos) this.tenantQos.set(c.id, qos);
+        else this.tenantQos.delete(c.id);
+        for (const n of this.networks.values()) if (n.tenantId === c.id) this.dirty.networks.add(n.id);
+        return;
+      }
       case 'router':
         // Rare: every network it is or was on is rebuilt (hosts, gateway, l3-neighbor flows).
         this.routing.changed(before as Router | undefined, after as Router | undefined);
@@ -188,6 +203,12 @@ export class IntentIndex {
     f.binding = undefined;
     if (f.endpoints === undefined) this.ifaces.delete(iface);
     else changed.push(f);
+  }
+
+  /** The limits an endpoint is held to: its own, else its tenant's default (per direction). */
+  qosOf(ep: { networkId: string; qos: Qos | undefined }): Qos | undefined {
+    const tenantId = this.networks.get(ep.networkId)?.tenantId;
+    return effectiveQos(ep.qos, tenantId === undefined ? undefined : this.tenantQos.get(tenantId));
   }
 
   /** Where an endpoint is placed (bound on an existing chassis), if it is. */
@@ -372,3 +393,5 @@ export class IntentIndex {
   /** Security groups whose resolved rules must be recomputed (DesiredModel drops its cache of them). */
   readonly staleRules = new Set<string>();
 }
+
+const stableQos = (q: Qos | undefined): string => JSON.stringify(q ?? null);

@@ -1,3 +1,4 @@
+import { qosField } from '../../apps/qos/compute.js';
 import { networkRouter, routerPorts, staticRoutes } from '../../apps/router/ports.js';
 import type { LocalPort, NetworkOnChassis, NetworkRouter, RemoteChassis, VlanPort } from '../../apps/view.js';
 import type { NetworkAcl } from '../intent/model.js';
@@ -28,7 +29,7 @@ export function networkOnChassis(
       ips: ep.ips,
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
-      ...(ep.qos ? { qos: ep.qos } : {}),
+      ...qosField(ix.qosOf(ep)),
     });
   }
   local.sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));

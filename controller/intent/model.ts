@@ -49,15 +49,6 @@ export type Kind = (typeof KINDS)[number];
 export * from './model-base.js';
 export * from './model-router.js';
 
-// ---------- tenant ----------
-const TenantFields = { name: Name, description: Type.Optional(Description) };
-export const TenantSchema = withMeta({ id: IdSchema, ...TenantFields });
-export const TenantCreateSchema = Type.Object(
-  { id: Type.Optional(IdSchema), ...TenantFields },
-  { additionalProperties: false },
-);
-export const TenantPatchSchema = Type.Partial(Type.Object(TenantFields), { additionalProperties: false });
-
 // ---------- network ----------
 /** Lease bounds: a minute (clients renew at half the lease) to a year. */
 export const DHCP_LEASE_MIN = 60;
@@ -159,6 +150,19 @@ export const QosSchema = Type.Object(
   { egress: Type.Optional(RateLimitSchema), ingress: Type.Optional(RateLimitSchema) },
   { additionalProperties: false },
 );
+
+// ---------- tenant ----------
+/**
+ * `qos`: the default rate limits of every endpoint of the tenant, per direction, where the
+ * endpoint has none of its own (set by an admin, as endpoints' are).
+ */
+const TenantFields = { name: Name, description: Type.Optional(Description), qos: Type.Optional(QosSchema) };
+export const TenantSchema = withMeta({ id: IdSchema, ...TenantFields });
+export const TenantCreateSchema = Type.Object(
+  { id: Type.Optional(IdSchema), ...TenantFields },
+  { additionalProperties: false },
+);
+export const TenantPatchSchema = Type.Partial(Type.Object(TenantFields), { additionalProperties: false });
 
 export const EndpointSchema = withMeta({
   id: IdSchema,
@@ -353,6 +357,15 @@ export type NetworkCreate = Static<typeof NetworkCreateSchema>;
 export type NetworkPatch = Static<typeof NetworkPatchSchema>;
 export type Endpoint = Static<typeof EndpointSchema>;
 export type Qos = Static<typeof QosSchema>;
+
+/** The limits an endpoint is held to: its own per direction, else its tenant's default. */
+export function effectiveQos(own: Qos | undefined, tenantDefault: Qos | undefined): Qos | undefined {
+  if (!tenantDefault) return own;
+  const egress = own?.egress ?? tenantDefault.egress;
+  const ingress = own?.ingress ?? tenantDefault.ingress;
+  if (!egress && !ingress) return undefined;
+  return { ...(egress ? { egress } : {}), ...(ingress ? { ingress } : {}) };
+}
 export type EndpointCreate = Static<typeof EndpointCreateSchema>;
 export type EndpointPatch = Static<typeof EndpointPatchSchema>;
 export type SgRule = Static<typeof SgRuleSchema>;

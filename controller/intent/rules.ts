@@ -214,20 +214,25 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
   };
   if (d.name !== undefined) out.name = d.name as string;
   const qos = qosOf(d.qos as Qos | undefined, net);
-  // Rate limits are the operator's to set: a tenant lifting its own would defeat them.
-  if (env.tenantScope && stableStringify(qos ?? null) !== stableStringify(existing?.qos ?? null))
-    throw new IntentError(
-      'forbidden',
-      "qos: an endpoint's rate limits are set by an admin token; a tenant token may keep them, not change them",
-      'qos',
-    );
+  adminOnlyQos(env, qos, existing?.qos, "an endpoint's");
   if (qos) out.qos = qos;
   return out;
 }
 
+/** Rate limits are the operator's to set: a tenant lifting its own would defeat them. */
+function adminOnlyQos(env: RuleEnv, qos: Qos | undefined, had: Qos | undefined, whose: string): void {
+  if (env.tenantScope && stableStringify(qos ?? null) !== stableStringify(had ?? null))
+    throw new IntentError(
+      'forbidden',
+      `qos: ${whose} rate limits are set by an admin token; a tenant token may keep them, not change them`,
+      'qos',
+    );
+}
+
 /**
  * Limits with their burst filled in; undefined when none is set (`{}` clears them). A burst
- * must hold a full frame of the network (checked against its MTU as it is now).
+ * must hold a full frame of the network (checked against its MTU as it is now; a tenant's
+ * defaults against a 1500-byte MTU).
  */
 function qosOf(q: Qos | undefined, net: { id: string; mtu: number }): Qos | undefined {
   if (!q) return undefined;
@@ -239,7 +244,7 @@ function qosOf(q: Qos | undefined, net: { id: string; mtu: number }): Qos | unde
     if (r.burstKb !== undefined && r.burstKb < frame)
       throw invalid(
         `qos.${dir}.burstKb`,
-        `${r.burstKb} kbit holds no full frame of network '${net.id}' (MTU ${net.mtu}: ${frame} kbit); give at least ${frame}`,
+        `${r.burstKb} kbit holds no full frame of ${net.id ? `network '${net.id}'` : 'a network'} (MTU ${net.mtu}: ${frame} kbit); give at least ${frame}`,
       );
     out[dir] = { kbps: r.kbps, burstKb: r.burstKb ?? defaultBurstKb(r.kbps, net.mtu) };
   }
@@ -358,9 +363,12 @@ function token(_env: RuleEnv, d: Draft, existing?: ObjectOf['token']): Fields<'t
   return { id: d.id, tenantId: existing.tenantId, name: d.name as string, hash: existing.hash };
 }
 
-function tenant(_env: RuleEnv, d: Draft): Fields<'tenant'> {
+function tenant(env: RuleEnv, d: Draft, existing?: ObjectOf['tenant']): Fields<'tenant'> {
   const out: Fields<'tenant'> = { id: d.id, name: d.name as string };
   if (d.description !== undefined) out.description = d.description as string;
+  const qos = qosOf(d.qos as Qos | undefined, { id: '', mtu: 1500 });
+  adminOnlyQos(env, qos, existing?.qos, "a tenant's default");
+  if (qos) out.qos = qos;
   return out;
 }
 
@@ -374,7 +382,7 @@ export function buildObject(
   const ex = existing as never;
   switch (kind) {
     case 'tenant':
-      return tenant(env, d);
+      return tenant(env, d, ex);
     case 'network':
       return network(env, d, ex);
     case 'endpoint':

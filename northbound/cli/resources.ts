@@ -135,9 +135,14 @@ export const resourceClis: ResourceCli[] = [
     fields: [
       { flag: 'name', field: 'name', type: 'string', help: 'display name' },
       { flag: 'description', field: 'description', type: 'string', help: 'free text' },
+      // The tenant's default rate limits: every endpoint of it without its own is held to them.
+      ...qosFlags,
     ],
     filters: [],
-    columns: [col('ID', 'id'), col('NAME', 'name'), col('DESCRIPTION', 'description'), revision],
+    columns: [col('ID', 'id'), col('NAME', 'name'), col('DESCRIPTION', 'description'), qosColumn, revision],
+    check: checkQos,
+    mergeOnUpdate: qosMerge,
+    render: { qos: qosText },
   },
   {
     word: 'network',

@@ -84,6 +84,38 @@ describe('endpoint rate limits with real TCP', () => {
     expect([...(await meters(0)).keys(), ...(await meters(1)).keys()]).toEqual([]);
   }, 60_000);
 
+  it('holds every endpoint of a tenant to its default limits unless it has its own, even deleted and made again', async () => {
+    const egressA = endpointMeterId(await e.lab.ofport('a'), 'egress');
+    const ingressA = endpointMeterId(await e.lab.ofport('a'), 'ingress');
+    const egressB = endpointMeterId(await e.lab.ofport('b'), 'egress');
+    await e.api.patch('/v1/tenants/t1?wait=applied&timeout=20s', {
+      qos: { egress: { kbps: LIMIT, burstKb: 200 } },
+    });
+    await expect.poll(async () => (await meters(1)).get(egressB), { timeout: 10_000 }).toBe(`${LIMIT}/200`);
+    expect((await meters(0)).get(egressA)).toBe(`${LIMIT}/200`);
+    expect((await transfer('a', 'b', '10.0.0.31')).kbps).toBeLessThan(ceiling(LIMIT, 200));
+    // a's own egress limit wins over the default; its ingress stays unlimited.
+    await limit('a', { egress: { kbps: 2 * LIMIT, burstKb: 400 } });
+    expect((await meters(0)).get(egressA)).toBe(`${2 * LIMIT}/400`);
+    expect((await meters(0)).has(ingressA)).toBe(false);
+    // b deleted and made again without limits of its own: still held to the tenant's.
+    const b = (await e.api.get('/v1/endpoints/b')) as Record<string, unknown>;
+    await e.api.delete('/v1/endpoints/b?wait=applied&timeout=20s');
+    await expect.poll(async () => (await meters(1)).has(egressB), { timeout: 10_000 }).toBe(false);
+    await e.api.put('/v1/endpoints/b?wait=applied&timeout=20s', {
+      networkId: 'n1',
+      mac: b.mac,
+      ips: b.ips,
+      ifaceId: b.ifaceId,
+    });
+    await expect.poll(async () => (await meters(1)).get(egressB), { timeout: 10_000 }).toBe(`${LIMIT}/200`);
+    // The default goes: b's meter with it; a keeps its own.
+    await e.api.patch('/v1/tenants/t1?wait=applied&timeout=20s', { qos: {} });
+    await expect.poll(async () => (await meters(1)).size, { timeout: 10_000 }).toBe(0);
+    expect([...(await meters(0)).keys()]).toEqual([egressA]);
+    await limit('a', {});
+  }, 90_000);
+
   it('keeps the meters across a controller restart and ends with every bridge equal to the desired state', async () => {
     await limit('a', { egress: { kbps: LIMIT, burstKb: 200 }, ingress: { kbps: LIMIT, burstKb: 300 } });
     const before = await meters(0);

@@ -11,6 +11,7 @@ import type {
   NetworkAcl,
   Router,
   SecurityGroup,
+  Tenant,
   VlanBinding,
 } from '../../../controller/intent/model.js';
 import type { ObjectChange } from '../../../controller/intent/service.js';
@@ -51,7 +52,9 @@ export type Op =
   | { t: 'aclDel'; id: string }
   | { t: 'vlan'; on: number; net: number; vlan: number }
   | { t: 'vlanDel' }
-  | { t: 'eth1'; on: number; port: number | null };
+  | { t: 'eth1'; on: number; port: number | null }
+  /** The tenant's default limits, as `qos` of `ep` (null: none). */
+  | { t: 'tenantQos'; qos: number | null };
 
 const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
 /** An endpoint written (with these security groups and port security), deleted, bound, unbound. */
@@ -123,7 +126,15 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     on: fc.nat(2),
     port: fc.option(fc.constantFrom(7, 8), { nil: null }),
   }),
+  fc.record({ t: fc.constant('tenantQos' as const), qos: fc.option(fc.nat(2), { nil: null }) }),
 );
+
+/** Limits by number (0 egress, 1 ingress, 2 both, 3 or absent none); `base` sets the rate apart. */
+function qosOf(n: number | undefined, base = 1) {
+  if (n === undefined || n === 3) return undefined;
+  const limit = { kbps: 1000 * (n + base), burstKb: 800 };
+  return { ...(n !== 1 ? { egress: limit } : {}), ...(n !== 0 ? { ingress: limit } : {}) };
+}
 
 export const ifaceDelta = (iface: string): FactsDelta => ({ ifaces: new Set([iface]), chassis: new Set() });
 export const chassisDelta = (id: string): FactsDelta => ({ ifaces: new Set(), chassis: new Set([id]) });
@@ -162,6 +173,7 @@ export class World {
       networkAcls: this.all<NetworkAcl>('networkAcl'),
       securityGroups: this.all<SecurityGroup>('securityGroup'),
       routers: this.all<Router>('router'),
+      tenants: this.all<Tenant>('tenant'),
     };
   }
 
@@ -191,11 +203,7 @@ export class World {
         if (clash) ep.ips = [`10.0.1.${op.id.slice(1)}`];
         const old = this.objects.get('endpoint')?.get(op.id) as Endpoint | undefined;
         if (old && old.networkId !== ep.networkId) return []; // networkId is immutable
-        const limit = { kbps: 1000 * ((op.qos ?? 0) + 1), burstKb: 800 };
-        const qos =
-          op.qos === undefined || op.qos === 3
-            ? undefined
-            : { ...(op.qos !== 1 ? { egress: limit } : {}), ...(op.qos !== 0 ? { ingress: limit } : {}) };
+        const qos = qosOf(op.qos);
         return this.put('endpoint', {
           ...ep,
           securityGroupIds: op.sgs.map((i) => SGS[i]!),
@@ -306,6 +314,10 @@ export class World {
         });
       case 'vlanDel':
         return this.del('vlanBinding', 'vb1');
+      case 'tenantQos': {
+        const qos = qosOf(op.qos ?? undefined, 7);
+        return this.put('tenant', { ...meta, id: 't1', name: 't1', ...(qos ? { qos } : {}) } as AnyObject);
+      }
     }
   }
 }

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { effectiveQos } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
 import { openService, rejects } from './helpers.js';
 
@@ -108,5 +109,33 @@ describe('endpoint qos and tenant tokens', () => {
       t1,
     );
     expect(same.object.qos).toEqual({ egress: { kbps: 1_000, burstKb: 800 } });
+  });
+});
+
+describe("a tenant's default rate limits", () => {
+  it('are stored with their burst filled in, set only by an admin, and cleared by {}', async () => {
+    const t = await svc.update('tenant', 't1', { qos: { ingress: { kbps: 10_000 } } });
+    expect(t.object.qos).toEqual({ ingress: { kbps: 10_000, burstKb: 8_000 } });
+    await rejects(
+      svc.update('tenant', 't1', { qos: {} }, { tenantScope: 't1' }),
+      'forbidden',
+      /^qos: a tenant's default rate limits are set by an admin token/,
+    );
+    await rejects(
+      svc.update('tenant', 't1', { qos: { egress: { kbps: 100, burstKb: 12 } } }),
+      'invalid',
+      /^qos\.egress\.burstKb: 12 kbit holds no full frame of a network \(MTU 1500: 13 kbit\)/,
+    );
+    expect(svc.get('tenant', 't1').qos).toEqual({ ingress: { kbps: 10_000, burstKb: 8_000 } });
+    expect((await svc.update('tenant', 't1', { qos: {} })).object.qos).toBeUndefined();
+  });
+
+  it('hold every endpoint without limits of its own, direction by direction', () => {
+    const tenant = { ingress: { kbps: 10_000, burstKb: 8_000 }, egress: { kbps: 5_000, burstKb: 4_000 } };
+    const own = { egress: { kbps: 50_000, burstKb: 40_000 } };
+    expect(effectiveQos(undefined, tenant)).toEqual(tenant);
+    expect(effectiveQos(own, tenant)).toEqual({ egress: own.egress, ingress: tenant.ingress });
+    expect(effectiveQos(own, undefined)).toBe(own);
+    expect(effectiveQos(undefined, undefined)).toBeUndefined();
   });
 });
