@@ -88,6 +88,16 @@ const rateOf = (sw: MemorySwitch, id: number) => {
 };
 const commands = (batch: MeterMod[] | undefined) => batch?.map((m) => [m.command, m.meterId]);
 
+/** A switch synced to one flow policed by its meter (revision 1). */
+async function synced() {
+  const sw = new MemorySwitch('0000000000000001');
+  const d = new Desired();
+  d.change([flow(1)], [meter(1)]);
+  const sync = new DatapathSync(sw, log);
+  await sync.syncChanges(d.full(), 1);
+  return { sw, d, sync };
+}
+
 describe('DatapathSync meters', () => {
   it('adds meters before the bundle of flows using them, and deletes them after the flows went', async () => {
     const sw = new MemorySwitch('0000000000000001');
@@ -122,11 +132,7 @@ describe('DatapathSync meters', () => {
   });
 
   it('modifies a meter whose rate changed, with no bundle when no flow changed', async () => {
-    const sw = new MemorySwitch('0000000000000001');
-    const d = new Desired();
-    d.change([flow(1)], [meter(1)]);
-    const sync = new DatapathSync(sw, log);
-    await sync.syncChanges(d.full(), 1);
+    const { sw, d, sync } = await synced();
     const bundles = sw.bundles.length;
     await sync.syncChanges(d.change([], [meter(1, 50_000)]), 2);
     expect(commands(sw.meterBatches.at(-1))).toEqual([[1, endpointMeterId(1, 'egress')]]);
@@ -199,11 +205,7 @@ describe('DatapathSync meters', () => {
   });
 
   it('a refused meter fails the sync before the bundle is sent; the retry dumps and converges', async () => {
-    const sw = new MemorySwitch('0000000000000001');
-    const d = new Desired();
-    d.change([flow(1)], [meter(1)]);
-    const sync = new DatapathSync(sw, log);
-    await sync.syncChanges(d.full(), 1);
+    const { sw, d, sync } = await synced();
     const bundles = sw.bundles.length;
     // Someone created meter 2 behind the cache's back: the ADD is refused.
     sw.meters.set(endpointMeterId(2, 'egress'), actual(meter(2, 1)));

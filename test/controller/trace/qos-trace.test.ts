@@ -41,19 +41,22 @@ function limitedWorld(): { world: TraceWorld; desired: Map<string, Desired> } {
   return { world, desired };
 }
 
-const ping = packetOf({
-  in_port: 1,
-  eth_src: '02:00:00:00:01:01',
-  eth_dst: '02:00:00:00:01:02',
-  vlan_vid: 0,
-  eth_type: 0x800,
-  ip_src: '10.1.0.1',
-  ip_dst: '10.1.0.2',
-  nw_ttl: 64,
-  ip_proto: 1,
-  icmp_type: 8,
-  icmp_code: 0,
-});
+/** An echo request from port `inPort` (MAC ..:0N:01) to its network's other VM (..:0N:02). */
+const pingFrom = (inPort: number) =>
+  packetOf({
+    in_port: inPort,
+    eth_src: `02:00:00:00:0${inPort}:01`,
+    eth_dst: `02:00:00:00:0${inPort}:02`,
+    vlan_vid: 0,
+    eth_type: 0x800,
+    ip_src: '10.1.0.1',
+    ip_dst: '10.1.0.2',
+    nw_ttl: 64,
+    ip_proto: 1,
+    icmp_type: 8,
+    icmp_code: 0,
+  });
+const ping = pingFrom(1);
 
 describe('weft trace through rate-limited ports', () => {
   it("notes the sender's egress meter at classify and the receiver's ingress meter at output", () => {
@@ -74,19 +77,7 @@ describe('weft trace through rate-limited ports', () => {
 
   it('says nothing of meters where no port is limited (vm-b1 to vm-b2)', () => {
     const { world } = limitedWorld();
-    const blue = packetOf({
-      in_port: 2,
-      eth_src: '02:00:00:00:02:01',
-      eth_dst: '02:00:00:00:02:02',
-      vlan_vid: 0,
-      eth_type: 0x800,
-      ip_src: '10.1.0.1',
-      ip_dst: '10.1.0.2',
-      nw_ttl: 64,
-      ip_proto: 1,
-      icmp_type: 8,
-      icmp_code: 0,
-    });
+    const blue = pingFrom(2);
     const run = traceAcross(world, 'hv1', blue, { ctState: 0x21n });
     expect(run.hops.flatMap((h) => h.outputs.map((o) => o.to))).toContain('endpoint');
     expect(run.hops.flatMap((h) => h.notes).filter((n) => n.includes('meter'))).toEqual([]);
