@@ -174,7 +174,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
             ips: p.ep.ips,
             portSecurity: p.ep.portSecurity,
             securityGroupIds: p.ep.securityGroupIds,
-            ...qosField(effectiveQos(p.ep.qos, tenantQos.get(net.tenantId))),
+            ...qosField(effectiveQos(p.ep.qos, tenantQos.get(net.tenantId), net.mtu)),
           })),
         remote,
         remoteChassis,

@@ -190,7 +190,11 @@ export function statusProvider(
           b && {
             chassis: b.chassisId,
             ofport: b.ofport,
-            qos: effectiveQos(ep.qos, intents.find('tenant', ep.tenantId)?.qos),
+            qos: effectiveQos(
+              ep.qos,
+              intents.find('tenant', ep.tenantId)?.qos,
+              intents.get('network', ep.networkId).mtu,
+            ),
           },
         );
       },

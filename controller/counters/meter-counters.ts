@@ -68,7 +68,7 @@ export function qosCounters(limits: readonly PortLimit[], chassis: string, answe
     if (!m) {
       out[l.direction] = {
         ...base,
-        note: `meter ${l.meterId} is not on ${chassis} yet: the limit is not applied there (no counts)`,
+        note: `meter ${l.meterId} is not on ${chassis}: the limit is not applied there (not yet, or the switch refused it: see the controller log)`,
       };
       continue;
     }

@@ -43,6 +43,8 @@ interface Pending {
   desired: ChassisDesired;
   revision: number;
   forceDump: boolean;
+  /** A retry after a failure (its dump does not forget refused meters: see apply). */
+  retry?: boolean;
   /** Diff the whole desired state (else only the keys below). */
   full: boolean;
   flows: Map<string, DesiredFlow | null>;
@@ -191,7 +193,7 @@ export class DatapathSync {
         if (result.dumped) this.lastDumpResult = result;
         this.retryDelayMs = RETRY_MIN_MS;
         this.onApplied(this.port.dpid, result);
-        if (this.refusedMeters.retryDue) {
+        if (this.refusedMeters.retryDue && !this.suspended && !this.closed) {
           // A refused meter's rate changed: one more full pass gives its flows their meter back.
           this.refusedMeters.retryDue = false;
           const queued = this.next as Pending | undefined; // set by a request() during the apply
@@ -234,6 +236,8 @@ export class DatapathSync {
     this.flows = undefined;
     this.groups = undefined;
     this.meters = undefined;
+    // Refusals seen while leading may have been this instance's role, not the switch: forget them.
+    this.refusedMeters.clear();
     for (const w of this.waiters) w.resolve();
     this.waiters = [];
   }
@@ -251,7 +255,7 @@ export class DatapathSync {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       // A newer request queued meanwhile supersedes the failed one.
-      if (!this.closed && !this.next) void this.request({ ...job, forceDump: true, full: true });
+      if (!this.closed && !this.next) void this.request({ ...job, forceDump: true, full: true, retry: true });
     }, delay);
     this.retryTimer.unref();
   }
@@ -276,6 +280,9 @@ export class DatapathSync {
     }
     const dumpedAt = performance.now();
     const refused = this.refusedMeters;
+    // A dump asked for (a reconnect, a periodic resync) tries refused meters again: the switch may
+    // have room now. A retry's dump does not, or a refusal would only ever be retried.
+    if (job.forceDump && !job.retry) refused.clear();
     const full = dumped || job.full || refused.touchedBy(job.meters);
     const { flowDiff, groupDiff, meterDiff, upsertKeys, removeKeys } = full
       ? this.fullDiff(job.desired)
@@ -349,6 +356,7 @@ export class DatapathSync {
     const haveGroups = this.groups!;
     const meters = this.meters!.fullDiff();
     const refused = this.refusedMeters;
+    refused.startPass();
     // Wanted keys: dumped records are marked in place (no Set of 100k keys on a reconnect); keys
     // of other cached flows, and of flows to add, go in a Set.
     const epoch = ++markEpoch;
@@ -392,6 +400,7 @@ export class DatapathSync {
     }
     for (const [id, g] of haveGroups) if (!wantedGroups.has(id) && isOwnedGroup(id)) groupDiff.remove.push(g);
     const meterDiff = meters.finish();
+    refused.endPass();
     return { flowDiff, groupDiff, meterDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
   }
 }

@@ -207,8 +207,9 @@ export class IntentIndex {
 
   /** The limits an endpoint is held to: its own, else its tenant's default (per direction). */
   qosOf(ep: { networkId: string; qos: Qos | undefined }): Qos | undefined {
-    const tenantId = this.networks.get(ep.networkId)?.tenantId;
-    return effectiveQos(ep.qos, tenantId === undefined ? undefined : this.tenantQos.get(tenantId));
+    const net = this.networks.get(ep.networkId);
+    if (!net) return ep.qos;
+    return effectiveQos(ep.qos, this.tenantQos.get(net.tenantId), net.mtu);
   }
 
   /** Where an endpoint is placed (bound on an existing chassis), if it is. */

@@ -358,14 +358,26 @@ export type NetworkPatch = Static<typeof NetworkPatchSchema>;
 export type Endpoint = Static<typeof EndpointSchema>;
 export type Qos = Static<typeof QosSchema>;
 
-/** The limits an endpoint is held to: its own per direction, else its tenant's default. */
-export function effectiveQos(own: Qos | undefined, tenantDefault: Qos | undefined): Qos | undefined {
-  if (!tenantDefault) return own;
-  const egress = own?.egress ?? tenantDefault.egress;
-  const ingress = own?.ingress ?? tenantDefault.ingress;
+/**
+ * The limits an endpoint is held to: its own per direction, else its tenant's default; each
+ * burst at least one full frame of its network (`mtu`) as it is now (a tenant's default is
+ * checked against 1500 bytes, and a network's MTU can grow after a limit was set).
+ */
+export function effectiveQos(
+  own: Qos | undefined,
+  tenantDefault: Qos | undefined,
+  mtu: number,
+): Qos | undefined {
+  const frame = frameKbit(mtu);
+  const atLeastAFrame = (r: RateLimit | undefined) =>
+    r && r.burstKb !== undefined && r.burstKb < frame ? { ...r, burstKb: frame } : r;
+  const egress = atLeastAFrame(own?.egress ?? tenantDefault?.egress);
+  const ingress = atLeastAFrame(own?.ingress ?? tenantDefault?.ingress);
   if (!egress && !ingress) return undefined;
+  if (egress === own?.egress && ingress === own?.ingress) return own;
   return { ...(egress ? { egress } : {}), ...(ingress ? { ingress } : {}) };
 }
+type RateLimit = NonNullable<Qos['egress']>;
 export type EndpointCreate = Static<typeof EndpointCreateSchema>;
 export type EndpointPatch = Static<typeof EndpointPatchSchema>;
 export type SgRule = Static<typeof SgRuleSchema>;

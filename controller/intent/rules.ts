@@ -213,7 +213,10 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     portSecurity,
   };
   if (d.name !== undefined) out.name = d.name as string;
-  const qos = qosOf(d.qos as Qos | undefined, net);
+  // Checked when it changes: a PATCH of something else keeps limits set under an older MTU.
+  const given = d.qos as Qos | undefined;
+  const kept = existing && stableStringify(given ?? null) === stableStringify(existing.qos ?? null);
+  const qos = kept ? existing.qos : qosOf(given, net);
   adminOnlyQos(env, qos, existing?.qos, "an endpoint's");
   if (qos) out.qos = qos;
   return out;
@@ -366,7 +369,9 @@ function token(_env: RuleEnv, d: Draft, existing?: ObjectOf['token']): Fields<'t
 function tenant(env: RuleEnv, d: Draft, existing?: ObjectOf['tenant']): Fields<'tenant'> {
   const out: Fields<'tenant'> = { id: d.id, name: d.name as string };
   if (d.description !== undefined) out.description = d.description as string;
-  const qos = qosOf(d.qos as Qos | undefined, { id: '', mtu: 1500 });
+  const given = d.qos as Qos | undefined;
+  const kept = existing && stableStringify(given ?? null) === stableStringify(existing.qos ?? null);
+  const qos = kept ? existing.qos : qosOf(given, { id: '', mtu: 1500 });
   adminOnlyQos(env, qos, existing?.qos, "a tenant's default");
   if (qos) out.qos = qos;
   return out;

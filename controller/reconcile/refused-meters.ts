@@ -13,6 +13,8 @@ const sig = (m: DesiredMeter) => `${m.kbps}/${m.burstKb}`;
  */
 export class RefusedMeters {
   private readonly refused = new Map<number, string>();
+  /** Desired meters seen by the full pass under way (undefined: none under way). */
+  private seen?: Set<number>;
   /** A refused meter's desired configuration changed during a full diff: its flows need another pass. */
   retryDue = false;
 
@@ -22,6 +24,21 @@ export class RefusedMeters {
 
   ids(): number[] {
     return [...this.refused.keys()];
+  }
+
+  clear(): void {
+    this.refused.clear();
+  }
+
+  /** A full diff begins: refusals of meters it does not meet are forgotten at endPass. */
+  startPass(): void {
+    this.seen = this.refused.size > 0 ? new Set() : undefined;
+  }
+
+  /** Forgets the refused meters no longer desired (a later endpoint on that port starts afresh). */
+  endPass(): void {
+    if (this.seen) for (const id of this.ids()) if (!this.seen.has(id)) this.refused.delete(id);
+    this.seen = undefined;
   }
 
   /** Records the meters among `diff`'s adds and modifies whose ids the switch refused. */
@@ -49,6 +66,7 @@ export class RefusedMeters {
    * already passed without it) need another full pass.
    */
   skips(m: DesiredMeter): boolean {
+    this.seen?.add(m.meterId);
     const was = this.refused.get(m.meterId);
     if (was === undefined) return false;
     if (was === sig(m)) return true;

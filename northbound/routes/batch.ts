@@ -43,7 +43,7 @@ export const registerBatch = (app: FastifyInstance, intents: IntentService): voi
         body: BatchRequest,
         response: {
           200: BatchResponse,
-          ...errorResponses(400, 401, 404, 409, 412, 413, 503, 504),
+          ...errorResponses(400, 401, 403, 404, 409, 412, 413, 503, 504),
         },
       },
     },

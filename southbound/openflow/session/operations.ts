@@ -81,21 +81,33 @@ const METER_COMMANDS: Record<number, string> = {
 export class MeterModRejectedError extends Error {
   override name = 'MeterModRejectedError';
   /**
-   * The meters the switch cannot take as asked (too many, a rate or burst it cannot do). Not those
-   * refused for a stale view of its table (METER_EXISTS, UNKNOWN_METER): a dump mends that.
+   * The meters the switch cannot take as asked (too many, a rate, burst or band it cannot do, no
+   * meters at all). Not those refused for a stale view of its table (METER_EXISTS,
+   * UNKNOWN_METER: a dump mends that) nor for who is asking (IS_SLAVE after a failover, EPERM).
    */
   readonly meterIds: number[];
   constructor(readonly errors: OfpErrorReply<OfpMessage>[]) {
     super(`switch refused ${errors.map(describeMeterError).join('; ')}`);
     this.meterIds = errors.flatMap((e) =>
-      e.request?.type === 'METER_MOD' && !isStaleViewError(e) ? [e.request.meterId] : [],
+      e.request?.type === 'METER_MOD' && isCapabilityError(e) ? [e.request.meterId] : [],
     );
   }
 }
 
-const isStaleViewError = (e: OfpErrorReply<OfpMessage>): boolean =>
-  e.errorType === ofpet.METER_MOD_FAILED &&
-  (e.codeName === 'OFPMMFC_METER_EXISTS' || e.codeName === 'OFPMMFC_UNKNOWN_METER');
+const CAPABILITY_CODES = new Set([
+  'OFPMMFC_INVALID_METER',
+  'OFPMMFC_BAD_FLAGS',
+  'OFPMMFC_BAD_RATE',
+  'OFPMMFC_BAD_BURST',
+  'OFPMMFC_BAD_BAND',
+  'OFPMMFC_BAD_BAND_VALUE',
+  'OFPMMFC_OUT_OF_METERS',
+  'OFPMMFC_OUT_OF_BANDS',
+]);
+/** What this switch cannot do whoever asks, whenever: worth remembering (refused-meters.ts). */
+const isCapabilityError = (e: OfpErrorReply<OfpMessage>): boolean =>
+  (e.errorType === ofpet.METER_MOD_FAILED && CAPABILITY_CODES.has(e.codeName)) ||
+  (e.errorType === ofpet.BAD_REQUEST && e.codeName === 'OFPBRC_BAD_TYPE');
 
 function describeMeterError(err: OfpErrorReply<OfpMessage>): string {
   const req = err.request;

@@ -109,7 +109,7 @@ describe('qosCounters', () => {
       meterId: EGRESS,
       kbps: 10000,
       burstKb: 8000,
-      note: `meter ${EGRESS} is not on hv1 yet: the limit is not applied there (no counts)`,
+      note: `meter ${EGRESS} is not on hv1: the limit is not applied there (not yet, or the switch refused it: see the controller log)`,
     });
     expect(q).not.toHaveProperty('ingress');
   });
@@ -159,7 +159,7 @@ describe('reading the meters of an endpoint', () => {
     const c = await read([hv1.sw], { egress: { kbps: 10000 } });
     expect(hv1.meterAsks()).toEqual([{ kind: 'METER', meterId: EGRESS }]);
     expect(c.qos?.egress).not.toHaveProperty('packets');
-    expect(c.qos?.egress?.note).toContain('is not on hv1 yet');
+    expect(c.qos?.egress?.note).toContain('is not on hv1:');
     expect(c.unreachable).toEqual([]);
     expect(Value.Check(ObjectCounters, c)).toBe(true);
   });

@@ -9,6 +9,8 @@ import type { DesiredFlow, DesiredGroup, DesiredMeter } from '../../../controlle
 import { type ActualMeter, endpointMeterId, meterMod } from '../../../controller/pipeline/meters.js';
 import { flowKey } from '../../../controller/reconcile/canonical.js';
 import type { FlowMod, MeterMod } from '../../../southbound/openflow/codec/messages.js';
+import { MeterModRejectedError } from '../../../southbound/openflow/session/operations.js';
+import { OfpErrorReply } from '../../../southbound/openflow/session/session-errors.js';
 import { MemorySwitch } from './memory-switch.js';
 
 const log = pino({ level: 'silent' });
@@ -270,10 +272,16 @@ describe('DatapathSync with meters the switch refuses', () => {
         .flat()
         .map((m) => m.meterId),
     ).toEqual([endpointMeterId(2, 'egress')]);
-    // A full pass (a resync) keeps the flow unpoliced rather than modifying it back and forth.
+    // A full pass from the cache keeps the flow unpoliced rather than modifying it back and forth.
     sw.writes = [];
-    await sync.syncChanges(d.full(), 3, true);
+    await sync.syncChanges(d.full(), 3);
     expect(sw.writes).toEqual([]);
+    // A resync (a dump asked for) tries the meter once more, in case the switch has room now;
+    // refused again, the flows are left as they are.
+    await sync.syncChanges(d.full(), 3, true);
+    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(3);
+    expect(sw.writes).toEqual(['meters']);
+    expect(sw.flows.get(flowKey(flow(big)))!.instructions).toEqual([{ type: 'goto_table', tableId: 10 }]);
 
     // The switch grows its table and the rate changes: tried again, and the flow gets its meter back.
     sw.meterLimit = Number.POSITIVE_INFINITY;
@@ -300,6 +308,40 @@ describe('DatapathSync with meters the switch refuses', () => {
     await sync.syncChanges(d.full(), 2, true);
     await expect.poll(() => sw.flows.get(flowKey(flow(1)))?.instructions.length, { timeout: 5_000 }).toBe(2);
     expect(rateOf(sw, endpointMeterId(1, 'egress'))).toEqual([3_000, 300]);
+    sync.close();
+  });
+});
+
+describe('which refusals a switch is remembered for', () => {
+  const refusal = (typeName: string, codeName: string, errorType: number) =>
+    new MeterModRejectedError([
+      new OfpErrorReply(errorType, 0, typeName, codeName, meterMod(meter(3), 'add'), Buffer.alloc(0), 1),
+    ]);
+  it('only what the switch cannot do (no room, a rate it cannot do, no meters), never who asked or a stale view', () => {
+    const id = endpointMeterId(3, 'egress');
+    expect(refusal('OFPET_METER_MOD_FAILED', 'OFPMMFC_OUT_OF_METERS', 12).meterIds).toEqual([id]);
+    expect(refusal('OFPET_METER_MOD_FAILED', 'OFPMMFC_BAD_RATE', 12).meterIds).toEqual([id]);
+    expect(refusal('OFPET_BAD_REQUEST', 'OFPBRC_BAD_TYPE', 1).meterIds).toEqual([id]);
+    // A deposed leader's write (IS_SLAVE), a permission, a stale cache: a dump or the role mends it.
+    expect(refusal('OFPET_BAD_REQUEST', 'OFPBRC_IS_SLAVE', 1).meterIds).toEqual([]);
+    expect(refusal('OFPET_BAD_REQUEST', 'OFPBRC_EPERM', 1).meterIds).toEqual([]);
+    expect(refusal('OFPET_METER_MOD_FAILED', 'OFPMMFC_METER_EXISTS', 12).meterIds).toEqual([]);
+  });
+
+  it('forgets every refusal when it goes standby (it may have been refused for its role)', async () => {
+    const sw = new MemorySwitch('0000000000000001');
+    sw.meterLimit = 0;
+    const d = new Desired();
+    d.change([flow(1)], [meter(1)]);
+    const sync = new DatapathSync(sw, log);
+    await sync.syncChanges(d.full(), 1);
+    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(1);
+    expect(sw.flows.get(flowKey(flow(1)))!.instructions).toHaveLength(1);
+    sync.suspend();
+    sw.meterLimit = Number.POSITIVE_INFINITY;
+    await sync.syncChanges(d.full(), 2); // leading again: a dump, the meter tried afresh
+    expect(sw.flows.get(flowKey(flow(1)))!.instructions).toHaveLength(2);
+    expect(sw.meters.has(endpointMeterId(1, 'egress'))).toBe(true);
     sync.close();
   });
 });

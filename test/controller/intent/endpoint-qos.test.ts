@@ -133,9 +133,32 @@ describe("a tenant's default rate limits", () => {
   it('hold every endpoint without limits of its own, direction by direction', () => {
     const tenant = { ingress: { kbps: 10_000, burstKb: 8_000 }, egress: { kbps: 5_000, burstKb: 4_000 } };
     const own = { egress: { kbps: 50_000, burstKb: 40_000 } };
-    expect(effectiveQos(undefined, tenant)).toEqual(tenant);
-    expect(effectiveQos(own, tenant)).toEqual({ egress: own.egress, ingress: tenant.ingress });
-    expect(effectiveQos(own, undefined)).toBe(own);
-    expect(effectiveQos(undefined, undefined)).toBeUndefined();
+    expect(effectiveQos(undefined, tenant, 1450)).toEqual(tenant);
+    expect(effectiveQos(own, tenant, 1450)).toEqual({ egress: own.egress, ingress: tenant.ingress });
+    expect(effectiveQos(own, undefined, 1450)).toBe(own);
+    expect(effectiveQos(undefined, undefined, 1450)).toBeUndefined();
+    // Each burst holds a full frame of the network as it is now (a jumbo network: 72 kbit).
+    const small = { egress: { kbps: 100, burstKb: 26 } };
+    expect(effectiveQos(undefined, small, 8950)).toEqual({ egress: { kbps: 100, burstKb: 72 } });
+    expect(effectiveQos(small, undefined, 1450)).toBe(small);
+  });
+
+  it("keep an endpoint's limit set under a smaller MTU across its other changes", async () => {
+    await svc.put('network', 'grow', { tenantId: 't1', name: 'grow', mtu: 1450 });
+    await svc.create('endpoint', {
+      id: 'vm5',
+      networkId: 'grow',
+      qos: { egress: { kbps: 100, burstKb: 20 } },
+    });
+    await svc.update('network', 'grow', { mtu: 8950 });
+    // A rename still goes through (its limit is not re-checked); a new limit is checked.
+    expect((await svc.update('endpoint', 'vm5', { name: 'web' })).object.qos).toEqual({
+      egress: { kbps: 100, burstKb: 20 },
+    });
+    await rejects(
+      svc.update('endpoint', 'vm5', { qos: { egress: { kbps: 200, burstKb: 20 } } }),
+      'invalid',
+      /^qos\.egress\.burstKb: 20 kbit holds no full frame of network 'grow' \(MTU 8950: 72 kbit\)/,
+    );
   });
 });
