@@ -1,15 +1,7 @@
 import { normalizeDhcp } from './dhcp-rules.js';
-import { conflict, IntentError, invalid } from './errors.js';
-import { stableStringify } from './idempotency.js';
+import { conflict, invalid } from './errors.js';
 import type { AnyObject, Kind, ObjectOf, Qos, SgRule, SgRuleInput } from './model.js';
-import {
-  DEFAULT_UNDERLAY_MTU,
-  defaultBurstKb,
-  frameKbit,
-  VNI_MAX,
-  VNI_MIN,
-  VXLAN_OVERHEAD,
-} from './model.js';
+import { DEFAULT_UNDERLAY_MTU, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
 import {
   type Cidr,
   cidrContains,
@@ -36,6 +28,7 @@ import {
   subnetsOf,
   tenantOf,
 } from './rule-env.js';
+import { adminOnlyQos, qosToStore } from './rules-qos.js';
 import { type IntentState, vlanSlot } from './state.js';
 
 export type { Draft, RuleEnv } from './rule-env.js';
@@ -214,44 +207,10 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
   };
   if (d.name !== undefined) out.name = d.name as string;
   // Checked when it changes: a PATCH of something else keeps limits set under an older MTU.
-  const given = d.qos as Qos | undefined;
-  const kept = existing && stableStringify(given ?? null) === stableStringify(existing.qos ?? null);
-  const qos = kept ? existing.qos : qosOf(given, net);
+  const qos = qosToStore(d.qos as Qos | undefined, existing?.qos, net);
   adminOnlyQos(env, qos, existing?.qos, "an endpoint's");
   if (qos) out.qos = qos;
   return out;
-}
-
-/** Rate limits are the operator's to set: a tenant lifting its own would defeat them. */
-function adminOnlyQos(env: RuleEnv, qos: Qos | undefined, had: Qos | undefined, whose: string): void {
-  if (env.tenantScope && stableStringify(qos ?? null) !== stableStringify(had ?? null))
-    throw new IntentError(
-      'forbidden',
-      `qos: ${whose} rate limits are set by an admin token; a tenant token may keep them, not change them`,
-      'qos',
-    );
-}
-
-/**
- * Limits with their burst filled in; undefined when none is set (`{}` clears them). A burst
- * must hold a full frame of the network (checked against its MTU as it is now; a tenant's
- * defaults against a 1500-byte MTU).
- */
-function qosOf(q: Qos | undefined, net: { id: string; mtu: number }): Qos | undefined {
-  if (!q) return undefined;
-  const out: Qos = {};
-  const frame = frameKbit(net.mtu);
-  for (const dir of ['egress', 'ingress'] as const) {
-    const r = q[dir];
-    if (!r) continue;
-    if (r.burstKb !== undefined && r.burstKb < frame)
-      throw invalid(
-        `qos.${dir}.burstKb`,
-        `${r.burstKb} kbit holds no full frame of ${net.id ? `network '${net.id}'` : 'a network'} (MTU ${net.mtu}: ${frame} kbit); give at least ${frame}`,
-      );
-    out[dir] = { kbps: r.kbps, burstKb: r.burstKb ?? defaultBurstKb(r.kbps, net.mtu) };
-  }
-  return out.egress || out.ingress ? out : undefined;
 }
 
 function sgRule(
@@ -369,9 +328,7 @@ function token(_env: RuleEnv, d: Draft, existing?: ObjectOf['token']): Fields<'t
 function tenant(env: RuleEnv, d: Draft, existing?: ObjectOf['tenant']): Fields<'tenant'> {
   const out: Fields<'tenant'> = { id: d.id, name: d.name as string };
   if (d.description !== undefined) out.description = d.description as string;
-  const given = d.qos as Qos | undefined;
-  const kept = existing && stableStringify(given ?? null) === stableStringify(existing.qos ?? null);
-  const qos = kept ? existing.qos : qosOf(given, { id: '', mtu: 1500 });
+  const qos = qosToStore(d.qos as Qos | undefined, existing?.qos, { id: '', mtu: 1500 });
   adminOnlyQos(env, qos, existing?.qos, "a tenant's default");
   if (qos) out.qos = qos;
   return out;
