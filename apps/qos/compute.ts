@@ -12,7 +12,7 @@ import type { LocalPort } from '../view.js';
  * Meters are a drop band in kbit/s: the userspace datapath and TC flower (police action) both
  * do it, so a limited port stays offloadable.
  */
-export function portMeters(port: LocalPort): DesiredMeter[] {
+export function portMeters(port: Pick<LocalPort, 'ofport' | 'qos'>): DesiredMeter[] {
   const out: DesiredMeter[] = [];
   for (const dir of ['egress', 'ingress'] as const) {
     const r = port.qos?.[dir];

@@ -1,8 +1,9 @@
+import { portMeters } from '../../apps/qos/compute.js';
 import type { QosCounters } from '../../northbound/counters-schema.js';
 import type { MeterStats, MultipartRequestBody } from '../../southbound/openflow/codec/index.js';
 import { ofpm } from '../../southbound/openflow/codec/index.js';
-import { defaultBurstKb, type Qos } from '../intent/model.js';
-import { endpointMeterId, type MeterDirection } from '../pipeline/meters.js';
+import type { Qos } from '../intent/model.js';
+import { type MeterDirection, meterPlace } from '../pipeline/meters.js';
 
 /**
  * What an endpoint's rate limits did, from the counters of its meters (apps/qos): how many packets
@@ -24,20 +25,9 @@ export interface PortLimit {
   burstKb: number;
 }
 
-/** The endpoint's meters as apps/qos makes them: same ids, same default burst. */
+/** The endpoint's meters, the very ones apps/qos makes, each with the direction it polices. */
 export function portLimits(port: LimitedPort): PortLimit[] {
-  return (['egress', 'ingress'] as const).flatMap((direction) => {
-    const r = port.qos[direction];
-    if (!r) return [];
-    return [
-      {
-        direction,
-        meterId: endpointMeterId(port.ofport, direction),
-        kbps: r.kbps,
-        burstKb: r.burstKb ?? defaultBurstKb(r.kbps),
-      },
-    ];
-  });
+  return portMeters(port).map((m) => ({ direction: meterPlace(m.meterId)!.direction, ...m }));
 }
 
 /**

@@ -321,7 +321,7 @@ export class DatapathSync {
         if (noted.length > 0)
           this.log.warn(
             { dpid: this.port.dpid, meters: noted, err: (err as Error).message },
-            'switch refused meters: the endpoints they limit pass unpoliced on it until their limits change',
+            'switch refused meters: the endpoints they limit pass unpoliced on it until their limits change or it is resynced',
           );
         throw err;
       }

@@ -90,13 +90,18 @@ const rateOf = (sw: MemorySwitch, id: number) => {
 };
 const commands = (batch: MeterMod[] | undefined) => batch?.map((m) => [m.command, m.meterId]);
 
-/** A switch synced to one flow policed by its meter (revision 1). */
-async function synced() {
+/**
+ * A switch synced to one flow policed by its meter (revision 1); `meterLimit`: the highest meter
+ * id the switch takes (below 1's: refused, the revision applied without it).
+ */
+async function synced(meterLimit = Number.POSITIVE_INFINITY) {
   const sw = new MemorySwitch('0000000000000001');
+  sw.meterLimit = meterLimit;
   const d = new Desired();
   d.change([flow(1)], [meter(1)]);
   const sync = new DatapathSync(sw, log);
   await sync.syncChanges(d.full(), 1);
+  await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(1);
   return { sw, d, sync };
 }
 
@@ -295,13 +300,7 @@ describe('DatapathSync with meters the switch refuses', () => {
   });
 
   it('retries a refused meter whose rate changed during a full pass, with its flow', async () => {
-    const sw = new MemorySwitch('0000000000000001');
-    sw.meterLimit = 0;
-    const d = new Desired();
-    d.change([flow(1)], [meter(1)]);
-    const sync = new DatapathSync(sw, log);
-    await sync.syncChanges(d.full(), 1);
-    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(1);
+    const { sw, d, sync } = await synced(0);
     expect(sw.meters.size).toBe(0);
     sw.meterLimit = Number.POSITIVE_INFINITY;
     d.change([], [meter(1, 3_000)]);
@@ -329,13 +328,7 @@ describe('which refusals a switch is remembered for', () => {
   });
 
   it('forgets every refusal when it goes standby (it may have been refused for its role)', async () => {
-    const sw = new MemorySwitch('0000000000000001');
-    sw.meterLimit = 0;
-    const d = new Desired();
-    d.change([flow(1)], [meter(1)]);
-    const sync = new DatapathSync(sw, log);
-    await sync.syncChanges(d.full(), 1);
-    await expect.poll(() => sync.appliedRevision, { timeout: 5_000 }).toBe(1);
+    const { sw, d, sync } = await synced(0);
     expect(sw.flows.get(flowKey(flow(1)))!.instructions).toHaveLength(1);
     sync.suspend();
     sw.meterLimit = Number.POSITIVE_INFINITY;
