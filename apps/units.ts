@@ -1,7 +1,8 @@
 import type { Desired, DesiredFlow, DesiredGroup } from '../controller/pipeline/flow.js';
 import { networkAclFlows } from './acl/network-acl.js';
 import { portSecurityGroupFlows } from './acl/security-groups.js';
-import { arpReplyFlow, endpointArpFlows } from './arp-responder/compute.js';
+import { endpointArpFlows, neighbourReplyFlows } from './arp-responder/compute.js';
+import { endpointNdFlows } from './arp-responder/nd.js';
 import { dhcpNetworkFlows } from './dhcp/compute.js';
 import { computeNetwork as floodNetwork } from './flood/compute.js';
 import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
@@ -35,7 +36,7 @@ import { vlanNetworkFlows } from './vlan/compute.js';
 let pipelineUnit: Desired | undefined;
 
 export function chassisUnit(): Desired {
-  pipelineUnit ??= { flows: [...pipeline().flows, arpReplyFlow()], groups: [] };
+  pipelineUnit ??= { flows: [...pipeline().flows, ...neighbourReplyFlows()], groups: [] };
   return pipelineUnit;
 }
 
@@ -80,6 +81,7 @@ export function endpointArpUnit(
 ): Desired {
   const flows: DesiredFlow[] = [];
   endpointArpFlows(net, ep, flows);
+  endpointNdFlows(net, ep, flows);
   if (net.routed) endpointNeighborFlows(net, ep, flows);
   return { flows, groups: [] };
 }

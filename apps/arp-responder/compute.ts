@@ -16,6 +16,7 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { DatapathView, NetworkOnChassis } from '../view.js';
+import { endpointNdFlows, ndReplyFlow, ndUnansweredFlow } from './nd.js';
 
 const ARP_REQUEST = 1;
 const ARP_REPLY = 2;
@@ -38,10 +39,12 @@ const TO_REPLY = goto(TABLE.ARP_REPLY);
 export function compute(view: DatapathView): Desired {
   const flows: DesiredFlow[] = [];
   for (const net of view.networks) {
-    for (const ep of net.local) endpointArpFlows(net, ep, flows);
-    for (const ep of net.remote) endpointArpFlows(net, ep, flows);
+    for (const ep of [...net.local, ...net.remote]) {
+      endpointArpFlows(net, ep, flows);
+      endpointNdFlows(net, ep, flows);
+    }
   }
-  return { flows: [...flows, arpReplyFlow()], groups: [] };
+  return { flows: [...flows, ...neighbourReplyFlows()], groups: [] };
 }
 
 /** The answers for one endpoint's IPv4 addresses in its network. */
@@ -79,6 +82,11 @@ export function arpAnswerFlow(meta: OxmTlv, ip: string, mac: string, cookie: big
 }
 
 let replyFlow: DesiredFlow | undefined;
+
+/** The chassis-wide flows of the responder: the ARP reply, the ND reply, and the NS it leaves unanswered. */
+export function neighbourReplyFlows(): DesiredFlow[] {
+  return [arpReplyFlow(), ndReplyFlow(), ndUnansweredFlow()];
+}
 
 /**
  * arp-reply: the request, its answer's MAC already in eth_src, becomes the reply in place:

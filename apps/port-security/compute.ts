@@ -70,5 +70,51 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
     flows.push(
       pass(cookie, 90, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' }]),
     );
+    ndGuardFlows(cookie, port, flows);
   }
 }
+
+const ICMPV6: OxmTlv = frozen({ field: 'ip_proto', value: 58 });
+const CODE_0: OxmTlv = frozen({ field: 'icmpv6_code', value: 0 });
+const NO_MAC = '00:00:00:00:00:00';
+const LINK_LOCAL = { value: 'fe80::', mask: 'ffc0::' } as const;
+/** Above the address flows (100, 90): neighbour discovery is checked before its source address lets it by. */
+export const ND_GUARD_PRIORITY = 120;
+export const ND_CHECKED_PRIORITY = 125;
+
+/**
+ * Neighbour discovery carries addresses and MACs inside the packet, past the source checks above:
+ * from a port with IPv6 addresses, a solicitation's source link-layer option must be the port's
+ * MAC (or absent), an advertisement may only speak for the port's own addresses or a link-local
+ * one, from that address, with the port's MAC (or none), both from the port's own MAC; router
+ * advertisements and redirects are dropped (a VM is no router: a rogue RA would take over the
+ * network's default route). So a VM cannot poison its neighbours' caches with another's address,
+ * as ARP port security prevents for IPv4.
+ */
+function ndGuardFlows(cookie: bigint, port: LocalPort, flows: DesiredFlow[]): void {
+  const inPort = inPortTlv.get(port.ofport);
+  const src: OxmTlv = { field: 'eth_src', value: port.mac };
+  const icmp = (type: number): OxmTlv[] => [inPort, IS_IPV6, ICMPV6, { field: 'icmpv6_type', value: type }];
+  for (const type of [134, 137]) flows.push(drop(cookie, ND_GUARD_PRIORITY, icmp(type)));
+  for (const type of [135, 136]) flows.push(drop(cookie, ND_GUARD_PRIORITY, [...icmp(type), CODE_0]));
+  const own: Array<{ value: string; mask?: string }> = [LINK_LOCAL];
+  for (const ip of port.ips) if (!isIpv4(ip)) own.push({ value: ip });
+  for (const from of own) {
+    const nd = (type: number): OxmTlv[] => [...icmp(type), CODE_0, src, { field: 'ipv6_src', ...from }];
+    for (const mac of [port.mac, NO_MAC]) {
+      flows.push(pass(cookie, ND_CHECKED_PRIORITY, [...nd(135), { field: 'nd_sll', value: mac }]));
+      // An advertisement comes from the address it advertises (RFC 4861 7.2.4, as Linux sends it).
+      const na = [...nd(136), { field: 'nd_target', ...from }, { field: 'nd_tll', value: mac }];
+      flows.push(pass(cookie, ND_CHECKED_PRIORITY, na));
+    }
+  }
+}
+
+/** A flow with no instructions: OpenFlow drops what it matches. */
+const drop = (cookie: bigint, priority: number, match: OxmTlv[]): DesiredFlow => ({
+  tableId: TABLE.PORT_SECURITY,
+  priority,
+  cookie,
+  match,
+  instructions: [],
+});

@@ -18,6 +18,7 @@ import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { OFPVID_PRESENT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import { ARP_REQUEST_MATCH, arpReplyActions } from '../arp-responder/compute.js';
+import { NA_MATCH, ndReplyActions } from '../arp-responder/nd.js';
 import { vniMetadataTlv } from '../interned.js';
 import type { DatapathView, NetworkOnChassis, VlanPort } from '../view.js';
 
@@ -49,8 +50,9 @@ export function backToVlanPort(v: VlanPort): Action[] {
 
 /**
  * The VLAN ports of one network on this chassis: tagged frames join the network untagged, and an
- * ARP request a host behind one asks is answered back to it tagged (the one arp-reply flow for
- * VM ports sends answers out untagged, which a host on a VLAN never sees).
+ * ARP request (or IPv6 neighbour solicitation) a host behind one asks is answered back to it
+ * tagged (the one arp-reply flow for VM ports sends answers out untagged, which a host on a VLAN
+ * never sees).
  */
 export function vlanNetworkFlows(net: NetworkOnChassis, flows: DesiredFlow[]): void {
   const meta = vniMetadataTlv.get(net.vni);
@@ -76,6 +78,13 @@ export function vlanNetworkFlows(net: NetworkOnChassis, flows: DesiredFlow[]): v
       cookie,
       match: [{ field: 'in_port', value: v.ofport }, meta, ...ARP_REQUEST_MATCH],
       instructions: [apply(...arpReplyActions(), ...backToVlanPort(v))],
+    });
+    flows.push({
+      tableId: TABLE.ARP_REPLY,
+      priority: 110,
+      cookie,
+      match: [{ field: 'in_port', value: v.ofport }, meta, ...NA_MATCH],
+      instructions: [apply(...ndReplyActions(), ...backToVlanPort(v))],
     });
   }
 }

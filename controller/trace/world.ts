@@ -26,7 +26,7 @@ function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint,
   const owners = new Map<bigint, string>();
   const add = (app: Parameters<typeof cookieFor>[0], key: string) => owners.set(cookieFor(app, key), key);
   for (const t of PIPELINE) add('pipeline', `table-miss/${t.id}`);
-  add('arpResponder', 'arp-reply');
+  for (const key of ['arp-reply', 'nd-reply', 'nd-unanswered']) add('arpResponder', key);
   const on = intents.routerOnNetwork(networkId);
   if (on) add('router', `router/${on.router.id}`);
   const networks = on ? on.router.interfaces.map((i) => i.networkId) : [networkId];

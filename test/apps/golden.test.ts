@@ -22,6 +22,10 @@ function view(chassis: string, mutate?: (f: ReturnType<typeof twoTenants>) => vo
   mutate?.(f);
   return buildDatapathViews(f.intent, f.facts).get(chassis)!;
 }
+const ND_REPLY =
+  'cookie=0x570400003707629a, table=31, priority=100,icmp6,icmp_type=136,icmp_code=0 actions=move:NXM_NX_IPV6_SRC[]->NXM_NX_IPV6_DST[],move:NXM_NX_ND_TARGET[]->NXM_NX_IPV6_SRC[],set_field:2->nd_options_type,move:NXM_OF_ETH_SRC[]->NXM_NX_ND_TLL[],IN_PORT';
+const ND_UNANSWERED =
+  'cookie=0x570400004e0bafbe, table=30, priority=110,icmp6,icmp_type=135,icmp_code=0,nd_sll=00:00:00:00:00:00 actions=goto_table:35';
 const text = (d: Desired) => [...d.flows.map((f) => formatFlow(f)), ...d.groups.map((g) => formatGroup(g))];
 
 describe('golden flows', () => {
@@ -56,10 +60,29 @@ describe('golden flows', () => {
     expect(flows.slice(0, 1)).toEqual([
       'cookie=0x570400001fbfb1aa, table=30, priority=100,arp,metadata=0x64,arp_tpa=10.1.0.1,arp_op=1 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:02:00:00:00:01:01->eth_src,goto_table:31',
     ]);
-    expect(flows.at(-1)).toBe(
+    expect(flows.slice(-3)).toEqual([
       'cookie=0x57040000c7c3a943, table=31, priority=100,arp,arp_op=1 actions=set_field:2->arp_op,move:NXM_NX_ARP_SHA[]->NXM_NX_ARP_THA[],move:NXM_OF_ETH_SRC[]->NXM_NX_ARP_SHA[],move:NXM_OF_ARP_TPA[]->NXM_NX_REG6[],move:NXM_OF_ARP_SPA[]->NXM_OF_ARP_TPA[],move:NXM_NX_REG6[]->NXM_OF_ARP_SPA[],IN_PORT',
+      ND_REPLY,
+      ND_UNANSWERED,
+    ]);
+    expect(flows).toHaveLength(7); // 4 answers + the ARP reply, the ND reply and the unanswered NS
+  });
+
+  it('arp-responder (hv1), IPv6: a solicitation for a known address becomes the advertisement in the switch', () => {
+    const flows = text(
+      arpResponder(
+        view('hv1', ({ intent }) => {
+          (intent.endpoints[1] as { ips: string[] }).ips = ['10.1.0.2', 'fd00::2', 'fd00::22'];
+        }),
+      ),
     );
-    expect(flows).toHaveLength(5); // 4 answers + the reply flow
+    const nd = flows.filter((f) => f.includes('icmp6'));
+    expect(nd).toEqual([
+      'cookie=0x570400001ebfb017, table=30, priority=100,icmp6,metadata=0x64,icmp_type=135,icmp_code=0,nd_target=fd00::2 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:02:00:00:00:01:02->eth_src,set_field:136->icmpv6_type,set_field:1610612736->nd_reserved,goto_table:31',
+      'cookie=0x570400001ebfb017, table=30, priority=100,icmp6,metadata=0x64,icmp_type=135,icmp_code=0,nd_target=fd00::22 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:02:00:00:00:01:02->eth_src,set_field:136->icmpv6_type,set_field:1610612736->nd_reserved,goto_table:31',
+      ND_REPLY,
+      ND_UNANSWERED,
+    ]);
   });
 
   it('port-security (hv1): own MAC + IP, and ARP with own sha/spa', () => {
@@ -71,10 +94,39 @@ describe('golden flows', () => {
     ]);
   });
 
-  it('vlan (hv3): the bound VLAN on the physical port loses its tag and joins the network; ARP answers go back to it tagged', () => {
+  it('port-security (hv1), IPv6: own or link-local sources; ND only for its own addresses and MAC; no RA or redirect', () => {
+    const flows = text(
+      portSecurity(
+        view('hv1', ({ intent }) => {
+          (intent.endpoints[0] as { ips: string[] }).ips = ['fd00::1'];
+        }),
+      ),
+    ).filter((f) => f.includes('in_port=1,'));
+    const ps = 'cookie=0x570500001fbfb1aa, table=10, ';
+    const own = 'in_port=1,dl_src=02:00:00:00:01:01';
+    expect(flows).toEqual([
+      `${ps}priority=100,ipv6,${own},ipv6_src=fd00::1 actions=goto_table:20`,
+      `${ps}priority=90,ipv6,${own},ipv6_src=fe80::/10 actions=goto_table:20`,
+      `${ps}priority=120,icmp6,in_port=1,icmp_type=134 actions=drop`,
+      `${ps}priority=120,icmp6,in_port=1,icmp_type=137 actions=drop`,
+      `${ps}priority=120,icmp6,in_port=1,icmp_type=135,icmp_code=0 actions=drop`,
+      `${ps}priority=120,icmp6,in_port=1,icmp_type=136,icmp_code=0 actions=drop`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fe80::/10,icmp_type=135,icmp_code=0,nd_sll=02:00:00:00:01:01 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fe80::/10,icmp_type=136,icmp_code=0,nd_target=fe80::/10,nd_tll=02:00:00:00:01:01 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fe80::/10,icmp_type=135,icmp_code=0,nd_sll=00:00:00:00:00:00 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fe80::/10,icmp_type=136,icmp_code=0,nd_target=fe80::/10,nd_tll=00:00:00:00:00:00 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fd00::1,icmp_type=135,icmp_code=0,nd_sll=02:00:00:00:01:01 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fd00::1,icmp_type=136,icmp_code=0,nd_target=fd00::1,nd_tll=02:00:00:00:01:01 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fd00::1,icmp_type=135,icmp_code=0,nd_sll=00:00:00:00:00:00 actions=goto_table:20`,
+      `${ps}priority=125,icmp6,${own},ipv6_src=fd00::1,icmp_type=136,icmp_code=0,nd_target=fd00::1,nd_tll=00:00:00:00:00:00 actions=goto_table:20`,
+    ]);
+  });
+
+  it('vlan (hv3): the bound VLAN on the physical port loses its tag and joins the network; ARP and ND answers go back to it tagged', () => {
     expect(text(vlan(view('hv3')))).toEqual([
       'cookie=0x570600006e2d9634, priority=110,in_port=7,dl_vlan=30 actions=pop_vlan,set_field:0x3->reg5,write_metadata:0xc8/0xffffff,goto_table:30',
       'cookie=0x570600006e2d9634, table=31, priority=110,arp,metadata=0xc8,in_port=7,arp_op=1 actions=set_field:2->arp_op,move:NXM_NX_ARP_SHA[]->NXM_NX_ARP_THA[],move:NXM_OF_ETH_SRC[]->NXM_NX_ARP_SHA[],move:NXM_OF_ARP_TPA[]->NXM_NX_REG6[],move:NXM_OF_ARP_SPA[]->NXM_OF_ARP_TPA[],move:NXM_NX_REG6[]->NXM_OF_ARP_SPA[],push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
+      'cookie=0x570600006e2d9634, table=31, priority=110,icmp6,metadata=0xc8,in_port=7,icmp_type=136,icmp_code=0 actions=move:NXM_NX_IPV6_SRC[]->NXM_NX_IPV6_DST[],move:NXM_NX_ND_TARGET[]->NXM_NX_IPV6_SRC[],set_field:2->nd_options_type,move:NXM_OF_ETH_SRC[]->NXM_NX_ND_TLL[],push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
     ]);
   });
 

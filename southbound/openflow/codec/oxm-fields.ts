@@ -61,6 +61,7 @@ export const OXM_CLASS_NXM0 = 0x0000;
 export const OXM_CLASS_NXM1 = 0x0001;
 export const OXM_CLASS_BASIC = 0x8000;
 export const OXM_CLASS_PKT_REG = 0x8001;
+export const OXM_CLASS_ERICSSON = 0x1000;
 export const OXM_CLASS_EXPERIMENTER = 0xffff;
 
 export function oxmHeader(oxmClass: number, field: number, width: number, hasMask = false): number {
@@ -137,6 +138,11 @@ const ROWS: Row[] = [
   ['nw_frag', N1, 26, 1, 8, true, 'uint', 'ip_any'],
   // ONFOXM_ET_TCP_FLAGS: what OVS sends for tcp_flags in OpenFlow 1.3.
   ['tcp_flags', OXM_CLASS_EXPERIMENTER, 42, 2, 12, true, 'uint', 'tcp', ['NXM_NX_TCP_FLAGS', N1, 34, 2], ONF_EXPERIMENTER_ID],
+  // ERICOXM_OF (class 0x1000, OVS >= 2.11): the flags word of a neighbour advertisement (R, S, O
+  // in its top bits) and the type of its first option, so a flow can turn a solicitation into the
+  // advertisement in place (apps/nd-responder).
+  ['nd_reserved', OXM_CLASS_ERICSSON, 1, 4, 32, false, 'uint', 'nd', ['ERICOXM_OF_ICMPV6_ND_RESERVED', OXM_CLASS_ERICSSON, 1, 4]],
+  ['nd_options_type', OXM_CLASS_ERICSSON, 2, 1, 8, false, 'uint', 'nd', ['ERICOXM_OF_ICMPV6_ND_OPTIONS_TYPE', OXM_CLASS_ERICSSON, 2, 1]],
 ];
 // OVS's 16-bit in_port (NXM_OF_IN_PORT): what it puts in set_field and load/move for "in_port".
 ROWS.push([

@@ -26,6 +26,8 @@ const DECIMAL = new Set([
   'icmp_code',
   'icmpv6_type',
   'icmpv6_code',
+  'nd_reserved',
+  'nd_options_type',
   'arp_op',
   'mpls_label',
   'mpls_tc',

@@ -50,6 +50,37 @@ const extra: { name: string; msg: OfpMessage; ovs: RegExp | string }[] = [
     ovs: /ADD table:10 priority=200,ip,reg3=0x7,in_port=1,nw_dst=10\.1\.0\.0\/16 idle:30 .*actions=ct\(commit,zone=5\),resubmit\(,30\),write_metadata:0x5\/0xff,goto_table:20/,
   },
   {
+    // nd_reserved and nd_options_type are Ericsson-class OXMs (0x1000): apps/nd-responder's answer.
+    name: 'FLOW_MOD turning a neighbour solicitation into the advertisement',
+    msg: {
+      type: 'FLOW_MOD',
+      xid: 0x42,
+      command: 0,
+      tableId: 31,
+      priority: 100,
+      match: [
+        { field: 'eth_type', value: 0x86dd },
+        { field: 'ip_proto', value: 58 },
+        { field: 'icmpv6_type', value: 136 },
+        { field: 'icmpv6_code', value: 0 },
+      ],
+      instructions: [
+        {
+          type: 'apply_actions',
+          actions: [
+            { type: 'reg_move', src: { field: 'ipv6_src', ofs: 0, nBits: 128 }, dst: { field: 'ipv6_dst', ofs: 0, nBits: 128 } },
+            { type: 'reg_move', src: { field: 'nd_target', ofs: 0, nBits: 128 }, dst: { field: 'ipv6_src', ofs: 0, nBits: 128 } },
+            { type: 'set_field', field: 'nd_options_type', value: 2 },
+            { type: 'set_field', field: 'nd_reserved', value: 0xe0000000 },
+            { type: 'reg_move', src: { field: 'eth_src', ofs: 0, nBits: 48 }, dst: { field: 'nd_tll', ofs: 0, nBits: 48 } },
+            { type: 'output', port: ofpp.IN_PORT, maxLen: 0 },
+          ],
+        },
+      ],
+    },
+    ovs: 'ADD table:31 priority=100,icmp6,icmp_type=136,icmp_code=0 actions=move:NXM_NX_IPV6_SRC[]->NXM_NX_IPV6_DST[],move:NXM_NX_ND_TARGET[]->NXM_NX_IPV6_SRC[],set_field:2->nd_options_type,set_field:3758096384->nd_reserved,move:NXM_OF_ETH_SRC[]->NXM_NX_ND_TLL[],IN_PORT',
+  },
+  {
     name: 'PACKET_OUT with no data to a buffered packet',
     msg: {
       type: 'PACKET_OUT',
