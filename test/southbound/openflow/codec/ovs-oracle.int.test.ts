@@ -68,11 +68,23 @@ const extra: { name: string; msg: OfpMessage; ovs: RegExp | string }[] = [
         {
           type: 'apply_actions',
           actions: [
-            { type: 'reg_move', src: { field: 'ipv6_src', ofs: 0, nBits: 128 }, dst: { field: 'ipv6_dst', ofs: 0, nBits: 128 } },
-            { type: 'reg_move', src: { field: 'nd_target', ofs: 0, nBits: 128 }, dst: { field: 'ipv6_src', ofs: 0, nBits: 128 } },
+            {
+              type: 'reg_move',
+              src: { field: 'ipv6_src', ofs: 0, nBits: 128 },
+              dst: { field: 'ipv6_dst', ofs: 0, nBits: 128 },
+            },
+            {
+              type: 'reg_move',
+              src: { field: 'nd_target', ofs: 0, nBits: 128 },
+              dst: { field: 'ipv6_src', ofs: 0, nBits: 128 },
+            },
             { type: 'set_field', field: 'nd_options_type', value: 2 },
             { type: 'set_field', field: 'nd_reserved', value: 0xe0000000 },
-            { type: 'reg_move', src: { field: 'eth_src', ofs: 0, nBits: 48 }, dst: { field: 'nd_tll', ofs: 0, nBits: 48 } },
+            {
+              type: 'reg_move',
+              src: { field: 'eth_src', ofs: 0, nBits: 48 },
+              dst: { field: 'nd_tll', ofs: 0, nBits: 48 },
+            },
             { type: 'output', port: ofpp.IN_PORT, maxLen: 0 },
           ],
         },
