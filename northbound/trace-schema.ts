@@ -6,7 +6,11 @@ import { type Static, Type } from '@sinclair/typebox';
  */
 export const TraceQuery = Type.Object(
   {
-    to: Type.String({ description: 'destination address (IPv4; IPv6 for icmp/tcp/udp)', maxLength: 64 }),
+    to: Type.String({
+      description:
+        'destination address, IPv4 or IPv6 (arp to an IPv6 address: the neighbour solicitation a VM sends)',
+      maxLength: 64,
+    }),
     protocol: Type.Optional(
       Type.Union([Type.Literal('icmp'), Type.Literal('tcp'), Type.Literal('udp'), Type.Literal('arp')], {
         default: 'icmp',

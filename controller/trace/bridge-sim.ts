@@ -3,6 +3,7 @@ import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { Subfield } from '../../southbound/openflow/codec/nx-actions.js';
+import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { meterPlace } from '../pipeline/meters.js';
 import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
@@ -19,7 +20,9 @@ import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
  * an IP packet whose TTL is 1 (or 0) ends the flow's actions there, goto_table included, so the
  * packet goes no further (OVS's "decrement TTL exception": weft asks for no packet-in of it). A
  * meter instruction leaves the packet as it is (one probe is within any rate) and is noted with
- * its rate: a reader of a trace of a rate-limited port learns where the limit applies.
+ * its rate: a reader of a trace of a rate-limited port learns where the limit applies. Setting
+ * nd_options_type turns a neighbour discovery message's link-layer option into the other kind
+ * (nd_sll <-> nd_tll), as it does on the wire.
  */
 
 export interface SimStep {
@@ -197,6 +200,38 @@ function meterNote(run: Run, meterId: number): string {
   return `policed by meter ${meterId} (${what.filter(Boolean).join(': ')})`;
 }
 
+/** set_field (or its NXM form) of a whole field, or of the bits under `mask`. */
+function setField(p: Packet, field: string, value: OxmValue, mask: OxmValue | undefined): void {
+  const name = canonical(field);
+  const m = mask === undefined ? fieldMask(name) : bitsOf(name, mask);
+  p.set(name, ((p.get(name) ?? 0n) & ~m) | (bitsOf(name, value) & m));
+  if (name === ND_OPTIONS_TYPE) ndOption(p);
+}
+
+const ND_OPTIONS_TYPE = canonical('nd_options_type');
+const ND_SLL = canonical('nd_sll');
+const ND_TLL = canonical('nd_tll');
+/** The link-layer address options of neighbour discovery (RFC 4861 4.6.1): source, target. */
+const SLL_OPTION = 1n;
+const TLL_OPTION = 2n;
+
+/**
+ * A neighbour discovery message's link-layer address option after its type was set: the same
+ * option, now the other kind (the MAC in it stays until something writes the new field), as the
+ * packet leaves. A solicitation carries nd_sll, an advertisement nd_tll, never both (OVS matches
+ * each only on its own message type), so turning a solicitation into the advertisement in place
+ * (apps/arp-responder/nd.ts) leaves an nd_tll and no nd_sll.
+ */
+function ndOption(p: Packet): void {
+  const type = p.get(ND_OPTIONS_TYPE);
+  if (type !== SLL_OPTION && type !== TLL_OPTION) return;
+  const [from, to] = type === TLL_OPTION ? [ND_SLL, ND_TLL] : [ND_TLL, ND_SLL];
+  const mac = p.get(from);
+  if (mac === undefined) return;
+  p.delete(from);
+  if (!p.has(to)) p.set(to, mac);
+}
+
 function readSub(p: Packet, sf: Subfield): bigint {
   const v = p.get(canonical(sf.field)) ?? 0n;
   return (v >> BigInt(sf.ofs)) & ((1n << BigInt(sf.nBits)) - 1n);
@@ -206,6 +241,7 @@ function writeSub(p: Packet, sf: Subfield, bits: bigint): void {
   const name = canonical(sf.field);
   const mask = ((1n << BigInt(sf.nBits)) - 1n) << BigInt(sf.ofs);
   p.set(name, ((p.get(name) ?? 0n) & ~mask) | ((bits << BigInt(sf.ofs)) & mask));
+  if (name === ND_OPTIONS_TYPE) ndOption(p);
 }
 
 /**
@@ -256,12 +292,9 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
       else result.outputs.push({ pass, port: a.port, packet: new Map(p), step: at });
       return;
     }
-    case 'set_field': {
-      const name = canonical(a.field);
-      const mask = a.mask === undefined ? fieldMask(name) : bitsOf(name, a.mask);
-      p.set(name, ((p.get(name) ?? 0n) & ~mask) | (bitsOf(name, a.value) & mask));
+    case 'set_field':
+      setField(p, a.field, a.value, a.mask);
       return;
-    }
     case 'push_vlan':
       p.set('vlan_vid', 0x1000n);
       return;
@@ -274,12 +307,9 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
     case 'reg_load':
       writeSub(p, a.dst, a.value);
       return;
-    case 'reg_load2': {
-      const name = canonical(a.field);
-      const mask = a.mask === undefined ? fieldMask(name) : bitsOf(name, a.mask);
-      p.set(name, ((p.get(name) ?? 0n) & ~mask) | (bitsOf(name, a.value) & mask));
+    case 'reg_load2':
+      setField(p, a.field, a.value, a.mask);
       return;
-    }
     case 'group':
       group(run, pass, a.groupId, p, depth, at);
       return;

@@ -1,10 +1,18 @@
 import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
-import { canonicalIpv6, isIpv4, isIpv6, isMac } from '../../southbound/openflow/codec/values.js';
+import {
+  canonicalIpv6,
+  hex2,
+  isIpv4,
+  isIpv6,
+  isMac,
+  readIpv6,
+  writeIpv6,
+} from '../../southbound/openflow/codec/values.js';
 import { conflict, IntentError, invalid, notFound } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
 import { icmpErrorSource } from '../router/icmp-decision.js';
 import { type DestinationLookups, destinationOf } from './destination.js';
-import { describePacket, type Packet, packetOf } from './packet.js';
+import { describePacket, fieldText, type Packet, packetOf } from './packet.js';
 import { icmpErrorPacket, type RouterPunt, routerPuntOf } from './router-answer.js';
 import { type TraceHop, type TraceRun, type TraceWorld, traceAcross } from './trace-across.js';
 import { type TraceTarget, type TraceVerdict, verdictOf } from './verdict.js';
@@ -13,12 +21,13 @@ import { type TraceTarget, type TraceVerdict, verdictOf } from './verdict.js';
  * `weft trace`: a probe from an endpoint's VM port, the way the VM would send it (its own MAC and
  * address, TTL 64 unless asked for another, the destination's MAC as ARP would have resolved it,
  * or its gateway's for an address a router leads to), followed through weft's desired flows across
- * hypervisors. The answer is a verdict a person can act on and every step on the way.
+ * hypervisors. The answer is a verdict a person can act on and every step on the way. 'arp' to an
+ * IPv6 address traces its IPv6 twin: the neighbour solicitation (ICMPv6 135) the VM sends.
  */
 export type TraceProtocol = 'icmp' | 'tcp' | 'udp' | 'arp';
 
 export interface TraceRequest {
-  /** Destination address (IPv4, or IPv6 for icmp/tcp/udp). */
+  /** Destination address, IPv4 or IPv6 (arp: the address asked for). */
   to: string;
   protocol: TraceProtocol;
   /** Destination port (tcp, udp). */
@@ -66,6 +75,8 @@ const CT_EST = 0x02n;
 const DEFAULT_SRC_PORT = 40000;
 /** What Linux puts in a VM's packets (net.ipv4.ip_default_ttl, IPv6 hop limit). */
 const VM_TTL = 64;
+/** Every neighbour discovery message's hop limit: a receiver drops one with less (RFC 4861 7.1.1). */
+const ND_HOP_LIMIT = 255;
 const MAX_TTL = 255;
 const PACKET_FIELDS = [
   'in_port',
@@ -91,6 +102,10 @@ const PACKET_FIELDS = [
   'icmp_code',
   'icmpv6_type',
   'icmpv6_code',
+  'nd_target',
+  'nd_sll',
+  'nd_tll',
+  'nd_reserved',
 ];
 
 function l4(req: TraceRequest, v6: boolean): Record<string, OxmValue> {
@@ -107,10 +122,48 @@ function l4(req: TraceRequest, v6: boolean): Record<string, OxmValue> {
   }
 }
 
+/**
+ * A neighbour solicitation as Linux sends it (RFC 4861 7.2.2): to the target's solicited-node
+ * multicast group (ff02::1:ff + its low 24 bits; MAC 33:33 + the group's low 32 bits, RFC 2464 7),
+ * hop limit 255, its own MAC in the source link-layer option.
+ */
+function solicitation(mac: string, srcIp: string, target: string): Record<string, OxmValue> {
+  const low = new Uint8Array(16);
+  writeIpv6(low, 0, target);
+  const group = new Uint8Array(16);
+  group.set([0xff, 0x02]);
+  group.set([0x01, 0xff, ...low.subarray(13)], 11);
+  return {
+    eth_dst: ['33', '33', ...[...group.subarray(12)].map(hex2)].join(':'),
+    eth_type: 0x86dd,
+    ipv6_src: srcIp,
+    ipv6_dst: readIpv6(group, 0),
+    nw_ttl: ND_HOP_LIMIT,
+    ip_proto: 58,
+    icmpv6_type: 135,
+    icmpv6_code: 0,
+    nd_target: target,
+    nd_sll: mac,
+  };
+}
+
+/** What an ARP-like probe asks with: an ARP request, or to an IPv6 address a neighbour solicitation. */
+function askHeaders(mac: string, srcIp: string, to: string, v6: boolean): Record<string, OxmValue> {
+  if (v6) return solicitation(mac, srcIp, to);
+  return {
+    eth_dst: 'ff:ff:ff:ff:ff:ff',
+    eth_type: 0x0806,
+    arp_op: 1,
+    arp_spa: srcIp,
+    arp_tpa: to,
+    arp_sha: mac,
+    arp_tha: '00:00:00:00:00:00',
+  };
+}
+
 function checkRequest(req: TraceRequest): { to: string; v6: boolean } {
   const v6 = isIpv6(req.to);
   if (!v6 && !isIpv4(req.to)) throw invalid('to', `'${req.to}' is not an IPv4 or IPv6 address`);
-  if (v6 && req.protocol === 'arp') throw invalid('to', 'ARP is IPv4 only; trace icmp to an IPv6 address');
   if ((req.protocol === 'tcp' || req.protocol === 'udp') && req.port === undefined) {
     throw invalid('port', `a ${req.protocol} trace needs the destination port`);
   }
@@ -126,7 +179,14 @@ function checkRequest(req: TraceRequest): { to: string; v6: boolean } {
   if (req.ttl !== undefined) {
     if (!Number.isInteger(req.ttl) || req.ttl < 1 || req.ttl > MAX_TTL)
       throw invalid('ttl', `the TTL is a whole number from 1 to ${MAX_TTL}, got ${req.ttl}`);
-    if (req.protocol === 'arp') throw invalid('ttl', 'an ARP request has no TTL; trace icmp, tcp or udp');
+    if (req.protocol === 'arp') {
+      throw invalid(
+        'ttl',
+        v6
+          ? `a neighbour solicitation's hop limit is always ${ND_HOP_LIMIT}; trace icmp, tcp or udp`
+          : 'an ARP request has no TTL; trace icmp, tcp or udp',
+      );
+    }
   }
   return { to: v6 ? canonicalIpv6(req.to)! : req.to, v6 };
 }
@@ -164,15 +224,7 @@ export function traceEndpoint(
   });
   const headers: Record<string, OxmValue> =
     req.protocol === 'arp'
-      ? {
-          eth_dst: 'ff:ff:ff:ff:ff:ff',
-          eth_type: 0x0806,
-          arp_op: 1,
-          arp_spa: srcIp,
-          arp_tpa: to,
-          arp_sha: from.mac,
-          arp_tha: '00:00:00:00:00:00',
-        }
+      ? askHeaders(from.mac, srcIp, to, v6)
       : {
           eth_dst: dstMac!, // destinationOf gives every IP probe one
           eth_type: v6 ? 0x86dd : 0x0800,
@@ -190,7 +242,7 @@ export function traceEndpoint(
     req.protocol === 'tcp' || req.protocol === 'udp'
       ? `${req.protocol} from ${fromId} to ${v6 ? `[${to}]` : to}:${req.port}`
       : req.protocol === 'arp'
-        ? `ARP from ${fromId} for ${to}`
+        ? `${v6 ? 'neighbour solicitation' : 'ARP'} from ${fromId} for ${to}`
         : `ping from ${fromId} to ${to}`;
   const what = req.ttl === undefined ? probe : `${probe} with TTL ${req.ttl}`;
   const goal: TraceTarget = {
@@ -202,6 +254,9 @@ export function traceEndpoint(
   const punt = routerPuntOf(run, goal, lookups.arpState?.bind(lookups));
   const verdict = verdictOf(hops, goal, established, punt);
   const received = receivedOf(run, verdict, goal) ?? errorReceived(lookups, from, srcIp, punt);
+  // The advertisement's answer, said as the VM's neighbour table will have it.
+  const tll = req.protocol === 'arp' && verdict.verdict === 'answered' ? received?.get('nd_tll') : undefined;
+  if (tll !== undefined) verdict.summary += ` (${to} is at ${fieldText('nd_tll', tll)})`;
   return {
     from: fromId,
     chassis: binding.chassisId,

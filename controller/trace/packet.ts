@@ -78,13 +78,20 @@ export function onNextBridge(p: Packet, inPort: number): Packet {
   return next;
 }
 
+/** Fields read in hex, every digit shown: the ethertype, an advertisement's flags (R, S, O on top). */
+const HEX = new Map([
+  ['eth_type', 4],
+  ['nd_reserved', 8],
+]);
+
 /** Readable form of a packet's fields (MACs and addresses as text), for the API answer. */
 export function describePacket(p: Packet, fields: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const f of fields) {
     const v = p.get(canonical(f));
     if (v === undefined) continue;
-    out[f] = f === 'eth_type' ? `0x${v.toString(16).padStart(4, '0')}` : String(fieldText(f, v));
+    const digits = HEX.get(f);
+    out[f] = digits ? `0x${v.toString(16).padStart(digits, '0')}` : String(fieldText(f, v));
   }
   return out;
 }

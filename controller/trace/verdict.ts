@@ -35,7 +35,7 @@ export interface TraceVerdict {
 export interface TraceTarget {
   /** The endpoint the packet is meant for, when one has the destination address. */
   endpoint?: string;
-  /** An ARP request: answered in place by the chassis it starts on is success. */
+  /** An ARP request or neighbour solicitation: answered in place by the chassis it starts on is success. */
   arp: boolean;
   /** Describes the probe in the summary ("tcp to 10.0.0.2:8080"). */
   what: string;
@@ -106,7 +106,7 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
 const throughRouter = (hops: readonly TraceHop[], router: string): boolean =>
   hops.some((h) => h.steps.some((s) => s.table === TABLE.L3_ROUTE && s.flow?.owner === `router/${router}`));
 
-/** Who answered an ARP request in place: a router for its gateway address, else the responder. */
+/** Who answered an ARP request (or solicitation) in place: a router for its gateway address, else the responder. */
 function arpAnswerer(hop: TraceHop): string {
   const owner = hop.steps.find((s) => s.table === TABLE.ARP_RESPONDER)?.flow?.owner;
   return owner?.startsWith('router/') ? ` by router ${owner.slice('router/'.length)}` : '';

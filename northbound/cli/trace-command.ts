@@ -13,14 +13,16 @@ const HELP = `Usage: weft trace FROM TO [--tcp PORT | --udp PORT | --icmp | --ar
 Follows a probe packet from endpoint FROM to address TO through the OpenFlow flows weft puts on the
 switches, hypervisor to hypervisor, and says whether it is delivered or where and why it is dropped.
 Computed from the desired state (GET /v1/endpoints/FROM/trace): nothing is sent. Exit status 0 when
-the packet is delivered (or answered: an ARP request, a ping to a router, DHCP), 1 when it is not (a
-router's ICMP error, time exceeded or unreachable, included) or the API call fails.
+the packet is delivered (or answered: an ARP request or neighbour solicitation, a ping to a router,
+DHCP), 1 when it is not (a router's ICMP error, time exceeded or unreachable, included) or the API
+call fails.
 
 Probe (default --icmp):
   --icmp            a ping (ICMP echo request; ICMPv6 to an IPv6 TO)
   --tcp PORT        a TCP packet to this destination port
   --udp PORT        a UDP datagram to this destination port
-  --arp             an ARP request for TO (IPv4)
+  --arp             an ARP request for TO; to an IPv6 TO, the neighbour solicitation (ICMPv6 135)
+                    a VM sends to TO's solicited-node multicast group
   --src-port N      source port of --tcp / --udp (default 40000)
   --dst-mac MAC     destination MAC, for an address no endpoint holds (a host behind a VLAN binding)
   --established     a packet of an established connection (conntrack +est) instead of a new one
