@@ -18,8 +18,8 @@ import { vlanNetworkFlows } from './vlan/compute.js';
  * part of the view, so a change recomputes only the units it touches (controller/engine's
  * DesiredModel) while a full computation (computeDatapath) is the same units over a whole view.
  *
- * - chassis unit: the pipeline's table-miss flows and the one arp-reply flow (the same on every
- *   chassis).
+ * - chassis unit: the pipeline's table-miss flows (and its few others), the arp-reply and
+ *   nd-reply flows (the same on every chassis).
  * - network unit: what one network needs on one chassis as a whole: the tunnel classifier,
  *   flood groups and flows, VLAN ports, network ACLs, DHCP, its router gateway. Reads the network's local ports (for flood
  *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
@@ -36,7 +36,10 @@ import { vlanNetworkFlows } from './vlan/compute.js';
 let pipelineUnit: Desired | undefined;
 
 export function chassisUnit(): Desired {
-  pipelineUnit ??= { flows: [...pipeline().flows, ...neighbourReplyFlows()], groups: [] };
+  pipelineUnit ??= {
+    flows: [...pipeline().flows, ...neighbourReplyFlows()],
+    groups: [],
+  };
   return pipelineUnit;
 }
 

@@ -82,6 +82,10 @@ export interface RouterPort {
   ip: string;
   /** The network's IPv4 subnets: what the router sends into it. */
   cidrs: string[];
+  /** The gateway's IPv6 address in that network, when the router routes IPv6 there. */
+  ipv6?: string;
+  /** The network's IPv6 subnets, when the router has an IPv6 address there (else empty). */
+  cidrs6: string[];
 }
 
 /**

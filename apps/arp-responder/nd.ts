@@ -23,7 +23,8 @@ import type { NetworkOnChassis } from '../view.js';
  * OVS fixes the ICMPv6 checksum. Solicitations without a source link-layer option (duplicate
  * address detection from ::, some unicast probes) are not answered here (the rewrite has no
  * option to turn into the answer's, and answering DAD would tell the VM its address is taken):
- * they go on as any other packet, flooded to the network.
+ * they go on as any other packet, flooded to the network (from a port without port security or a
+ * VLAN binding; port security drops a VM's DAD probe from ::, apps/port-security).
  */
 
 export const ICMPV6 = 58;
@@ -34,7 +35,8 @@ export const NA_ROUTER = 0x80000000;
 export const NA_SOLICITED = 0x40000000;
 export const NA_OVERRIDE = 0x20000000;
 export const ENDPOINT_NA_FLAGS = NA_SOLICITED | NA_OVERRIDE;
-export const ROUTER_NA_FLAGS = NA_ROUTER | NA_SOLICITED | NA_OVERRIDE;
+// >>> 0: bit 31 set, and JS bitwise operators give a signed int32.
+export const ROUTER_NA_FLAGS = (NA_ROUTER | NA_SOLICITED | NA_OVERRIDE) >>> 0;
 const TLL_OPTION = 2;
 /** Above every answer (100): a solicitation the rewrite cannot answer goes on unanswered. */
 export const ND_UNANSWERED_PRIORITY = 110;

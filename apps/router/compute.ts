@@ -26,6 +26,7 @@ import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
+import { endpointNeighbor6Flows, routerNetworkFlows6 } from './ipv6.js';
 
 /**
  * Distributed routing between the networks of one router: every chassis hosting one of them
@@ -123,6 +124,7 @@ export function routerNetworkFlows(
     });
     routeFlows(cookie, meta, toGateway, p, flows);
   }
+  routerNetworkFlows6(cookie, meta, r.self, r.ports, net.vlanPorts ?? [], flows);
   for (const v of net.vlanPorts ?? []) {
     const fromPort = { field: 'in_port', value: v.ofport };
     // The ARP of hosts behind a VLAN binding, for the neighbour resolution (controller/router):
@@ -266,13 +268,14 @@ function staticRouteFlow(
   };
 }
 
-/** l3-neighbor: each IPv4 address of an endpoint of a routed network leads to its MAC. */
+/** l3-neighbor: each IPv4 address of an endpoint of a routed network leads to its MAC (IPv6: ./ipv6.ts). */
 export function endpointNeighborFlows(
   net: Pick<NetworkOnChassis, 'vni'>,
   ep: { endpointId: string; mac: string; ips: readonly string[] },
   flows: DesiredFlow[],
 ): void {
   const meta = vniMetadataTlv.get(net.vni);
+  const cookie = objectCookie('router', 'endpoint', ep.endpointId);
   let instructions: DesiredFlow['instructions'] | undefined;
   for (const ip of ep.ips) {
     if (!isIpv4(ip)) continue;
@@ -280,9 +283,10 @@ export function endpointNeighborFlows(
     flows.push({
       tableId: TABLE.L3_NEIGHBOR,
       priority: 100,
-      cookie: objectCookie('router', 'endpoint', ep.endpointId),
+      cookie,
       match: [meta, IS_IP, { field: 'ipv4_dst', value: ip }],
       instructions,
     });
   }
+  endpointNeighbor6Flows(meta, cookie, ep, flows);
 }

@@ -1,5 +1,5 @@
 import type { Network, Router } from '../../controller/intent/model.js';
-import { isIpv4Cidr, prefixHolding } from '../../controller/intent/net.js';
+import { isIpv4Cidr, parseCidr, prefixHolding } from '../../controller/intent/net.js';
 import type { NetworkRouter, RouterPort, StaticRoute } from '../view.js';
 
 /**
@@ -12,16 +12,27 @@ export function routerPorts(router: Router, network: (id: string) => Network | u
   for (const i of router.interfaces) {
     const net = network(i.networkId);
     if (!net) continue;
-    ports.push({
+    const port: RouterPort = {
       networkId: net.id,
       vni: net.vni,
       mac: i.mac.toLowerCase(),
       ip: i.ip,
       cidrs: net.subnets.filter(isIpv4Cidr),
-    });
+      cidrs6: [],
+    };
+    if (i.ipv6 !== undefined) {
+      port.ipv6 = i.ipv6;
+      port.cidrs6 = net.subnets.filter(isIpv6Cidr);
+    }
+    ports.push(port);
   }
   return ports.sort((a, b) => (a.networkId < b.networkId ? -1 : a.networkId > b.networkId ? 1 : 0));
 }
+
+const isIpv6Cidr = (text: string): boolean => {
+  const c = parseCidr(text);
+  return typeof c !== 'string' && c.family === 6;
+};
 
 /**
  * The router's static routes with each next hop resolved: to a bound endpoint of one of its

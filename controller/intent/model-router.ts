@@ -17,15 +17,32 @@ export function routerMac(vni: number): string {
   const hex = (vni & 0xff_ffff).toString(16).padStart(6, '0');
   return `${ROUTER_MAC_PREFIX}${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
+/**
+ * The router's IPv6 link-local address on the network whose gateway MAC is `mac`: the modified
+ * EUI-64 of the MAC (RFC 4291 2.5.1), as a Linux router would have it. Router advertisements must
+ * come from a link-local address (RFC 4861 4.2), and VMs route via it: derived like the MAC, so
+ * every controller and hypervisor agrees. 0a:57:72:00:03:c1 -> fe80::857:72ff:fe00:3c1.
+ */
+export function routerLinkLocal(mac: string): string {
+  const b = mac.split(':').map((x) => Number.parseInt(x, 16));
+  const words = [((b[0]! ^ 0x02) << 8) | b[1]!, (b[2]! << 8) | 0xff, 0xfe00 | b[3]!, (b[4]! << 8) | b[5]!];
+  return `fe80::${words.map((w) => w.toString(16)).join(':')}`;
+}
 const IP_TEXT = { minLength: 2, maxLength: 45 };
 const RouterIp = Type.String({
   ...IP_TEXT,
   description: "IPv4 address of the router on that network, inside one of the network's IPv4 subnets",
 });
+const RouterIp6 = Type.String({
+  ...IP_TEXT,
+  description:
+    "IPv6 address of the router on that network, inside one of the network's IPv6 subnets (canonical text); absent: the router does not route IPv6 there",
+});
 export const RouterInterfaceSchema = Type.Object(
   {
     networkId: IdSchema,
     ip: RouterIp,
+    ipv6: Type.Optional(RouterIp6),
     /** Read-only: routerMac(vni of the network). */
     mac: MacSchema,
   },
@@ -45,6 +62,15 @@ export const RouterInterfaceInputSchema = Type.Object(
           "IPv4 address of the router on that network, inside one of the network's IPv4 subnets. " +
           "Omitted: the router's current address on that network if it has one, else the first host " +
           "address of the network's first IPv4 subnet (10.0.0.0/24 -> 10.0.0.1; a /31's lower address, a /32's own)",
+      }),
+    ),
+    ipv6: Type.Optional(
+      // false first: the API coerces types, and would turn false into the string "false" otherwise.
+      Type.Union([Type.Literal(false), Type.String(IP_TEXT)], {
+        description:
+          "IPv6 address of the router on that network, inside one of the network's IPv6 subnets; false: no IPv6 " +
+          "routing on that network. Omitted: the router's current IPv6 address there if it has one, else, when the " +
+          "network has an IPv6 subnet, the first host address of the first one (fd00:1::/64 -> fd00:1::1), else none",
       }),
     ),
   },

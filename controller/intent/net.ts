@@ -62,6 +62,9 @@ function bigToV6(v: bigint): string {
   return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
 }
 
+/** Canonical text of a 128-bit IPv6 value (RFC 5952, as parseIp writes it). */
+export const formatIpv6 = (value: bigint): string => bigToV6(value);
+
 /** Parses one IP address (no prefix). Undefined when it is not a valid IPv4/IPv6 address. */
 export function parseIp(s: string): Address | undefined {
   if (isIPv4(s)) {

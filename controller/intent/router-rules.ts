@@ -10,15 +10,25 @@ import {
   routerMac,
 } from './model.js';
 import { type Address, type Cidr, cidrContains, cidrsOverlap, ipv4BroadcastOf, parseIp } from './net.js';
+import { checkIpv6Subnets, ipv6Of } from './router-ipv6.js';
 import { checkRouteSubnets, listed, routesOf, v4 } from './router-routes.js';
-import { type Draft, type Fields, immutable, mustRef, type RuleEnv, tenantOf } from './rule-env.js';
+import {
+  type Draft,
+  type Fields,
+  immutable,
+  mustRef,
+  type RuleEnv,
+  subnetsOf,
+  tenantOf,
+} from './rule-env.js';
 import type { IntentState } from './state.js';
 
 /**
  * The rules of routers, and what they ask of networks and endpoints. A router joins some of its
- * tenant's networks; on each it owns one IPv4 address (the VMs' default gateway) and a MAC derived
- * from the network's VNI. An interface sent without an address keeps the one it has, or when new
- * takes the network's conventional gateway (the first host address of its first IPv4 subnet).
+ * tenant's networks; on each it owns one IPv4 address (the VMs' default gateway), optionally one
+ * IPv6 address (./router-ipv6.ts), and a MAC derived from the network's VNI. An interface sent
+ * without an address keeps the one it has, or when new takes the network's conventional gateway
+ * (the first host address of its first IPv4 subnet; likewise for IPv6 when the network has one).
  * The engine routes between the joined networks on every hypervisor, so whatever would make
  * "which network holds this address" ambiguous is refused here: a network on two routers,
  * overlapping subnets on one router, a router address also held by an endpoint.
@@ -48,10 +58,10 @@ function firstHost(c: Cidr): Address {
   return { family: 4, value, text: formatIpv4(Number(value)) };
 }
 
-/** The first pair of overlapping IPv4 subnets between two networks, as text. */
+/** The first pair of overlapping subnets (IPv4 or IPv6) between two networks, as text. */
 function overlapOf(a: Network, b: Network): string | undefined {
-  for (const x of v4(a)) {
-    const y = v4(b).find((c) => cidrsOverlap(x, c));
+  for (const x of subnetsOf(a)) {
+    const y = subnetsOf(b).find((c) => cidrsOverlap(x, c));
     if (y) return `${x.text} of network '${a.id}' overlaps ${y.text} of network '${b.id}'`;
   }
   return undefined;
@@ -80,7 +90,8 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
     }
     nets.push(net);
     // Omitted: the address the router has there already, so re-sending the list moves no gateway.
-    const text = itf.ip ?? existing?.interfaces.find((x) => x.networkId === net.id)?.ip;
+    const current = existing?.interfaces.find((x) => x.networkId === net.id);
+    const text = itf.ip ?? current?.ip;
     const parsed = text === undefined ? undefined : parseIp(text);
     if (text !== undefined && parsed?.family !== 4) {
       throw invalid(at('ip'), `'${text}' is not an IPv4 address`);
@@ -110,7 +121,13 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
         `${what} is already used by endpoint '${holder}' in network '${net.id}'${hint}`,
       );
     }
-    return { networkId: net.id, ip: a.text, mac: routerMac(net.vni) };
+    const ipv6 = ipv6Of(env, net, itf, current, i);
+    return {
+      networkId: net.id,
+      ip: a.text,
+      ...(ipv6 === undefined ? {} : { ipv6 }),
+      mac: routerMac(net.vni),
+    };
   });
   // After the interfaces: a route's next hop must be on one of the networks they join.
   const given = (d.routes as RouterRoute[] | undefined) ?? [];
@@ -133,9 +150,9 @@ export function routerOn(
 }
 
 /**
- * A network's new subnets (PUT or PATCH) against its router: the interface address must
- * stay usable, the subnets must not come to overlap those of the router's other networks, nor be
- * the destination of one of its static routes.
+ * A network's new subnets (PUT or PATCH) against its router: the interface addresses (IPv4, and
+ * IPv6 when it has one) must stay usable, the subnets (either family) must not come to overlap
+ * those of the router's other networks, nor be the destination of one of its static routes.
  */
 export function checkNetworkSubnets(state: IntentState, networkId: string, subnets: readonly Cidr[]): void {
   const on = routerOn(state, networkId);
@@ -150,10 +167,11 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
       `router '${rid}' has its interface ${on.iface.ip} on this network, which would be ${what}; detach the network from the router first`,
     );
   }
+  if (on.iface.ipv6 !== undefined) checkIpv6Subnets(rid, on.iface.ipv6, subnets);
   for (const other of on.router.interfaces) {
     if (other.networkId === networkId) continue;
     const them = state.get('network', other.networkId);
-    const theirs = them ? v4(them) : [];
+    const theirs = them ? subnetsOf(them) : [];
     for (const c of subnets) {
       const y = theirs.find((t) => cidrsOverlap(c, t));
       if (y) {
@@ -167,10 +185,13 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
   checkRouteSubnets(state, on.router, networkId, mine);
 }
 
-/** An endpoint address that is its network's router address: the router's, refused. */
+/**
+ * An endpoint address (canonical text) that is one of its network's router addresses (IPv4 or
+ * IPv6): the router's, refused.
+ */
 export function checkEndpointIp(state: IntentState, networkId: string, ip: string, field: string): void {
   const on = routerOn(state, networkId);
-  if (on?.iface.ip === ip) {
+  if (on && (on.iface.ip === ip || on.iface.ipv6 === ip)) {
     throw conflict(field, `${ip} is the address of router '${on.router.id}' on network '${networkId}'`);
   }
 }

@@ -157,7 +157,9 @@ export const PIPELINE: readonly TableDecl[] = [
       'eth_type',
       'ip_proto',
       'ipv4_dst',
+      'ipv6_dst',
       'icmp_type',
+      'icmpv6_type',
       'nw_ttl',
       'arp_op',
     ],
@@ -169,7 +171,7 @@ export const PIPELINE: readonly TableDecl[] = [
     name: 'l3-neighbor',
     purpose:
       "a routed packet's destination address (or its static route's next hop, reg4) -> the MAC of the endpoint or of the host weft learned by ARP into eth_dst, on to l2-lookup; a next hop not learned yet goes to the controller, which resolves it",
-    matches: ['metadata', 'eth_type', 'ipv4_dst', 'reg3', 'reg4'],
+    matches: ['metadata', 'eth_type', 'ipv4_dst', 'ipv6_dst', 'reg3', 'reg4'],
     next: [TABLE.L2_LOOKUP],
     miss: {
       kind: 'controller',

@@ -12,22 +12,45 @@ interface InterfaceInput {
   networkId: string;
   /** Omitted: the server keeps the router's address on NET, or takes NET's conventional gateway. */
   ip?: string;
+  /**
+   * The IPv6 address; false: none (no IPv6 routing on NET). Omitted: the server keeps the router's
+   * IPv6 address on NET, or takes the first host of NET's first IPv6 subnet when it has one.
+   */
+  ipv6?: string | false;
 }
+
+/** The syntax of an interface argument, as usage errors and help texts name it. */
+const INTERFACE_SYNTAX = 'NET[=IP[,IPV6]]';
 
 /**
  * `web=10.0.0.1` -> {networkId: 'web', ip: '10.0.0.1'}; `web` -> {networkId: 'web'}, no ip sent
- * (the server checks the address itself, and picks it when there is none).
+ * (the server checks the address itself, and picks it when there is none). After a comma the
+ * IPv6 address: `web=10.0.0.1,fd00:1::1`, or `-` for none (`ipv6: false`); the IPv4 address may
+ * then be left empty for the server's choice: `web=,fd00:1::1`, `web=,-`.
  */
 export const parseInterface = (text: string, flag = '--interface'): InterfaceInput => {
   const eq = text.indexOf('=');
-  if (eq < 0 && text !== '') return { networkId: text };
+  // A comma in NET (no ID has one) is an address list without its `=`: `web,fd00:1::1`.
+  if (eq < 0 && text !== '' && !text.includes(',')) return { networkId: text };
   const networkId = text.slice(0, eq);
-  const ip = text.slice(eq + 1);
+  const [ip = '', ipv6, ...more] = text.slice(eq + 1).split(',');
   // `web=` is refused rather than read as `web`: an address was meant and is missing.
-  if (eq < 1 || ip === '' || ip.includes('=')) {
-    throw new UsageError(`${flag} '${text}': expected NET or NET=IP, e.g. web or web=10.0.0.1`);
+  const bad =
+    eq < 1 ||
+    networkId.includes(',') ||
+    text.slice(eq + 1).includes('=') ||
+    more.length > 0 ||
+    ipv6 === '' ||
+    (ip === '' && ipv6 === undefined);
+  if (bad) {
+    throw new UsageError(
+      `${flag} '${text}': expected ${INTERFACE_SYNTAX}, e.g. web, web=10.0.0.1 or web=10.0.0.1,fd00:1::1 (IPV6 - for none)`,
+    );
   }
-  return { networkId, ip };
+  const out: InterfaceInput = { networkId };
+  if (ip !== '') out.ip = ip;
+  if (ipv6 !== undefined) out.ipv6 = ipv6 === '-' ? false : ipv6;
+  return out;
 };
 
 interface RouteInput {
@@ -63,18 +86,20 @@ export const staticRoutesCell = (o: Record<string, unknown>): string => {
 
 /**
  * The interfaces as a client sends them back: the MAC is derived by the server, never given; the
- * address is always there (the server stores the one it picked) and is sent as it is.
+ * address is always there (the server stores the one it picked) and is sent as it is. So is the
+ * IPv6 address, and its absence as `false`: omitted, the server would give an interface without
+ * one the network's default IPv6 address, changing what the edit did not name.
  */
-const inputsOf = (router: Record<string, unknown>): Array<Required<InterfaceInput>> =>
-  ((router.interfaces as Array<Required<InterfaceInput>> | undefined) ?? []).map(({ networkId, ip }) => ({
-    networkId,
-    ip,
-  }));
+export const inputsOf = (router: Record<string, unknown>): Array<Required<InterfaceInput>> =>
+  ((router.interfaces as Array<InterfaceInput & { ip: string }> | undefined) ?? []).map(
+    ({ networkId, ip, ipv6 }) => ({ networkId, ip, ipv6: ipv6 ?? false }),
+  );
 
-/** `web=10.0.0.1 db=10.0.1.1`, or '-' for a router on no network yet. */
+/** `web=10.0.0.1 db=10.0.1.1,fd00:1::1` (the IPv6 address after a comma), or '-' for a router on no network yet. */
 export const interfacesCell = (o: Record<string, unknown>): string => {
   const list = inputsOf(o);
-  return list.length === 0 ? '-' : list.map((i) => `${i.networkId}=${i.ip}`).join(' ');
+  if (list.length === 0) return '-';
+  return list.map((i) => `${i.networkId}=${i.ip}${i.ipv6 === false ? '' : `,${i.ipv6}`}`).join(' ');
 };
 
 /** The hypervisors routing for it (its read-only status), or '-' where none is known. */
@@ -146,7 +171,7 @@ export const routerCli: ResourceCli = {
       flag: 'interface',
       field: 'interfaces',
       type: 'custom',
-      help: "NET[=IP]: the router on network NET with address IP (NET alone: its current address there, else NET's first host address, 10.0.0.0/24: 10.0.0.1); repeatable, replaces all interfaces",
+      help: `${INTERFACE_SYNTAX}: the router on network NET with address IP (NET alone: its current address there, else NET's first host address, 10.0.0.0/24: 10.0.0.1) and IPv6 address IPV6 (- for none; omitted: its current one there, else the first host of NET's first IPv6 subnet if any, fd00:1::/64: fd00:1::1); IP may be empty before IPV6 (web=,-); repeatable, replaces all interfaces`,
       parse: (v) => v.map((text) => parseInterface(text)),
     },
     {
@@ -177,10 +202,10 @@ export const routerCli: ResourceCli = {
   edits: [
     {
       verb: 'attach',
-      args: 'NET[=IP]',
-      help: 'add an interface on network NET at IP, or at its first host address',
+      args: INTERFACE_SYNTAX,
+      help: 'add an interface on network NET at IP, or at its first host address (IPV6 as for --interface)',
       edit: (args) => {
-        const add = parseInterface(oneArg('attach', 'NET or NET=IP', args), 'attach');
+        const add = parseInterface(oneArg('attach', INTERFACE_SYNTAX, args), 'attach');
         return (router) => {
           const list = inputsOf(router);
           const there = list.find((i) => i.networkId === add.networkId);

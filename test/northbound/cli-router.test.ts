@@ -44,7 +44,7 @@ describe('parseInterface', () => {
     expect(parseInterface('web')).toStrictEqual({ networkId: 'web' });
     for (const bad of ['', '=10.0.0.1', 'web=', '=', 'web=10.0.0.1=x']) {
       expect(() => parseInterface(bad)).toThrow(
-        `--interface '${bad}': expected NET or NET=IP, e.g. web or web=10.0.0.1`,
+        `--interface '${bad}': expected NET[=IP[,IPV6]], e.g. web, web=10.0.0.1 or web=10.0.0.1,fd00:1::1 (IPV6 - for none)`,
       );
     }
   });
@@ -108,11 +108,11 @@ describe('weft router', () => {
       /^Usage: weft router create\|list\|show\|update\|delete\|neighbors\|attach\|detach /,
     );
     expect(help.out).toMatch(
-      /\n {2}weft router attach ID NET\[=IP\] {2}add an interface on network NET at IP, or at its first host address\n/,
+      /\n {2}weft router attach ID NET\[=IP\[,IPV6\]\] {2}add an interface on network NET at IP, or at its first host address \(IPV6 as for --interface\)\n/,
     );
     expect(help.out).toMatch(/\n {2}weft router detach ID NET\s+remove the interface/);
     expect(help.out).toMatch(
-      /--interface VALUE\s+NET\[=IP\]: .*\(NET alone: its current address there, else/,
+      /--interface VALUE\s+NET\[=IP\[,IPV6\]\]: .*\(NET alone: its current address there, else.* and IPv6 address IPV6 \(- for none; omitted: its current one there/,
     );
     expect(help.out).toMatch(
       /--route VALUE\s+DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks \(e\.g\. a physical router behind a VLAN binding\)/,
@@ -207,8 +207,8 @@ describe('weft router', () => {
       code: 1,
       err: "weft router: router 'r1' has no interface on network 'db'\n",
     });
-    expect((await weft('router attach r1')).err).toContain('attach needs the router ID and NET or NET=IP');
-    expect((await weft('router attach r1 db=')).err).toContain("attach 'db=': expected NET or NET=IP");
+    expect((await weft('router attach r1')).err).toContain('attach needs the router ID and NET[=IP[,IPV6]]');
+    expect((await weft('router attach r1 db=')).err).toContain("attach 'db=': expected NET[=IP[,IPV6]]");
     expect((await weft('router attach r1 web')).err).toContain("router 'r1' is already on network 'web'");
     expect((await weft('router detach r1 db app')).err).toContain('detach needs the router ID and NET');
     expect((await weft('router attach')).err).toContain('attach needs the router ID');

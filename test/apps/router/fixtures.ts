@@ -73,6 +73,7 @@ export const WEB_PORT: RouterPort = {
   mac: '0a:57:72:00:00:64',
   ip: '10.0.0.1',
   cidrs: ['10.0.0.0/24'],
+  cidrs6: [],
 };
 export const DB_PORT: RouterPort = {
   networkId: 'db',
@@ -80,4 +81,5 @@ export const DB_PORT: RouterPort = {
   mac: '0a:57:72:00:00:c8',
   ip: '10.0.1.1',
   cidrs: ['10.0.1.0/24'],
+  cidrs6: [],
 };

@@ -35,6 +35,41 @@ describe('router app', () => {
     ]);
   });
 
+  it("IPv6 beside IPv4: the gateway's ND answers (router flag), solicitations up, pings to every IPv6 router address answered, other traffic to them and hop limits that run out dropped, a route per IPv6 subnet", () => {
+    const web6: RouterPort = { ...web, ipv6: 'fd00:1::1', cidrs6: ['fd00:1::/64'] };
+    const db6: RouterPort = { ...DB_PORT, ipv6: 'fd00:2::1', cidrs6: ['fd00:2::/64', 'fd00:9::/48'] };
+    // A network of the router without IPv6 (no address there): nothing IPv6 routes into it.
+    const v4only: RouterPort = { ...DB_PORT, networkId: 'old', vni: 300, cidrs6: [] };
+    const flows: DesiredFlow[] = [];
+    const router: NetworkRouter = { routerId: 'r1', self: web6, ports: [db6, v4only, web6], routes: [] };
+    routerNetworkFlows({ vni: 100, router }, flows);
+    for (const f of flows) checkFlow(f);
+    const gw = 'metadata=0x64,dl_dst=0a:57:72:00:00:64';
+    const echo = (ip: string) =>
+      `table=35, priority=300,icmp6,${gw},ipv6_dst=${ip},icmp_type=128 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_NX_IPV6_SRC[]->NXM_NX_IPV6_DST[],set_field:${ip}->ipv6_src,set_field:64->nw_ttl,set_field:129->icmpv6_type,IN_PORT`;
+    expect(text(flows).filter((l) => /ipv6|icmp6/.test(l))).toEqual([
+      // R, S and O flags: 0xe0000000.
+      'table=30, priority=100,icmp6,metadata=0x64,icmp_type=135,icmp_code=0,nd_target=fd00:1::1 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,set_field:136->icmpv6_type,set_field:3758096384->nd_reserved,goto_table:31',
+      // Its link-local address too (EUI-64 of the gateway MAC: where its advertisements come from).
+      'table=30, priority=100,icmp6,metadata=0x64,icmp_type=135,icmp_code=0,nd_target=fe80::857:72ff:fe00:64 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,set_field:136->icmpv6_type,set_field:3758096384->nd_reserved,goto_table:31',
+      // A router solicitation: the controller answers it.
+      'table=30, priority=100,icmp6,metadata=0x64,icmp_type=133,icmp_code=0 actions=CONTROLLER:65535',
+      echo('fd00:2::1'),
+      `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:2::1 actions=drop`,
+      `table=35, priority=164,ipv6,${gw},ipv6_dst=fd00:2::/64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36`,
+      `table=35, priority=148,ipv6,${gw},ipv6_dst=fd00:9::/48 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36`,
+      echo('fd00:1::1'),
+      `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:1::1 actions=drop`,
+      `table=35, priority=164,ipv6,${gw},ipv6_dst=fd00:1::/64 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36`,
+      `table=35, priority=250,ipv6,${gw},nw_ttl=0 actions=drop`,
+      `table=35, priority=250,ipv6,${gw},nw_ttl=1 actions=drop`,
+    ]);
+    // Without an IPv6 address on its own network, a network's gateway routes no IPv6 at all.
+    const none: DesiredFlow[] = [];
+    routerNetworkFlows({ vni: 300, router: { ...router, self: v4only } }, none);
+    expect(text(none).filter((l) => /ipv6|icmp6/.test(l))).toEqual([]);
+  });
+
   it('static routes: to the next hop VM straight to l2-lookup, by prefix length like connected routes', () => {
     const via = {
       kind: 'endpoint' as const,
@@ -117,7 +152,7 @@ describe('router app', () => {
     expect(flows).toEqual([]);
   });
 
-  it('l3-neighbor: each IPv4 address of an endpoint leads to its MAC (IPv6 ones are not routed)', () => {
+  it('l3-neighbor: each IPv4 and IPv6 address of an endpoint leads to its MAC', () => {
     const flows: DesiredFlow[] = [];
     endpointNeighborFlows(
       { vni: 200 },
@@ -128,6 +163,7 @@ describe('router app', () => {
     expect(text(flows)).toEqual([
       'table=36, priority=100,ip,metadata=0xc8,nw_dst=10.0.1.9 actions=set_field:02:00:00:00:00:09->eth_dst,goto_table:40',
       'table=36, priority=100,ip,metadata=0xc8,nw_dst=10.9.0.9 actions=set_field:02:00:00:00:00:09->eth_dst,goto_table:40',
+      'table=36, priority=100,ipv6,metadata=0xc8,ipv6_dst=fd00::9 actions=set_field:02:00:00:00:00:09->eth_dst,goto_table:40',
     ]);
   });
 

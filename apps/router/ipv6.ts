@@ -1,0 +1,176 @@
+import { routerLinkLocal } from '../../controller/intent/model-router.js';
+import { parseCidr } from '../../controller/intent/net.js';
+import {
+  apply,
+  type DesiredFlow,
+  goto,
+  move,
+  output,
+  setField,
+  TO_CONTROLLER,
+  writeMetadata,
+} from '../../controller/pipeline/flow.js';
+import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { ofpp } from '../../southbound/openflow/codec/constants.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
+import { isIpv6 } from '../../southbound/openflow/codec/values.js';
+import { addressTlv } from '../acl/l3l4.js';
+import { ndRouterAnswerFlow } from '../arp-responder/nd.js';
+import { frozen } from '../interned.js';
+import type { RouterPort, VlanPort } from '../view.js';
+import { backToVlanPort } from '../vlan/compute.js';
+
+/**
+ * IPv6 on a router, beside its IPv4 (apps/router/compute.ts), for each network where the router
+ * has an IPv6 address (RouterPort.ipv6), on each chassis hosting the network:
+ * - arp-responder: a neighbour solicitation for the gateway's IPv6 address, or for its link-local
+ *   address (routerLinkLocal: the EUI-64 of the gateway MAC, where router advertisements come
+ *   from), is answered in the switch with the gateway MAC and the router flag
+ *   (apps/arp-responder/nd.ts), so VMs find their router as they do by ARP; a router
+ *   solicitation goes up to the controller, which answers with a router advertisement
+ *   (controller/router/ra-*), and is not flooded.
+ * - l3-route, IPv6 to the gateway MAC:
+ *   - an ICMPv6 echo request to any IPv6 address of the router is answered in place (priority 300;
+ *     301 per VLAN binding port, answered tagged);
+ *   - a destination in an IPv6 subnet of a network of the router: hop limit decremented, the
+ *     destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor
+ *     (priority 100 + prefix length, so the longest prefix wins; /128 is 228, below the rest);
+ *   - a hop limit of 1 or 0 is dropped (priority 250: the router would decrement it to zero; no
+ *     ICMPv6 time exceeded is sent yet), as is anything else to a router address (290) and any
+ *     other IPv6 to the gateway (the IPv4 router's priority-5 drop: no route).
+ * - l3-neighbor: each IPv6 address of an endpoint of a routed network leads to its MAC
+ *   (endpointNeighbor6Flows); any other IPv6 destination is dropped there (the pipeline app's
+ *   priority-1 flow) instead of going up to the controller, whose host-unreachable answers are
+ *   IPv4 only.
+ * Static routes stay IPv4.
+ */
+
+const IS_IPV6 = frozen({ field: 'eth_type', value: 0x86dd });
+const IS_ICMPV6 = frozen({ field: 'ip_proto', value: 58 });
+const ECHO_REQUEST = frozen({ field: 'icmpv6_type', value: 128 });
+const ROUTER_SOLICITATION = frozen({ field: 'icmpv6_type', value: 133 });
+const CODE_0 = frozen({ field: 'icmpv6_code', value: 0 });
+/** arp-responder: a VM's router solicitation goes up for the controller's advertisement (not flooded). */
+export const ROUTER_SOLICITATION_PRIORITY = 100;
+const ECHO_REPLY = 129;
+const HOP_LIMIT_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ field: 'nw_ttl', value: 1 })];
+/** The hop limit of the router's own answers (what Linux sends with). */
+const ANSWER_HOP_LIMIT = 64;
+const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
+const TO_L2 = goto(TABLE.L2_LOOKUP);
+const ROUTE_PRIORITY_BASE = 100;
+const ECHO_PRIORITY = 300;
+const ROUTER_ADDRESS_PRIORITY = 290;
+const HOP_LIMIT_PRIORITY = 250;
+
+/** `ipv6_dst=<cidr>` (masked unless a /128), or undefined for ::/0 or a non-IPv6 prefix. */
+export function ipv6DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
+  const c = parseCidr(cidr);
+  if (typeof c === 'string' || c.family !== 6) return undefined;
+  const tlv = addressTlv('dst', c.text, 6);
+  return tlv && { tlv, prefix: c.prefix };
+}
+
+/** The IPv6 part of one network's gateway (net.router.self has an IPv6 address), into `flows`. */
+export function routerNetworkFlows6(
+  cookie: bigint,
+  meta: OxmTlv,
+  self: RouterPort,
+  ports: readonly RouterPort[],
+  vlanPorts: readonly VlanPort[],
+  flows: DesiredFlow[],
+): void {
+  if (self.ipv6 === undefined) return;
+  const toGateway: OxmTlv = { field: 'eth_dst', value: self.mac };
+  flows.push(ndRouterAnswerFlow(meta, self.ipv6, self.mac, cookie));
+  flows.push(ndRouterAnswerFlow(meta, routerLinkLocal(self.mac), self.mac, cookie));
+  flows.push({
+    tableId: TABLE.ARP_RESPONDER,
+    priority: ROUTER_SOLICITATION_PRIORITY,
+    cookie,
+    match: [meta, IS_IPV6, IS_ICMPV6, ROUTER_SOLICITATION, CODE_0],
+    instructions: TO_CONTROLLER,
+  });
+  for (const p of ports) {
+    if (p.ipv6 === undefined) continue;
+    const echo = (from: OxmTlv[], out: Action[], priority: number): DesiredFlow => ({
+      tableId: TABLE.L3_ROUTE,
+      priority,
+      cookie,
+      match: [...from, IS_IPV6, IS_ICMPV6, ECHO_REQUEST, { field: 'ipv6_dst', value: p.ipv6! }],
+      instructions: [apply(...echoReplyActions(self.mac, p.ipv6!), ...out)],
+    });
+    flows.push(echo([meta, toGateway], [output(ofpp.IN_PORT)], ECHO_PRIORITY));
+    for (const v of vlanPorts) {
+      flows.push(
+        echo([{ field: 'in_port', value: v.ofport }, meta, toGateway], backToVlanPort(v), ECHO_PRIORITY + 1),
+      );
+    }
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: ROUTER_ADDRESS_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_IPV6, { field: 'ipv6_dst', value: p.ipv6 }],
+      instructions: [],
+    });
+    for (const cidr of p.cidrs6) {
+      const dst = ipv6DstTlv(cidr);
+      if (!dst) continue;
+      flows.push({
+        tableId: TABLE.L3_ROUTE,
+        priority: ROUTE_PRIORITY_BASE + dst.prefix,
+        cookie,
+        match: [meta, toGateway, IS_IPV6, dst.tlv],
+        instructions: [
+          apply({ type: 'dec_nw_ttl' }, setField('eth_src', p.mac)),
+          writeMetadata(metadataForVni(p.vni), METADATA_VNI_MASK),
+          TO_NEIGHBOR,
+        ],
+      });
+    }
+  }
+  for (const hopLimit of HOP_LIMIT_RUNS_OUT) {
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: HOP_LIMIT_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_IPV6, hopLimit],
+      instructions: [],
+    });
+  }
+}
+
+/** An echo request to `routerIp` turned into its reply in place (OVS fixes the ICMPv6 checksum). */
+function echoReplyActions(gatewayMac: string, routerIp: string): Action[] {
+  return [
+    move('eth_src', 'eth_dst', 48),
+    setField('eth_src', gatewayMac),
+    move('ipv6_src', 'ipv6_dst', 128),
+    setField('ipv6_src', routerIp),
+    setField('nw_ttl', ANSWER_HOP_LIMIT),
+    setField('icmpv6_type', ECHO_REPLY),
+  ];
+}
+
+/** l3-neighbor: each IPv6 address of an endpoint of a routed network leads to its MAC. */
+export function endpointNeighbor6Flows(
+  meta: OxmTlv,
+  cookie: bigint,
+  ep: { mac: string; ips: readonly string[] },
+  flows: DesiredFlow[],
+): void {
+  let instructions: DesiredFlow['instructions'] | undefined;
+  for (const ip of ep.ips) {
+    if (!isIpv6(ip)) continue;
+    instructions ??= [apply(setField('eth_dst', ep.mac)), TO_L2];
+    flows.push({
+      tableId: TABLE.L3_NEIGHBOR,
+      priority: 100,
+      cookie,
+      match: [meta, IS_IPV6, { field: 'ipv6_dst', value: ip }],
+      instructions,
+    });
+  }
+}

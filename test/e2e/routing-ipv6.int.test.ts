@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectConverged } from './converged.js';
+import { type E2e, everyChassisRegistered, startE2e } from './harness.js';
+
+/**
+ * IPv6 routing with real traffic: tenant red's dual-stack networks web (10.1.0.0/24,
+ * fd00:e1::/64) and db (10.2.0.0/24, fd00:e2::/64) joined by router r1, which takes each
+ * network's first IPv6 host address as its gateway unless told otherwise; VMs of both networks on
+ * both hypervisors with their IPv6 default route via that gateway. Pings cross between the networks
+ * with the hop limit decremented once, the router answers pings to its IPv6 addresses, the VMs
+ * find the gateway by neighbour discovery (answered by the switch, with the router flag), and a
+ * network whose interface says `ipv6: false` is not routed over IPv6 while IPv4 still is.
+ */
+let e: E2e;
+interface Vm6 {
+  name: string;
+  hypervisor: string;
+  mac: string;
+  ip: string;
+  ip6: string;
+  network: 'web' | 'db';
+}
+const VMS: Vm6[] = [
+  { name: 'w61', hypervisor: 'hv1', mac: '02:00:00:00:e6:01', ip: '10.1.0.5/24', ip6: 'fd00:e1::5', network: 'web' },
+  { name: 'w62', hypervisor: 'hv2', mac: '02:00:00:00:e6:02', ip: '10.1.0.6/24', ip6: 'fd00:e1::6', network: 'web' },
+  { name: 'd61', hypervisor: 'hv2', mac: '02:00:00:00:e6:03', ip: '10.2.0.5/24', ip6: 'fd00:e2::5', network: 'db' },
+  { name: 'd62', hypervisor: 'hv1', mac: '02:00:00:00:e6:04', ip: '10.2.0.6/24', ip6: 'fd00:e2::6', network: 'db' },
+];
+const GATEWAY6 = { web: 'fd00:e1::1', db: 'fd00:e2::1' } as const;
+const GATEWAY4 = { web: '10.1.0.1', db: '10.2.0.1' } as const;
+const SUBNETS = { web: ['10.1.0.0/24', 'fd00:e1::/64'], db: ['10.2.0.0/24', 'fd00:e2::/64'] } as const;
+
+/** `ping -6` once from a VM; the reply's hop limit, or undefined when none came back. */
+async function hopLimitOfReply(from: string, to: string): Promise<number | undefined> {
+  const out = await e.lab.exec(from, `ping -6 -n -c 1 -W 1 ${to} || true`);
+  const m = /ttl=(\d+)/.exec(out);
+  return m ? Number(m[1]) : undefined;
+}
+
+beforeAll(async () => {
+  e = await startE2e(
+    2,
+    VMS.map(({ name, hypervisor, mac, ip }) => ({ name, hypervisor, mac, ip })),
+  );
+  await everyChassisRegistered(e, 2);
+  await e.api.put('/v1/tenants/red', { name: 'red' });
+  let vni = 961;
+  for (const net of ['web', 'db'] as const) {
+    await e.api.put(`/v1/networks/${net}`, { tenantId: 'red', name: net, vni: vni++, subnets: SUBNETS[net] });
+  }
+  await e.api.put('/v1/routers/r1?wait=applied&timeout=20s', {
+    tenantId: 'red',
+    name: 'r1',
+    interfaces: [{ networkId: 'web' }, { networkId: 'db' }],
+  });
+  for (const vm of VMS) {
+    await e.api.put(`/v1/endpoints/${vm.name}?wait=applied&timeout=20s`, {
+      networkId: vm.network,
+      mac: vm.mac,
+      ips: [vm.ip.split('/')[0]!, vm.ip6],
+      ifaceId: vm.name,
+    });
+    await e.lab.exec(vm.name, `ip -6 addr add ${vm.ip6}/64 dev eth0 nodad`);
+    await e.lab.exec(vm.name, `ip -6 route replace default via ${GATEWAY6[vm.network]} dev eth0`);
+    await e.lab.exec(vm.name, `ip route replace default via ${GATEWAY4[vm.network]}`);
+  }
+}, 180_000);
+afterAll(async () => {
+  await e?.close();
+}, 60_000);
+
+describe('IPv6 routing', () => {
+  it('gives each dual-stack interface the first IPv6 host address of its network', async () => {
+    const r = (await e.api.get('/v1/routers/r1')) as { interfaces: Array<{ networkId: string; ipv6?: string }> };
+    expect(Object.fromEntries(r.interfaces.map((i) => [i.networkId, i.ipv6]))).toEqual(GATEWAY6);
+  });
+
+  it('routes IPv6 between networks across hypervisors, the hop limit decremented once', async () => {
+    await expect.poll(() => hopLimitOfReply('w61', 'fd00:e2::5'), { timeout: 20_000 }).toBe(63);
+    for (const [from, to] of [
+      ['w61', 'fd00:e2::6'], // same hypervisor
+      ['d61', 'fd00:e1::5'], // hv2 to hv1
+      ['w62', 'fd00:e2::5'],
+    ] as const) {
+      expect(await hopLimitOfReply(from, to), `${from} -> ${to}`).toBe(63);
+    }
+    // Within a network nothing is routed: the hop limit stays.
+    expect(await hopLimitOfReply('w61', 'fd00:e1::6')).toBe(64);
+    expect((await e.lab.ping('w61', 'fd00:e2::5', { count: 5, intervalMs: 100 })).received).toBe(5);
+  }, 60_000);
+
+  it('finds its gateway by neighbour discovery, answered as a router, and the router answers pings to its IPv6 addresses', async () => {
+    await e.lab.exec('w61', 'ip -6 neigh flush dev eth0');
+    // Answered by the switch: the gateway address is no VM's, and the router flag is set.
+    expect(await hopLimitOfReply('w61', GATEWAY6.web)).toBe(64);
+    expect(await e.lab.exec('w61', `ip -6 neigh show ${GATEWAY6.web} dev eth0`)).toMatch(
+      /lladdr 0a:57:72:00:03:c1 router (REACHABLE|STALE|DELAY)/,
+    );
+    // The router's address on the other network, asked from web, answers too.
+    expect(await hopLimitOfReply('w61', GATEWAY6.db)).toBe(64);
+  }, 60_000);
+
+  it('drops routed IPv6 to an address no endpoint holds, and does not route a hop limit that would reach zero', async () => {
+    expect(await hopLimitOfReply('w61', 'fd00:e2::99')).toBeUndefined();
+    const out = await e.lab.exec('w61', 'ping -6 -n -c 1 -W 1 -t 1 fd00:e2::5 || true');
+    expect(out).toMatch(/0 received/);
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
+
+  it('stops routing IPv6 into a network whose interface says ipv6: false, IPv4 still routed', async () => {
+    await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
+      interfaces: [{ networkId: 'web' }, { networkId: 'db', ipv6: false }],
+    });
+    const r = (await e.api.get('/v1/routers/r1')) as { interfaces: Array<{ networkId: string; ipv6?: string }> };
+    expect(r.interfaces.find((i) => i.networkId === 'db')?.ipv6).toBeUndefined();
+    expect(await hopLimitOfReply('w61', 'fd00:e2::5')).toBeUndefined();
+    expect((await e.lab.ping('w61', '10.2.0.5', { count: 2, intervalMs: 100 })).received).toBe(2);
+    await expectConverged(e.lab, e.controller.engine);
+    await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
+      interfaces: [{ networkId: 'web' }, { networkId: 'db', ipv6: GATEWAY6.db }],
+    });
+    await expect.poll(() => hopLimitOfReply('w61', 'fd00:e2::5'), { timeout: 10_000 }).toBe(63);
+  }, 60_000);
+});
