@@ -1,6 +1,6 @@
 /**
  * The Internet checksum (RFC 1071) of the packets the controller builds itself (DHCP answers, the
- * routers' ICMP errors). Pure.
+ * routers' ICMP errors and router advertisements). Pure.
  */
 
 /** One's-complement sum of buf[start, end) added to `acc` (a pseudo-header's), not yet folded. */
@@ -20,4 +20,26 @@ export function foldChecksum(sum: number): number {
 /** The checksum of buf[start, end) alone. */
 export function internetChecksum(buf: Uint8Array, start: number, end: number): number {
   return foldChecksum(onesSum(buf, start, end));
+}
+
+const IPPROTO_ICMPV6 = 58;
+
+/**
+ * The ICMPv6 checksum (RFC 4443 2.3) of the message buf[start, end): the Internet checksum over the
+ * IPv6 pseudo-header (RFC 8200 8.1: source and destination address, upper-layer length, next
+ * header 58) and the message, with the 16-byte addresses read at `srcAt` and `dstAt`. Over a
+ * message whose checksum field is filled in, 0 means it holds.
+ */
+export function icmpv6Checksum(
+  buf: Uint8Array,
+  srcAt: number,
+  dstAt: number,
+  start: number,
+  end: number,
+): number {
+  const length = end - start;
+  let acc = onesSum(buf, srcAt, srcAt + 16);
+  acc = onesSum(buf, dstAt, dstAt + 16, acc);
+  acc += (length >>> 16) + (length & 0xffff) + IPPROTO_ICMPV6;
+  return foldChecksum(onesSum(buf, start, end, acc));
 }

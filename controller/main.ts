@@ -32,6 +32,8 @@ import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
 import { DEFAULT_NEIGHBOR_TIMINGS } from './router/neighbor-resolver.js';
 import { NeighborService } from './router/neighbor-service.js';
+import { DEFAULT_RA_TIMINGS } from './router/ra-periodic.js';
+import { raContext, startRouterAdvertisements } from './router/ra-responder.js';
 import { neighborContext, routerIcmpContext } from './router/router-context.js';
 import { startRouterResponder } from './router/router-responder.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
@@ -183,6 +185,17 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     log.child({ part: 'router' }),
     metricsRegistry,
   );
+  const advertisements = startRouterAdvertisements(
+    openflow.registry,
+    raContext(intents, facts, openflow.registry, isLeader),
+    log.child({ part: 'router-ra' }),
+    metricsRegistry,
+    {
+      timings: { ...DEFAULT_RA_TIMINGS, intervalMs: config.raIntervalMs },
+      changes: (cb) => intents.onChange((ev) => cb(ev.changes)),
+      ...(ha ? { onLeader: (cb: () => void) => ha?.leadership.on('leader', cb) } : {}),
+    },
+  );
   observe = (r) => {
     metrics.observe(r);
     ha?.notePossiblyApplied();
@@ -244,6 +257,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       // Leadership first: the lease is released so the peer takes over at once.
       await ha?.stop();
       neighbors.close();
+      advertisements.stop();
       engine.close();
       await api.close();
       await openflow.close();

@@ -27,6 +27,8 @@ export interface ServeConfig {
   resyncIntervalMs: number;
   /** Routers re-validate each neighbour learned by ARP at this interval (controller/router). */
   neighborRefreshMs: number;
+  /** Routers send unsolicited IPv6 router advertisements at this interval, +-20% (controller/router/ra-*). */
+  raIntervalMs: number;
   /** HA pair through a Redis lease (`--ha redis`); absent or null: a single controller that always leads. */
   ha?: HaConfig | null;
 }
@@ -111,6 +113,13 @@ const specs: OptionSpec[] = [
     arg: 'SECONDS',
     def: '30',
     help: 'routers re-validate each neighbour learned by ARP (hosts behind VLAN bindings) this often; 3 missed answers forget it',
+  },
+  {
+    flag: 'ra-interval',
+    env: 'WEFT_RA_INTERVAL',
+    arg: 'SECONDS',
+    def: '200',
+    help: 'routers advertise themselves to the IPv6 hosts of their networks this often (+-20%; router lifetime 1800 s, or 3 intervals if longer)',
   },
   {
     flag: 'ha',
@@ -304,6 +313,11 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       throw new Error(`'${v}' is not a number of seconds from 1 to 3600`);
     return Math.round(Number(v) * 1000);
   });
+  const raIntervalMs = withSource('ra-interval', (v) => {
+    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) < 1 || Number(v) > 1800)
+      throw new Error(`'${v}' is not a number of seconds from 1 to 1800`);
+    return Math.round(Number(v) * 1000);
+  });
   const adminTokens = raw('admin-token').filter((t) => t !== '');
   for (const t of adminTokens) {
     if (t.length < 16) throw new ConfigError('--admin-token: a token must have at least 16 characters');
@@ -318,6 +332,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       datapathType,
       resyncIntervalMs,
       neighborRefreshMs,
+      raIntervalMs,
       openflow,
       tls,
       ovsdb,

@@ -70,7 +70,7 @@ export const RouterInterfaceInputSchema = Type.Object(
         description:
           "IPv6 address of the router on that network, inside one of the network's IPv6 subnets; false: no IPv6 " +
           "routing on that network. Omitted: the router's current IPv6 address there if it has one, else, when the " +
-          "network has an IPv6 subnet, the first host address of the first one (fd00:1::/64 -> fd00:1::1), else none",
+          'network has an IPv6 subnet, the first host address of the first one (fd00:1::/64 -> fd00:1::1), else none',
       }),
     ),
   },

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
-import { type E2e, everyChassisRegistered, startE2e } from './harness.js';
+import { type E2e, everyChassisRegistered, startE2e, TOKEN } from './harness.js';
 
 /**
  * IPv6 routing with real traffic: tenant red's dual-stack networks web (10.1.0.0/24,
  * fd00:e1::/64) and db (10.2.0.0/24, fd00:e2::/64) joined by router r1, which takes each
  * network's first IPv6 host address as its gateway unless told otherwise; VMs of both networks on
- * both hypervisors with their IPv6 default route via that gateway. Pings cross between the networks
+ * both hypervisors, which learn their IPv6 default route (via the router's link-local address) and
+ * MTU from its router advertisements, unsolicited and solicited. Pings cross between the networks
  * with the hop limit decremented once, the router answers pings to its IPv6 addresses, the VMs
  * find the gateway by neighbour discovery (answered by the switch, with the router flag), and a
  * network whose interface says `ipv6: false` is not routed over IPv6 while IPv4 still is.
@@ -21,10 +22,38 @@ interface Vm6 {
   network: 'web' | 'db';
 }
 const VMS: Vm6[] = [
-  { name: 'w61', hypervisor: 'hv1', mac: '02:00:00:00:e6:01', ip: '10.1.0.5/24', ip6: 'fd00:e1::5', network: 'web' },
-  { name: 'w62', hypervisor: 'hv2', mac: '02:00:00:00:e6:02', ip: '10.1.0.6/24', ip6: 'fd00:e1::6', network: 'web' },
-  { name: 'd61', hypervisor: 'hv2', mac: '02:00:00:00:e6:03', ip: '10.2.0.5/24', ip6: 'fd00:e2::5', network: 'db' },
-  { name: 'd62', hypervisor: 'hv1', mac: '02:00:00:00:e6:04', ip: '10.2.0.6/24', ip6: 'fd00:e2::6', network: 'db' },
+  {
+    name: 'w61',
+    hypervisor: 'hv1',
+    mac: '02:00:00:00:e6:01',
+    ip: '10.1.0.5/24',
+    ip6: 'fd00:e1::5',
+    network: 'web',
+  },
+  {
+    name: 'w62',
+    hypervisor: 'hv2',
+    mac: '02:00:00:00:e6:02',
+    ip: '10.1.0.6/24',
+    ip6: 'fd00:e1::6',
+    network: 'web',
+  },
+  {
+    name: 'd61',
+    hypervisor: 'hv2',
+    mac: '02:00:00:00:e6:03',
+    ip: '10.2.0.5/24',
+    ip6: 'fd00:e2::5',
+    network: 'db',
+  },
+  {
+    name: 'd62',
+    hypervisor: 'hv1',
+    mac: '02:00:00:00:e6:04',
+    ip: '10.2.0.6/24',
+    ip6: 'fd00:e2::6',
+    network: 'db',
+  },
 ];
 const GATEWAY6 = { web: 'fd00:e1::1', db: 'fd00:e2::1' } as const;
 const GATEWAY4 = { web: '10.1.0.1', db: '10.2.0.1' } as const;
@@ -46,7 +75,11 @@ beforeAll(async () => {
   await e.api.put('/v1/tenants/red', { name: 'red' });
   let vni = 961;
   for (const net of ['web', 'db'] as const) {
-    await e.api.put(`/v1/networks/${net}`, { tenantId: 'red', name: net, vni: vni++, subnets: SUBNETS[net] });
+    await e.api.put(`/v1/networks/${net}`, {
+      ...{ tenantId: 'red', name: net, vni: vni++, subnets: SUBNETS[net] },
+      // web's advertisements carry a smaller MTU than the VMs' links have.
+      ...(net === 'web' ? { mtu: 1400 } : {}),
+    });
   }
   await e.api.put('/v1/routers/r1?wait=applied&timeout=20s', {
     tenantId: 'red',
@@ -61,7 +94,6 @@ beforeAll(async () => {
       ifaceId: vm.name,
     });
     await e.lab.exec(vm.name, `ip -6 addr add ${vm.ip6}/64 dev eth0 nodad`);
-    await e.lab.exec(vm.name, `ip -6 route replace default via ${GATEWAY6[vm.network]} dev eth0`);
     await e.lab.exec(vm.name, `ip route replace default via ${GATEWAY4[vm.network]}`);
   }
 }, 180_000);
@@ -71,9 +103,45 @@ afterAll(async () => {
 
 describe('IPv6 routing', () => {
   it('gives each dual-stack interface the first IPv6 host address of its network', async () => {
-    const r = (await e.api.get('/v1/routers/r1')) as { interfaces: Array<{ networkId: string; ipv6?: string }> };
+    const r = (await e.api.get('/v1/routers/r1')) as {
+      interfaces: Array<{ networkId: string; ipv6?: string }>;
+    };
     expect(Object.fromEntries(r.interfaces.map((i) => [i.networkId, i.ipv6]))).toEqual(GATEWAY6);
   });
+
+  it("gives every VM its IPv6 default route and its network's MTU by router advertisement, no configuration", async () => {
+    for (const vm of VMS) {
+      // The router's link-local address: fe80:: + the EUI-64 of its gateway MAC on that network.
+      const via = vm.network === 'web' ? 'fe80::857:72ff:fe00:3c1' : 'fe80::857:72ff:fe00:3c2';
+      await expect
+        .poll(() => e.lab.exec(vm.name, 'ip -6 route show default'), { timeout: 20_000 })
+        .toMatch(new RegExp(`^default via ${via} dev eth0 proto ra `, 'm'));
+      expect(Number(await e.lab.exec(vm.name, 'cat /proc/sys/net/ipv6/conf/eth0/mtu')), vm.name).toBe(
+        vm.network === 'web' ? 1400 : 1450,
+      );
+    }
+  }, 60_000);
+
+  it('answers the router solicitation a VM sends when its link comes up', async () => {
+    const solicited = async () => {
+      const res = await fetch(`${e.controller.apiUrl}/metrics`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      return Number(
+        /^weft_router_advertisements_total\{reason="solicited"\} (\d+)$/m.exec(await res.text())?.[1] ?? 0,
+      );
+    };
+    const before = await solicited();
+    // Link down and up: Linux solicits a router again (keeping its addresses; the IPv4 route goes).
+    await e.lab.exec('w62', 'sysctl -qw net.ipv6.conf.eth0.keep_addr_on_down=1; ip link set eth0 down');
+    expect(await e.lab.exec('w62', 'ip -6 route show default')).toBe('');
+    await e.lab.exec('w62', 'ip link set eth0 up');
+    await expect
+      .poll(() => e.lab.exec('w62', 'ip -6 route show default'), { timeout: 20_000 })
+      .toMatch(/^default via fe80::857:72ff:fe00:3c1 dev eth0 proto ra /m);
+    expect(await solicited()).toBeGreaterThan(before);
+    await e.lab.exec('w62', `ip route replace default via ${GATEWAY4.web}`);
+  }, 60_000);
 
   it('routes IPv6 between networks across hypervisors, the hop limit decremented once', async () => {
     await expect.poll(() => hopLimitOfReply('w61', 'fd00:e2::5'), { timeout: 20_000 }).toBe(63);
@@ -111,7 +179,9 @@ describe('IPv6 routing', () => {
     await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
       interfaces: [{ networkId: 'web' }, { networkId: 'db', ipv6: false }],
     });
-    const r = (await e.api.get('/v1/routers/r1')) as { interfaces: Array<{ networkId: string; ipv6?: string }> };
+    const r = (await e.api.get('/v1/routers/r1')) as {
+      interfaces: Array<{ networkId: string; ipv6?: string }>;
+    };
     expect(r.interfaces.find((i) => i.networkId === 'db')?.ipv6).toBeUndefined();
     expect(await hopLimitOfReply('w61', 'fd00:e2::5')).toBeUndefined();
     expect((await e.lab.ping('w61', '10.2.0.5', { count: 2, intervalMs: 100 })).received).toBe(2);

@@ -19,6 +19,9 @@ describe('weft serve configuration', () => {
     expect(c.session.echoIntervalMs).toBe(5000);
     expect(c.neighborRefreshMs).toBe(30_000);
     expect(parse(['--neighbor-refresh', '2.5']).neighborRefreshMs).toBe(2500);
+    expect(c.raIntervalMs).toBe(200_000);
+    expect(parse(['--ra-interval', '4.5']).raIntervalMs).toBe(4500);
+    expect(parse([], { WEFT_RA_INTERVAL: '30' }).raIntervalMs).toBe(30_000);
   });
 
   it('takes repeated --openflow and the other flags', () => {
@@ -87,6 +90,9 @@ describe('weft serve configuration', () => {
     [['--frobnicate'], "Unknown option '--frobnicate'"],
     [['--neighbor-refresh', '0'], "--neighbor-refresh: '0' is not a number of seconds from 1 to 3600"],
     [['--neighbor-refresh', 'soon'], "'soon' is not a number of seconds from 1 to 3600"],
+    [['--ra-interval', '0'], "--ra-interval: '0' is not a number of seconds from 1 to 1800"],
+    [['--ra-interval', '1801'], "'1801' is not a number of seconds from 1 to 1800"],
+    [['--ra-interval=-5'], "'-5' is not a number of seconds from 1 to 1800"],
   ])('rejects %j naming what is wrong', (argv, message) => {
     expect(() => parse(argv)).toThrow(ConfigError);
     expect(() => parse(argv)).toThrow(message);
@@ -103,6 +109,8 @@ describe('weft serve configuration', () => {
       '--api',
       '--store',
       'WEFT_STORE',
+      '--ra-interval SECONDS',
+      'WEFT_RA_INTERVAL',
     ]) {
       expect(h).toContain(word);
     }

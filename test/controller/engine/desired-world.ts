@@ -35,7 +35,7 @@ const SGS = ['sg1', 'sg2'];
 
 export type Op =
   /** qos: 0 egress limit, 1 ingress, 2 both (rates differ by value), absent none. */
-  | { t: 'ep'; id: string; net: number; ip: number; sgs: number[]; ps: boolean; qos?: number }
+  | { t: 'ep'; id: string; net: number; ip: number; sgs: number[]; ps: boolean; qos?: number; v6?: boolean }
   | { t: 'epDel'; id: string }
   | { t: 'bind'; id: string; on: number; port: number }
   | { t: 'unbind'; id: string }
@@ -43,7 +43,7 @@ export type Op =
   | { t: 'chassisDel'; id: string }
   | { t: 'tunnel'; id: string; port: number | null }
   | { t: 'net'; id: string; wide: boolean }
-  | { t: 'router'; nets: number[]; via?: boolean }
+  | { t: 'router'; nets: number[]; via?: boolean; v6?: boolean }
   | { t: 'routerDel' }
   | { t: 'netDel'; id: string }
   | { t: 'sg'; id: string; remote: number | null; port: number }
@@ -60,7 +60,10 @@ const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
 /** An endpoint written (with these security groups and port security), deleted, bound, unbound. */
 const endpointOps = (sgs: fc.Arbitrary<number[]>, ps: fc.Arbitrary<boolean>): fc.Arbitrary<Op>[] => [
   fc.record(
-    { t: fc.constant('ep' as const), id: pick(EPS), net: fc.nat(1), ip: fc.nat(3), sgs, ps, qos: fc.nat(3) },
+    {
+      ...{ t: fc.constant('ep' as const), id: pick(EPS), net: fc.nat(1), ip: fc.nat(3), sgs, ps },
+      ...{ qos: fc.nat(3), v6: fc.boolean() },
+    },
     { requiredKeys: ['t', 'id', 'net', 'ip', 'sgs', 'ps'] },
   ),
   fc.record({ t: fc.constant('epDel' as const), id: pick(EPS) }),
@@ -76,6 +79,7 @@ const routerOp: fc.Arbitrary<Op> = fc.record({
   t: fc.constant('router' as const),
   nets: fc.subarray([0, 1], { minLength: 1 }),
   via: fc.boolean(),
+  v6: fc.boolean(),
 });
 const netOp: fc.Arbitrary<Op> = fc.record({
   t: fc.constant('net' as const),
@@ -201,6 +205,11 @@ export class World {
           (e) => e.id !== op.id && e.networkId === ep.networkId && e.ips[0] === ep.ips[0],
         );
         if (clash) ep.ips = [`10.0.1.${op.id.slice(1)}`];
+        // Its IPv6 address (ND answers, port security, routing) clashes when the IPv4 one does.
+        if (op.v6)
+          ep.ips.push(
+            clash ? `fd00:1:${op.net + 1}::1:${op.id.slice(1)}` : `fd00:1:${op.net + 1}::${op.ip + 1}`,
+          );
         const old = this.objects.get('endpoint')?.get(op.id) as Endpoint | undefined;
         if (old && old.networkId !== ep.networkId) return []; // networkId is immutable
         const qos = qosOf(op.qos);
@@ -249,6 +258,7 @@ export class World {
         const n = NETWORKS.indexOf(op.id) + 1;
         // n1 also holds the endpoints' 10.0.0.0/24, so its endpoints can be a router's next hop.
         const subnets = [op.wide ? `10.${n}.0.0/16` : `10.1.${n}.0/24`, ...(n === 1 ? ['10.0.0.0/24'] : [])];
+        subnets.push(op.wide ? `fd00:${n}::/32` : `fd00:1:${n}::/64`); // as IPv4's
         return this.put('network', { ...network(op.id, 't1', 1000 + n), subnets });
       }
       case 'router':
@@ -261,6 +271,7 @@ export class World {
           interfaces: op.nets.map((i) => ({
             networkId: NETWORKS[i]!,
             ip: `10.1.${i + 1}.254`,
+            ...(op.v6 ? { ipv6: `fd00:1:${i + 1}::fe` } : {}),
             mac: `0a:57:72:00:03:e${i + 9}`,
           })),
         } as Router);
