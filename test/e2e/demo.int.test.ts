@@ -51,6 +51,9 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines.find((l) => l.startsWith('rate limit'))).toMatch(
     /^rate limit: red2 may receive 2000 kbit\/s \(burst 200 kbit\): 500 KB from red1 took \d+\.\d s at \d+ kbit\/s \(unlimited: \d+ kbit\/s\)$/,
   );
+  expect(lines.find((l) => l.startsWith('IPv6'))).toMatch(
+    /^IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit 63; both learned their default route \(via fe80::857:72ff:fe00:64\) from its router advertisements$/,
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

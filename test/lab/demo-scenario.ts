@@ -12,8 +12,8 @@ import { createLab, type Lab } from './topology.js';
 /**
  * The demo a new user runs first (`weft demo`, `npm run demo`): a real controller with the embedded
  * store, a lab of two hypervisors, and through the REST API two tenants whose VMs use the SAME
- * addresses, a security group, a VLAN binding, a router between two of red's networks, and a VM
- * that gets its address (and its gateway) from weft's DHCP.
+ * addresses, a security group, a VLAN binding, a router between two of red's networks (IPv4 and
+ * IPv6), and a VM that gets its address (and its gateway) from weft's DHCP.
  * Then a reachability matrix from real pings and
  * TCP connects, each compared with what the intent says must happen.
  */
@@ -100,7 +100,8 @@ export async function runDemo(
         tenantId: t,
         name: `${t}-net`,
         vni,
-        subnets: ['10.0.0.0/24'],
+        // red is dual-stack: IPv6 routed by red-router too, its VMs configured by its advertisements.
+        subnets: t === 'red' ? ['10.0.0.0/24', 'fd00:100::/64'] : ['10.0.0.0/24'],
         // red's VMs may ask weft for their address (DHCP answered from the intent).
         ...(t === 'red' ? { dhcp: { dnsServers: ['10.0.0.3'] } } : {}),
       });
@@ -109,14 +110,14 @@ export async function runDemo(
       tenantId: 'red',
       name: 'red-db',
       vni: 101,
-      subnets: ['10.1.0.0/24'],
+      subnets: ['10.1.0.0/24', 'fd00:101::/64'],
     });
     // Distributed: each hypervisor routes what its own VMs send; no gateway node.
     await call('PUT', '/v1/routers/red-router', {
       tenantId: 'red',
       name: 'red-router',
       interfaces: [
-        { networkId: 'red-net', ip: '10.0.0.254' },
+        { networkId: 'red-net', ip: '10.0.0.254', ipv6: 'fd00:100::fe' },
         { networkId: 'red-db', ip: '10.1.0.1' },
       ],
     });
@@ -135,18 +136,20 @@ export async function runDemo(
       vlan: 42,
       networkId: 'red-net',
     });
-    const eps: Array<[string, string, string, string, string[]]> = [
-      ['red1', 'red', '02:00:00:00:01:01', '10.0.0.1', []],
-      ['red2', 'red', '02:00:00:00:01:02', '10.0.0.2', []],
-      ['blue1', 'blue', '02:00:00:00:02:01', '10.0.0.1', []],
-      ['blue2', 'blue', '02:00:00:00:02:02', '10.0.0.2', ['web']],
-      ['reddb', 'red', '02:00:00:00:01:05', '10.1.0.5', []],
+    const eps: Array<[string, string, string, string[], string[]]> = [
+      ['red1', 'red', '02:00:00:00:01:01', ['10.0.0.1', 'fd00:100::1'], []],
+      ['red2', 'red', '02:00:00:00:01:02', ['10.0.0.2'], []],
+      ['blue1', 'blue', '02:00:00:00:02:01', ['10.0.0.1'], []],
+      ['blue2', 'blue', '02:00:00:00:02:02', ['10.0.0.2'], ['web']],
+      ['reddb', 'red', '02:00:00:00:01:05', ['10.1.0.5', 'fd00:101::5'], []],
     ];
-    for (const [name, t, mac, ip, sgs] of eps) {
+    for (const [name, t, mac, ips, sgs] of eps) {
+      // The VM holds its IPv6 address already (as a cloud-init'ed VM would); weft's intent matches it.
+      if (ips[1]) await lab.exec(name, ['ip', '-6', 'addr', 'add', `${ips[1]}/64`, 'dev', 'eth0', 'nodad']);
       await call('PUT', `/v1/endpoints/${name}?wait=applied&timeout=20s`, {
         networkId: name === 'reddb' ? 'red-db' : `${t}-net`,
         mac,
-        ips: [ip],
+        ips,
         ifaceId: name,
         securityGroupIds: sgs,
       });
@@ -156,7 +159,10 @@ export async function runDemo(
     );
     say('      VLAN 42 on hv1 port phy-metal bridged to red-net; every write waited for ?wait=applied');
     say(
-      '      router red-router joins red-net (gateway 10.0.0.254) and red-db 10.1.0.0/24 (gateway 10.1.0.1, VM reddb)',
+      '      router red-router joins red-net (gateways 10.0.0.254, fd00:100::fe) and red-db 10.1.0.0/24, fd00:101::/64',
+    );
+    say(
+      '      (gateways 10.1.0.1, fd00:101::1: the first host addresses, by default; VM reddb); red is dual-stack',
     );
     // Every VM's default route points at its network's gateway address (blue has no router: its
     // VMs' gateway never answers).
@@ -257,6 +263,27 @@ export async function runDemo(
         ? 'traceroute red1 -> reddb: 1 10.0.0.254 (red-router answers time exceeded), 2 10.1.0.5'
         : `traceroute red1 -> reddb: ${hopIps.join(', ') || hops.trim()} (SURPRISE: expected 10.0.0.254, 10.1.0.5)`,
     );
+    // IPv6 through red-router: red1 and reddb learned their default route from its router
+    // advertisements (nothing configured in the VMs); the hop limit shows the one routed hop.
+    const v6route = async (vm: string) => {
+      for (let i = 0; i < 40; i++) {
+        const m = /^default via (\S+) dev eth0 proto ra /m.exec(
+          await lab!.exec(vm, 'ip -6 route show default'),
+        );
+        if (m) return m[1];
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      return undefined;
+    };
+    const [red1Via, reddbVia] = [await v6route('red1'), await v6route('reddb')];
+    const v6ping = await lab.exec('red1', 'ping -6 -n -c 2 -i 0.2 -W 1 fd00:101::5 || true');
+    const v6hops = /ttl=(\d+)/.exec(v6ping)?.[1];
+    const v6Ok = red1Via?.startsWith('fe80::') === true && reddbVia !== undefined && v6hops === '63';
+    say(
+      v6Ok
+        ? `IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit ${v6hops}; both learned their default route (via ${red1Via}) from its router advertisements`
+        : `IPv6: red1 -> reddb: default routes ${red1Via ?? 'none'} / ${reddbVia ?? 'none'}, reply hop limit ${v6hops ?? 'none'} (SURPRISE: expected routes learned by RA, hop limit 63)`,
+    );
     // A rate limit: red2 may receive 2 Mbit/s (an OpenFlow meter on hv2); 500 KB from red1 before and after.
     const send = () =>
       tcpTransfer(lab!.vm('red1').netns, lab!.vm('red2').netns, '10.0.0.2', 7000 + probes.length, 500_000);
@@ -289,6 +316,7 @@ export async function runDemo(
       (tracerouteOk ? 0 : 1) +
       (metalOk ? 0 : 1) +
       (limitOk ? 0 : 1) +
+      (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
     return { probes, surprises, drops };
