@@ -1,21 +1,35 @@
 import { invalid } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
-import { prefixHolding } from '../intent/net.js';
+import { routerLinkLocal } from '../intent/model-router.js';
+import { parseIp, prefixHolding } from '../intent/net.js';
 import type { TraceTarget } from './verdict.js';
 
 /**
  * Where a VM sends a probe, as its own stack would decide: to the endpoint of its network that
- * holds the address (the MAC its ARP would get), or, on a network with a router, to its gateway
- * (the router's MAC there) for any IPv4 address outside its own subnets, the way a default route
- * works. Which endpoint the routed probe is meant for is looked up in the router's other networks.
- * Throws IntentError naming `to` when the VM would have nowhere to send it. Pure.
+ * holds the address (the MAC its ARP or neighbour solicitation would get), or, on a network with a
+ * router, to its gateway (the router's MAC there) for any address outside its own subnets, the
+ * way a default route works: IPv4 where the router has its IPv4 address, IPv6 where the router
+ * has an IPv6 address too (its advertisements give the VM a default route via its link-local
+ * address, the same MAC). Which endpoint the routed probe is meant for is looked up in the
+ * router's other networks. Throws IntentError naming `to` when the VM would have nowhere to send
+ * it. Pure.
  */
 
-/** A router as the trace needs it: every interface, with its network's IPv4 subnets. */
+/** A router as the trace needs it: every interface, with its network's subnets. */
 export interface TraceRouter {
   id: string;
-  interfaces: ReadonlyArray<{ networkId: string; ip: string; mac: string; subnets: readonly string[] }>;
-  /** Static routes: destination CIDR -> next hop (an endpoint address in one of its networks). */
+  interfaces: ReadonlyArray<{
+    networkId: string;
+    ip: string;
+    mac: string;
+    /** Its IPv6 address there (canonical text); absent: it routes no IPv6 on that network. */
+    ipv6?: string;
+    /** The network's IPv4 subnets. */
+    subnets: readonly string[];
+    /** The network's IPv6 subnets; absent: not known (nothing is then taken as on-link but fe80::/64). */
+    subnets6?: readonly string[];
+  }>;
+  /** Static routes (IPv4): destination CIDR -> next hop (an endpoint address in one of its networks). */
   routes: ReadonlyArray<{ destination: string; nexthop: string }>;
 }
 
@@ -43,6 +57,10 @@ export interface Destination {
 
 const BROADCAST_IP = '255.255.255.255';
 const BROADCAST_MAC = 'ff:ff:ff:ff:ff:ff';
+/** The link-local prefix every IPv6 interface has (RFC 4291 2.5.6). */
+const LINK_LOCAL = 'fe80::/64';
+
+type Interface = TraceRouter['interfaces'][number];
 
 /** The first of these subnets (CIDR text) that holds the address. */
 function subnetHolding(subnets: readonly string[], ip: string): string | undefined {
@@ -69,29 +87,40 @@ export function destinationOf(
     return { ...(dstMac ? { dstMac } : {}), ...(target ? { target } : {}) };
   }
   const hint = 'give dstMac to trace to a host outside the intent (behind a VLAN binding)';
-  if (!router || !own) throw invalid('to', `no endpoint of network ${net} has address ${to}; ${hint}`);
-  const nowhere = `no endpoint of network ${net} or of the networks router ${router.id} joins has address ${to}`;
-  if (req.v6) throw invalid('to', `${nowhere} (routers route IPv4 only); ${hint}`);
-  const gateway = { router: router.id, from: net, subnets: router.interfaces.flatMap((i) => i.subnets) };
-  if (router.interfaces.some((i) => i.ip === to)) {
-    return { dstMac: own.mac, gateway: { ...gateway, routerAddress: true } };
+  if (!router || !own) {
+    const noGateway = req.v6 ? `, and ${net} has no IPv6 gateway (no router joins it)` : '';
+    throw invalid('to', `no endpoint of network ${net} has address ${to}${noGateway}; ${hint}`);
   }
-  const home = subnetHolding(own.subnets, to);
-  if (home && !viaGateway) {
+  // Without an IPv6 address there, the router neither answers ND nor advertises itself: no route.
+  if (req.v6 && own.ipv6 === undefined && !viaGateway) {
     throw invalid(
       'to',
-      `${nowhere}; it is in ${net}'s own subnet ${home}, so the VM would ARP for it rather than send it to its gateway; ${hint}`,
+      `no endpoint of network ${net} has address ${to}, and ${net} has no IPv6 gateway (router ${router.id} has no IPv6 address there); ${hint}`,
     );
   }
-  // Longest prefix first, between the subnets of its networks and its static routes (as its flows).
-  const connected = Math.max(
-    -1,
-    ...router.interfaces.flatMap((i) => i.subnets).map((c) => prefixHolding(c, to)),
-  );
-  const route = router.routes
-    .map((r) => ({ ...r, prefix: prefixHolding(r.destination, to) }))
-    .filter((r) => r.prefix > connected)
-    .sort((a, b) => b.prefix - a.prefix)[0];
+  const nowhere = `no endpoint of network ${net} or of the networks router ${router.id} joins has address ${to}`;
+  const subnetsOf = (i: Interface): readonly string[] => (req.v6 ? (i.subnets6 ?? []) : i.subnets);
+  // IPv6 goes only into the networks where the router has an IPv6 address (apps/router/ipv6.ts).
+  const routesInto = (i: Interface): boolean => !req.v6 || i.ipv6 !== undefined;
+  const gateway = {
+    router: router.id,
+    from: net,
+    // IPv6: every subnet, as the router's responder checks a source against (subnet-router anycast).
+    subnets: router.interfaces.flatMap((i) => (req.v6 ? [...i.subnets, ...(i.subnets6 ?? [])] : i.subnets)),
+  };
+  if (isRouterAddress(router, own, to, req.v6)) {
+    return { dstMac: own.mac, gateway: { ...gateway, routerAddress: true } };
+  }
+  // fe80::/64 is on every link: the VM solicits its neighbour there as in its own subnets.
+  const home = subnetHolding(req.v6 ? [...subnetsOf(own), LINK_LOCAL] : own.subnets, to);
+  if (home && !viaGateway) {
+    const asks = req.v6 ? 'look it up by neighbour solicitation' : 'ARP for it';
+    throw invalid(
+      'to',
+      `${nowhere}; it is in ${net}'s own subnet ${home}, so the VM would ${asks} rather than send it to its gateway; ${hint}`,
+    );
+  }
+  const route = req.v6 ? undefined : staticRoute(router, to);
   if (route) {
     const hop = router.interfaces.find((i) => subnetHolding(i.subnets, route.nexthop));
     const ep = hop && lookups.endpointByIp(hop.networkId, route.nexthop);
@@ -103,10 +132,43 @@ export function destinationOf(
   }
   for (const i of router.interfaces) {
     const ep = lookups.endpointByIp(i.networkId, to);
-    if (ep) return { dstMac: own.mac, target: ep, gateway: { ...gateway, into: i.networkId } };
+    // IPv6 to a network the router has no IPv6 address on: meant for it, not routed there.
+    if (ep)
+      return {
+        dstMac: own.mac,
+        target: ep,
+        gateway: { ...gateway, ...(routesInto(i) ? { into: i.networkId } : {}) },
+      };
   }
   // Nobody holds it: the VM still sends it to its gateway (its default route), and the trace
   // shows where the router drops it (no endpoint with that address, or no route at all).
-  const into = router.interfaces.find((i) => subnetHolding(i.subnets, to));
+  const into = router.interfaces.find((i) => routesInto(i) && subnetHolding(subnetsOf(i), to));
   return { dstMac: own.mac, gateway: { ...gateway, ...(into ? { into: into.networkId } : {}) } };
+}
+
+/** Longest prefix first, between the subnets of its networks and its static routes (as its flows). */
+function staticRoute(router: TraceRouter, to: string): TraceRouter['routes'][number] | undefined {
+  const connected = Math.max(
+    -1,
+    ...router.interfaces.flatMap((i) => i.subnets).map((c) => prefixHolding(c, to)),
+  );
+  return router.routes
+    .map((r) => ({ ...r, prefix: prefixHolding(r.destination, to) }))
+    .filter((r) => r.prefix > connected)
+    .sort((a, b) => b.prefix - a.prefix)[0];
+}
+
+const sameIp = (a: string, b: string): boolean => parseIp(a)?.text === parseIp(b)?.text;
+
+/**
+ * One of the router's own addresses, whose ping its flows answer in place: IPv4, any interface's
+ * address; IPv6, any interface's IPv6 address, or its link-local address on the sender's network
+ * (`own`), as the router's responder tells them (controller/router/router-responder.ts).
+ */
+function isRouterAddress(router: TraceRouter, own: Interface, to: string, v6: boolean): boolean {
+  if (!v6) return router.interfaces.some((i) => i.ip === to);
+  return (
+    router.interfaces.some((i) => i.ipv6 !== undefined && sameIp(i.ipv6, to)) ||
+    sameIp(routerLinkLocal(own.mac), to)
+  );
 }

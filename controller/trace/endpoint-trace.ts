@@ -273,7 +273,8 @@ export function traceEndpoint(
 
 /**
  * The router's ICMP error as the sender gets it: from the router's address on the sender's
- * network, or from the router address it asked for when the router answers for itself.
+ * network (its IPv6 address there to an IPv6 sender), or from the router address it asked for
+ * when the router answers for itself.
  */
 function errorReceived(
   lookups: TraceLookups,
@@ -283,9 +284,11 @@ function errorReceived(
 ): Packet | undefined {
   if (!punt?.error) return undefined;
   const iface = lookups.routerOf(from.networkId)?.interfaces.find((i) => i.networkId === from.networkId);
-  if (!iface) return undefined;
+  // An IPv6 sender hears from the router's IPv6 address there.
+  const onSenderNetwork = isIpv6(srcIp) ? iface?.ipv6 : iface?.ip;
+  if (!iface || onSenderNetwork === undefined) return undefined;
   return icmpErrorPacket(punt.error, {
-    routerIp: icmpErrorSource(punt.error, { probed: punt.ipDst, onSenderNetwork: iface.ip }),
+    routerIp: icmpErrorSource(punt.error, { probed: punt.ipDst, onSenderNetwork }),
     routerMac: iface.mac,
     senderIp: srcIp,
     senderMac: from.mac,

@@ -90,10 +90,10 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
     case TABLE.L2_LOOKUP:
       return 'no endpoint of the network has this destination MAC where the packet is (unknown unicast is not flooded)';
     case TABLE.L3_ROUTE:
-      // The router's lowest flow: what is not IPv4 (the rest it routes or sends up for an ICMP error).
+      // The router's lowest flow: what is not IP it routes (the rest it routes or sends up for an ICMP error).
       if (owner?.startsWith('router/')) {
         const r = owner.slice('router/'.length);
-        return `router ${r} routes IPv4 only: its flow drops anything else sent to its gateway MAC`;
+        return `router ${r} routes IPv4, and IPv6 only where it has an IPv6 address: its flow drops anything else sent to its gateway MAC`;
       }
       break;
   }

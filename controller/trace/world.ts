@@ -135,7 +135,7 @@ export function traceLookups(
   };
 }
 
-/** A router's interfaces with the IPv4 subnets of their networks (what it routes into). */
+/** A router's interfaces with the IPv4 and IPv6 subnets of their networks (what it routes into). */
 function traceRouter(intents: IntentService, router: Router): TraceRouter {
   return {
     id: router.id,
@@ -146,7 +146,13 @@ function traceRouter(intents: IntentService, router: Router): TraceRouter {
       } catch {
         // The intent rules keep a router's networks in place; an absent one routes nothing.
       }
-      return { ...i, mac: i.mac.toLowerCase(), subnets: net?.subnets.filter(isIpv4Cidr) ?? [] };
+      const subnets = net?.subnets ?? [];
+      return {
+        ...i,
+        mac: i.mac.toLowerCase(),
+        subnets: subnets.filter(isIpv4Cidr),
+        subnets6: subnets.filter((c) => !isIpv4Cidr(c)),
+      };
     }),
     routes: router.routes ?? [],
   };

@@ -25,11 +25,19 @@ export const FROM_W1 = [
  * 10.2.0.0/24, gateway 10.2.0.1); w1 10.1.0.5 on hv1 port 1, d1 10.2.0.5 on hv1 port 2, d2
  * 10.2.0.6 on hv2 port 1. Tenant blue's network (VNI 200) has web's addresses and no router:
  * b1 10.1.0.5 on hv1 port 3.
+ *
+ * `ipv6`: dual stack. Network n (1 web, 2 db, 3 ops) has fd00:n::/64 as well, and each endpoint
+ * the IPv6 twin of its address (10.n.0.x: fd00:n::x); r1 is fd00:1::1 on web and fd00:2::1 on db.
+ * Red's third network ops (VNI 102, 10.3.0.0/24 + fd00:3::/64) is on r1 as 10.3.0.1 with no IPv6
+ * address: r1 routes only IPv4 there; o1 10.3.0.5 on hv2 port 2. blue-net has fd00:1::/64 too.
  */
-export async function routedWorld() {
+export async function routedWorld(opts: { ipv6?: boolean } = {}) {
+  const v6 = opts.ipv6 === true;
   const facts = bindableFacts(['hv1', 'hv2'], { tunnelPort: TUNNEL_PORT });
   const t = await serviceEngine(facts, [dpidOf(0), dpidOf(1)]);
   const { svc } = t;
+  const twin = (ip: string) => (v6 ? [ip, ip.replace(/^10\.(\d)\.0\./, 'fd00:$1::')] : [ip]);
+  const subnets = (cidr: string) => twin(cidr).map((c) => c.replace('::0/24', '::/64'));
   // A failed setup must not leave the service's temp store behind.
   try {
     for (const [i, id] of ['hv1', 'hv2'].entries())
@@ -39,8 +47,9 @@ export async function routedWorld() {
       ['web', 'red', 100, '10.1.0.0/24'],
       ['db', 'red', 101, '10.2.0.0/24'],
       ['blue-net', 'blue', 200, '10.1.0.0/24'],
+      ...(v6 ? ([['ops', 'red', 102, '10.3.0.0/24']] as const) : []),
     ] as const)
-      await svc.create('network', { id, tenantId, name: id, vni, subnets: [subnet] });
+      await svc.create('network', { id, tenantId, name: id, vni, subnets: subnets(subnet) });
     await svc.create('router', {
       id: 'r1',
       tenantId: 'red',
@@ -48,6 +57,7 @@ export async function routedWorld() {
       interfaces: [
         { networkId: 'web', ip: '10.1.0.1' },
         { networkId: 'db', ip: '10.2.0.1' },
+        ...(v6 ? [{ networkId: 'ops', ip: '10.3.0.1', ipv6: false as const }] : []),
       ],
     });
     let last = 0;
@@ -63,8 +73,22 @@ export async function routedWorld() {
         chassis: 'hv1',
         ofport: 3,
       },
-    ])
+      ...(v6
+        ? [
+            {
+              networkId: 'ops',
+              id: 'o1',
+              mac: '02:00:00:00:04:05',
+              ip: '10.3.0.5',
+              chassis: 'hv2',
+              ofport: 2,
+            },
+          ]
+        : []),
+    ]) {
       last = (await plug(svc, facts, ep)).revision;
+      if (v6) last = (await svc.update('endpoint', ep.id, { ips: twin(ep.ip) })).revision;
+    }
     await t.applied(last);
   } catch (err) {
     await t.close();

@@ -136,14 +136,15 @@ describe('weft trace through a router', () => {
     );
   });
 
-  it('routes IPv4 only: an IPv6 address outside the network is refused, naming the router', async () => {
+  it('refuses IPv6 outside the network where the router has no IPv6 address there, naming the router', async () => {
     await w.svc.update('network', 'web', { subnets: ['10.1.0.0/24', 'fd00:1::/64'] });
     await w.applied((await w.svc.update('endpoint', 'w1', { ips: ['10.1.0.5', 'fd00:1::5'] })).revision);
     try {
       const err = errorOf(() => w.trace('w1', { to: 'fd00:2::6' }));
       expect(err).toMatchObject({ code: 'invalid', field: 'to' });
+      // Its interface on web predates web's IPv6 subnet: r1 has no IPv6 address there.
       expect(err.message).toMatch(
-        /router r1 joins has address fd00:2::6 \(routers route IPv4 only\); give dstMac/,
+        /^to: no endpoint of network web has address fd00:2::6, and web has no IPv6 gateway \(router r1 has no IPv6 address there\); give dstMac/,
       );
     } finally {
       await w.svc.update('endpoint', 'w1', { ips: ['10.1.0.5'] });

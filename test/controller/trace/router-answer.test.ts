@@ -209,7 +209,8 @@ describe('weft trace: the ICMP errors a router answers with', () => {
         chassis: 'hv1',
         table: TABLE.L3_ROUTE,
         owner: 'router/r1',
-        reason: 'router r1 routes IPv4 only: its flow drops anything else sent to its gateway MAC',
+        reason:
+          'router r1 routes IPv4, and IPv6 only where it has an IPv6 address: its flow drops anything else sent to its gateway MAC',
       },
     });
   });
