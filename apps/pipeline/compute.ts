@@ -10,19 +10,13 @@ import { type MissAction, PIPELINE, TABLE } from '../../controller/pipeline/tabl
  * destination address.
  */
 export const NEXTHOP_UNRESOLVED_PRIORITY = 105;
-/**
- * Below every endpoint's l3-neighbor flow: a routed IPv6 packet to an address no endpoint holds is
- * dropped rather than sent up by the table's miss (the controller's host-unreachable answers are
- * IPv4 only).
- */
-export const UNKNOWN_IPV6_NEIGHBOR_PRIORITY = 1;
 
 function missInstructions(miss: MissAction): DesiredFlow['instructions'] {
   if (miss.kind === 'goto') return [goto(miss.table)];
   return miss.kind === 'controller' ? TO_CONTROLLER : [];
 }
 
-/** The table-miss flow of every table, straight from the pipeline declaration, the unresolved next hop's and the unknown IPv6 neighbour's. */
+/** The table-miss flow of every table, straight from the pipeline declaration, and the unresolved next hop's. */
 export function compute(): Desired {
   const flows: DesiredFlow[] = PIPELINE.map((t) => ({
     tableId: t.id,
@@ -37,13 +31,6 @@ export function compute(): Desired {
     cookie: cookieFor('pipeline', 'nexthop-unresolved'),
     match: [{ field: REG_VIA_NEXTHOP, value: 1 }],
     instructions: TO_CONTROLLER,
-  });
-  flows.push({
-    tableId: TABLE.L3_NEIGHBOR,
-    priority: UNKNOWN_IPV6_NEIGHBOR_PRIORITY,
-    cookie: cookieFor('pipeline', 'ipv6-unknown-neighbor'),
-    match: [{ field: 'eth_type', value: 0x86dd }],
-    instructions: [],
   });
   return { flows, groups: [] };
 }

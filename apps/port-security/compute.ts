@@ -45,7 +45,10 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   }
   const src: OxmTlv = { field: 'eth_src', value: port.mac };
   if (port.ips.length === 0) {
+    // Its addresses are not known yet, so its ND cannot be checked against them (as its ARP is not);
+    // it may still not pose as a router.
     flows.push(pass(cookie, 90, [inPort, src]));
+    noRouterFlows(cookie, inPort, flows);
     return;
   }
   let anyV6 = false;
@@ -95,7 +98,7 @@ function ndGuardFlows(cookie: bigint, port: LocalPort, flows: DesiredFlow[]): vo
   const inPort = inPortTlv.get(port.ofport);
   const src: OxmTlv = { field: 'eth_src', value: port.mac };
   const icmp = (type: number): OxmTlv[] => [inPort, IS_IPV6, ICMPV6, { field: 'icmpv6_type', value: type }];
-  for (const type of [134, 137]) flows.push(drop(cookie, ND_GUARD_PRIORITY, icmp(type)));
+  noRouterFlows(cookie, inPort, flows);
   for (const type of [135, 136]) flows.push(drop(cookie, ND_GUARD_PRIORITY, [...icmp(type), CODE_0]));
   const own: Array<{ value: string; mask?: string }> = [LINK_LOCAL];
   for (const ip of port.ips) if (!isIpv4(ip)) own.push({ value: ip });
@@ -107,6 +110,15 @@ function ndGuardFlows(cookie: bigint, port: LocalPort, flows: DesiredFlow[]): vo
       const na = [...nd(136), { field: 'nd_target', ...from }, { field: 'nd_tll', value: mac }];
       flows.push(pass(cookie, ND_CHECKED_PRIORITY, na));
     }
+  }
+}
+
+/** Router advertisements (134) and redirects (137) from the port are dropped: a VM is no router. */
+function noRouterFlows(cookie: bigint, inPort: OxmTlv, flows: DesiredFlow[]): void {
+  for (const type of [134, 137]) {
+    flows.push(
+      drop(cookie, ND_GUARD_PRIORITY, [inPort, IS_IPV6, ICMPV6, { field: 'icmpv6_type', value: type }]),
+    );
   }
 }
 

@@ -37,13 +37,14 @@ import { backToVlanPort } from '../vlan/compute.js';
  *   - a destination in an IPv6 subnet of a network of the router: hop limit decremented, the
  *     destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor
  *     (priority 100 + prefix length, so the longest prefix wins; /128 is 228, below the rest);
- *   - a hop limit of 1 or 0 is dropped (priority 250: the router would decrement it to zero; no
- *     ICMPv6 time exceeded is sent yet), as is anything else to a router address (290) and any
- *     other IPv6 to the gateway (the IPv4 router's priority-5 drop: no route).
+ *   - what it cannot forward goes up to the controller, which answers the ICMPv6 error as for
+ *     IPv4 (controller/router): a hop limit of 1 or 0 (priority 250: time exceeded), anything
+ *     else to a router address (290: port or protocol unreachable), any other IPv6 to the gateway
+ *     (10: no route).
  * - l3-neighbor: each IPv6 address of an endpoint of a routed network leads to its MAC
- *   (endpointNeighbor6Flows); any other IPv6 destination is dropped there (the pipeline app's
- *   priority-1 flow) instead of going up to the controller, whose host-unreachable answers are
- *   IPv4 only.
+ *   (endpointNeighbor6Flows); any other IPv6 destination meets the table's miss, up to the
+ *   controller: address unreachable (no neighbour resolution for IPv6: hosts behind a VLAN
+ *   binding are not reached by IPv6 routing).
  * Static routes stay IPv4.
  */
 
@@ -51,6 +52,9 @@ const IS_IPV6 = frozen({ field: 'eth_type', value: 0x86dd });
 const IS_ICMPV6 = frozen({ field: 'ip_proto', value: 58 });
 const ECHO_REQUEST = frozen({ field: 'icmpv6_type', value: 128 });
 const ROUTER_SOLICITATION = frozen({ field: 'icmpv6_type', value: 133 });
+const IS_NA = frozen({ field: 'icmpv6_type', value: 136 });
+/** port-security: above every endpoint's flows there (at most 125). */
+export const ROUTER_SPOOF_PRIORITY = 130;
 const CODE_0 = frozen({ field: 'icmpv6_code', value: 0 });
 /** arp-responder: a VM's router solicitation goes up for the controller's advertisement (not flooded). */
 export const ROUTER_SOLICITATION_PRIORITY = 100;
@@ -64,6 +68,7 @@ const ROUTE_PRIORITY_BASE = 100;
 const ECHO_PRIORITY = 300;
 const ROUTER_ADDRESS_PRIORITY = 290;
 const HOP_LIMIT_PRIORITY = 250;
+const NO_ROUTE_PRIORITY = 10;
 
 /** `ipv6_dst=<cidr>` (masked unless a /128), or undefined for ::/0 or a non-IPv6 prefix. */
 export function ipv6DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
@@ -84,8 +89,25 @@ export function routerNetworkFlows6(
 ): void {
   if (self.ipv6 === undefined) return;
   const toGateway: OxmTlv = { field: 'eth_dst', value: self.mac };
+  const linkLocal = routerLinkLocal(self.mac);
   flows.push(ndRouterAnswerFlow(meta, self.ipv6, self.mac, cookie));
-  flows.push(ndRouterAnswerFlow(meta, routerLinkLocal(self.mac), self.mac, cookie));
+  flows.push(ndRouterAnswerFlow(meta, linkLocal, self.mac, cookie));
+  // No VM may speak as the router: its link-local address is where VMs' default route points
+  // (router advertisements), and port security lets any link-local source and ND target by.
+  flows.push({
+    tableId: TABLE.PORT_SECURITY,
+    priority: ROUTER_SPOOF_PRIORITY,
+    cookie,
+    match: [meta, IS_IPV6, { field: 'ipv6_src', value: linkLocal }],
+    instructions: [],
+  });
+  flows.push({
+    tableId: TABLE.PORT_SECURITY,
+    priority: ROUTER_SPOOF_PRIORITY,
+    cookie,
+    match: [meta, IS_IPV6, IS_ICMPV6, IS_NA, CODE_0, { field: 'nd_target', value: linkLocal }],
+    instructions: [],
+  });
   flows.push({
     tableId: TABLE.ARP_RESPONDER,
     priority: ROUTER_SOLICITATION_PRIORITY,
@@ -93,14 +115,13 @@ export function routerNetworkFlows6(
     match: [meta, IS_IPV6, IS_ICMPV6, ROUTER_SOLICITATION, CODE_0],
     instructions: TO_CONTROLLER,
   });
-  for (const p of ports) {
-    if (p.ipv6 === undefined) continue;
+  const echoFlows = (ip: string) => {
     const echo = (from: OxmTlv[], out: Action[], priority: number): DesiredFlow => ({
       tableId: TABLE.L3_ROUTE,
       priority,
       cookie,
-      match: [...from, IS_IPV6, IS_ICMPV6, ECHO_REQUEST, { field: 'ipv6_dst', value: p.ipv6! }],
-      instructions: [apply(...echoReplyActions(self.mac, p.ipv6!), ...out)],
+      match: [...from, IS_IPV6, IS_ICMPV6, ECHO_REQUEST, { field: 'ipv6_dst', value: ip }],
+      instructions: [apply(...echoReplyActions(self.mac, ip), ...out)],
     });
     flows.push(echo([meta, toGateway], [output(ofpp.IN_PORT)], ECHO_PRIORITY));
     for (const v of vlanPorts) {
@@ -108,12 +129,18 @@ export function routerNetworkFlows6(
         echo([{ field: 'in_port', value: v.ofport }, meta, toGateway], backToVlanPort(v), ECHO_PRIORITY + 1),
       );
     }
+  };
+  // Its link-local address answers pings on its own link only (as any link-local address).
+  echoFlows(linkLocal);
+  for (const p of ports) {
+    if (p.ipv6 === undefined) continue;
+    echoFlows(p.ipv6);
     flows.push({
       tableId: TABLE.L3_ROUTE,
       priority: ROUTER_ADDRESS_PRIORITY,
       cookie,
       match: [meta, toGateway, IS_IPV6, { field: 'ipv6_dst', value: p.ipv6 }],
-      instructions: [],
+      instructions: TO_CONTROLLER,
     });
     for (const cidr of p.cidrs6) {
       const dst = ipv6DstTlv(cidr);
@@ -137,9 +164,16 @@ export function routerNetworkFlows6(
       priority: HOP_LIMIT_PRIORITY,
       cookie,
       match: [meta, toGateway, IS_IPV6, hopLimit],
-      instructions: [],
+      instructions: TO_CONTROLLER,
     });
   }
+  flows.push({
+    tableId: TABLE.L3_ROUTE,
+    priority: NO_ROUTE_PRIORITY,
+    cookie,
+    match: [meta, toGateway, IS_IPV6],
+    instructions: TO_CONTROLLER,
+  });
 }
 
 /** An echo request to `routerIp` turned into its reply in place (OVS fixes the ICMPv6 checksum). */

@@ -69,8 +69,9 @@ export const RouterInterfaceInputSchema = Type.Object(
       Type.Union([Type.Literal(false), Type.String(IP_TEXT)], {
         description:
           "IPv6 address of the router on that network, inside one of the network's IPv6 subnets; false: no IPv6 " +
-          "routing on that network. Omitted: the router's current IPv6 address there if it has one, else, when the " +
-          'network has an IPv6 subnet, the first host address of the first one (fd00:1::/64 -> fd00:1::1), else none',
+          'routing on that network. Omitted: as the interface is, when the router is on that network already (its ' +
+          'IPv6 address or none); new there: when the network has an IPv6 subnet, the first host address of the ' +
+          'first one (fd00:1::/64 -> fd00:1::1), else none',
       }),
     ),
   },

@@ -8,9 +8,9 @@ import { type RuleEnv, subnetsOf } from './rule-env.js';
  * A router interface's IPv6 address, the IPv6 side of router-rules.ts `router()`: optional, inside
  * one of the network's IPv6 subnets, never the subnet-router anycast address (RFC 4291 2.6.1: the
  * all-zeros host of a prefix shorter than /127, RFC 6164) nor an endpoint's address. Sent as a
- * string: that address; `false`: none (no IPv6 routing on that network); omitted: the one the
- * router has there already, else the first host address of the network's first IPv6 subnet when it
- * has one, else none. Throws IntentError (invalid / conflict) naming `interfaces[i].ipv6`.
+ * string: that address; `false`: none (no IPv6 routing on that network); omitted: as the interface
+ * is when the router has one on that network already (its address, or none), else, new there, the
+ * first host address of the network's first IPv6 subnet when it has one, else none. Throws IntentError (invalid / conflict) naming `interfaces[i].ipv6`.
  */
 
 /** A network's IPv6 subnets. */
@@ -53,8 +53,10 @@ export function ipv6Of(
   const given = itf.ipv6 === 'false' ? false : itf.ipv6;
   if (given === false) return undefined;
   const subnets = v6(net);
-  // Omitted: the address the router has there already, so re-sending the list moves no gateway.
-  const text = given ?? current?.ipv6;
+  // Omitted on an interface the router has already: as it is, with or without an address, so
+  // re-sending the list (any PATCH of the router) neither moves a gateway nor turns IPv6 on.
+  if (given === undefined && current) return current.ipv6;
+  const text = given;
   if (text === undefined && subnets.length === 0) return undefined;
   const parsed = text === undefined ? undefined : parseIp(text);
   if (text !== undefined && parsed?.family !== 6) {

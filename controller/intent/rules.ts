@@ -51,6 +51,22 @@ function cidrList(list: string[], field: string): Cidr[] {
   return out;
 }
 
+const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
+const MULTICAST6 = parseCidr('ff00::/8') as Cidr;
+
+/**
+ * Why an IPv6 prefix cannot be a network's subnet: every link has fe80::/10 already (the router's
+ * link-local address lives there and answers neighbour discovery), multicast is no place for
+ * hosts, and ::/0 holds both.
+ */
+function notASubnet(c: Cidr): string | undefined {
+  if (c.family !== 6) return undefined;
+  if (c.prefix === 0) return 'is every IPv6 address';
+  if (cidrsOverlap(c, LINK_LOCAL6)) return 'is link-local (fe80::/10, on every link already)';
+  if (cidrsOverlap(c, MULTICAST6)) return 'is multicast (ff00::/8)';
+  return undefined;
+}
+
 function ports(d: Draft, protocol: string): void {
   const min = d.portMin as number | undefined;
   const max = d.portMax as number | undefined;
@@ -109,6 +125,10 @@ function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields
   if (owner !== undefined && owner !== d.id)
     throw conflict('vni', `${vni} is already used by another network`);
   const subnets = cidrList((d.subnets as string[] | undefined) ?? [], 'subnets');
+  for (const [i, c] of subnets.entries()) {
+    const why = notASubnet(c);
+    if (why) throw invalid(`subnets[${i}]`, `${c.text} ${why}; give the network's own prefix`);
+  }
   if (existing && subnets.length > 0) {
     for (const [ip] of env.state.ips.get(d.id) ?? []) {
       const a = parseIp(ip)!;

@@ -7,7 +7,7 @@ import type { IcmpError } from './icmp-error.js';
  * says what a probe would get back (controller/trace/router-answer.ts). Pure.
  */
 
-export const IP_PROTOCOL = { ICMP: 1, TCP: 6, UDP: 17 } as const;
+export const IP_PROTOCOL = { ICMP: 1, TCP: 6, UDP: 17, ICMPV6: 58 } as const;
 
 /** What the answer depends on, about one packet sent up. */
 export interface SentUp {
@@ -18,25 +18,28 @@ export interface SentUp {
   table: typeof TABLE.L3_ROUTE | typeof TABLE.L3_NEIGHBOR;
   /** The destination is one of the router's own addresses. */
   toRouter: boolean;
-  /** The IPv4 protocol number. */
+  /** The IP protocol number (IPv6: the fixed header's next header). */
   protocol: number;
+  /** The TTL (IPv6: the hop limit). */
   ttl: number;
+  /** The packet's IP version; IPv4 when absent. Its ping protocol is ICMP, IPv6's ICMPv6. */
+  family?: 4 | 6;
 }
 
 /**
  * The error, in the order apps/router's l3-route flows pick (highest priority first): to the
  * router's own address, port unreachable for TCP and UDP and protocol unreachable for any other
- * protocol but ICMP, which gets no answer (its pings are answered by a flow, and an ICMP error
- * about ICMP the router does not serve would only invite more); a TTL of 1 or 0, time exceeded
- * (forwarding would take it to zero); anything else it sent up, net unreachable (no route). The
- * l3-neighbor miss is always host unreachable.
+ * protocol but ICMP (for IPv6: ICMPv6), which gets no answer (its pings are answered by a flow,
+ * and an ICMP error about ICMP the router does not serve would only invite more); a TTL of 1 or 0,
+ * time exceeded (forwarding would take it to zero); anything else it sent up, net unreachable (no
+ * route). The l3-neighbor miss is always host unreachable. The same for IPv6, in ICMPv6's terms.
  */
 export function icmpErrorFor(p: SentUp & { table: typeof TABLE.L3_NEIGHBOR }): IcmpError['kind'];
 export function icmpErrorFor(p: SentUp): IcmpError['kind'] | undefined;
 export function icmpErrorFor(p: SentUp): IcmpError['kind'] | undefined {
   if (p.table === TABLE.L3_NEIGHBOR) return 'host-unreachable';
   if (p.toRouter) {
-    if (p.protocol === IP_PROTOCOL.ICMP) return undefined;
+    if (p.protocol === (p.family === 6 ? IP_PROTOCOL.ICMPV6 : IP_PROTOCOL.ICMP)) return undefined;
     return p.protocol === IP_PROTOCOL.TCP || p.protocol === IP_PROTOCOL.UDP
       ? 'port-unreachable'
       : 'protocol-unreachable';

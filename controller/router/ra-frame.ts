@@ -11,22 +11,23 @@ import { readIpv6, readMac, writeIpv6, writeMac } from '../../southbound/openflo
 import { icmpv6Checksum } from '../inet-checksum.js';
 import type { Network } from '../intent/model.js';
 import { routerLinkLocal } from '../intent/model-router.js';
-import { parseCidr } from '../intent/net.js';
+import { type Cidr, parseCidr } from '../intent/net.js';
 
 export const ICMPV6_TYPE = { ROUTER_SOLICITATION: 133, ROUTER_ADVERTISEMENT: 134 } as const;
 export const ND_OPTION = { SOURCE_LINK_LAYER: 1, PREFIX_INFORMATION: 3, MTU: 5 } as const;
 /** Where advertisements nobody asked for go (RFC 4861 6.2.4), and those to an asker without an address. */
 export const ALL_NODES = { ip: 'ff02::1', mac: '33:33:00:00:00:01' } as const;
 /**
- * What weft advertises besides the router and its prefixes: Linux's defaults. The prefix lifetimes
- * are RFC 4861 6.2.1's AdvValidLifetime (30 days) and AdvPreferredLifetime (7 days); weft renews
- * them with every advertisement.
+ * What weft advertises besides the router and its prefixes: Linux's defaults, but for the prefix
+ * lifetimes. Those are the router lifetime (RFC 4861 6.2.1's 30 days AdvValidLifetime would keep a
+ * prefix on-link for a month after weft stopped naming it, should its withdrawal be lost): every
+ * advertisement renews them, and a prefix no longer sent lapses with the router. The preferred
+ * lifetime is the valid one (it must not exceed it; with A=0 no host configures from it).
  */
 export const RA_DEFAULTS = {
   routerLifetimeSeconds: 1800,
   curHopLimit: 64,
-  validLifetimeSeconds: 2_592_000,
-  preferredLifetimeSeconds: 604_800,
+  prefixLifetimeSeconds: 1800,
 } as const;
 
 export class RaParseError extends Error {
@@ -152,6 +153,37 @@ export interface RouterAdvertisement {
   mtu?: number;
   /** The network's subnets: each IPv6 one is advertised on-link (L=1), IPv4 ones are skipped. */
   prefixes?: readonly string[];
+  /** The valid (and preferred) lifetime of `prefixes`; absent: RA_DEFAULTS.prefixLifetimeSeconds. */
+  prefixLifetimeSeconds?: number;
+  /**
+   * Subnets no longer on-link: each IPv6 one goes out with L=1 and valid and preferred lifetime 0,
+   * which times it out at once (RFC 4861 6.3.4), so hosts route to it rather than solicit there.
+   */
+  withdrawnPrefixes?: readonly string[];
+}
+
+function ipv6Cidrs(texts: readonly string[]): Cidr[] {
+  return texts.flatMap((text) => {
+    const c = parseCidr(text);
+    if (typeof c === 'string') throw new RangeError(`prefix '${text}': ${c}`);
+    return c.family === 6 ? [c] : [];
+  });
+}
+
+const cidrKey = (c: Cidr): string => `${c.network}/${c.prefix}`;
+
+/** The IPv6 subnets of `before` that `after` lacks (text as in `before`); unparseable ones are skipped. */
+export function removedIpv6Subnets(before: readonly string[], after: readonly string[]): string[] {
+  const kept = new Set(
+    after.flatMap((t) => {
+      const c = parseCidr(t);
+      return typeof c === 'string' ? [] : [cidrKey(c)];
+    }),
+  );
+  return before.filter((t) => {
+    const c = parseCidr(t);
+    return typeof c !== 'string' && c.family === 6 && !kept.has(cidrKey(c));
+  });
 }
 
 /**
@@ -166,11 +198,13 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
   const lifetime = ra.lifetimeSeconds ?? RA_DEFAULTS.routerLifetimeSeconds;
   if (!Number.isInteger(lifetime) || lifetime < 0 || lifetime > 0xffff)
     throw new RangeError(`router lifetime ${lifetime} is not an integer from 0 to 65535`);
-  const prefixes = (ra.prefixes ?? []).flatMap((text) => {
-    const c = parseCidr(text);
-    if (typeof c === 'string') throw new RangeError(`prefix '${text}': ${c}`);
-    return c.family === 6 ? [c] : [];
-  });
+  const prefixLifetime = ra.prefixLifetimeSeconds ?? RA_DEFAULTS.prefixLifetimeSeconds;
+  if (!Number.isInteger(prefixLifetime) || prefixLifetime < 0 || prefixLifetime > 0xffff_ffff)
+    throw new RangeError(`prefix lifetime ${prefixLifetime} is not an integer from 0 to 2^32-1`);
+  const prefixes = [
+    ...ipv6Cidrs(ra.prefixes ?? []).map((c) => ({ c, lifetime: prefixLifetime })),
+    ...ipv6Cidrs(ra.withdrawnPrefixes ?? []).map((c) => ({ c, lifetime: 0 })),
+  ];
   const optionsLength =
     OPTION_UNIT + (ra.mtu === undefined ? 0 : OPTION_UNIT) + PREFIX_OPTION_LENGTH * prefixes.length;
   const icmpLength = RA_LENGTH + optionsLength;
@@ -202,13 +236,13 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
     out.writeUInt32BE(ra.mtu, o + 4);
     o += OPTION_UNIT;
   }
-  for (const c of prefixes) {
+  for (const { c, lifetime: valid } of prefixes) {
     out[o] = ND_OPTION.PREFIX_INFORMATION;
     out[o + 1] = PREFIX_OPTION_LENGTH / OPTION_UNIT;
     out[o + 2] = c.prefix;
     out[o + 3] = FLAG_ON_LINK;
-    out.writeUInt32BE(RA_DEFAULTS.validLifetimeSeconds, o + 4);
-    out.writeUInt32BE(RA_DEFAULTS.preferredLifetimeSeconds, o + 8);
+    out.writeUInt32BE(valid, o + 4);
+    out.writeUInt32BE(valid, o + 8); // preferred: never above valid
     out.writeBigUInt64BE(c.network >> 64n, o + 16);
     out.writeBigUInt64BE(c.network & 0xffff_ffff_ffff_ffffn, o + 24);
     o += PREFIX_OPTION_LENGTH;
@@ -218,21 +252,29 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
 }
 
 /**
- * The advertisement of a network's router (gateway MAC `gatewayMac`): the network's MTU and its
- * IPv6 subnets as on-link prefixes, to `to` or all nodes. A withdrawal (lifetime 0) names no
- * prefix: they stay on-link (the network is still there) until they lapse.
+ * The advertisement of a network's router (gateway MAC `gatewayMac`), to `to` or all nodes: the
+ * network's MTU and its IPv6 subnets as on-link prefixes valid as long as the router, and
+ * `removed` (subnets it no longer has) with lifetime 0, so hosts stop taking them for on-link at
+ * once. A withdrawal (lifetime 0) names every subnet with lifetime 0: hosts lose their router
+ * there, and with it the prefixes it told them of.
  */
 export function networkAdvertisement(
   net: Pick<Network, 'mtu' | 'subnets'>,
   gatewayMac: string,
   lifetimeSeconds: number,
   to?: { mac: string; ip: string },
+  removed: readonly string[] = [],
 ): Buffer {
+  const withdrawing = lifetimeSeconds === 0;
   return buildRouterAdvertisement({
     gatewayMac,
     lifetimeSeconds,
     mtu: net.mtu,
-    prefixes: lifetimeSeconds === 0 ? [] : net.subnets,
+    prefixes: withdrawing ? [] : net.subnets,
+    prefixLifetimeSeconds: lifetimeSeconds,
+    withdrawnPrefixes: withdrawing
+      ? [...net.subnets, ...removedIpv6Subnets(removed, net.subnets)]
+      : removedIpv6Subnets(removed, net.subnets),
     ...(to ? { to } : {}),
   });
 }

@@ -3,7 +3,7 @@ import type { PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Network, Router } from '../intent/model.js';
 import { GROUP_KIND, groupId } from '../pipeline/groups.js';
-import { networkAdvertisement, RA_DEFAULTS } from './ra-frame.js';
+import { networkAdvertisement, RA_DEFAULTS, removedIpv6Subnets } from './ra-frame.js';
 import type { RaContext } from './ra-responder.js';
 
 /**
@@ -38,10 +38,18 @@ export interface RaSend {
   /** The switch it went out on; absent: no connected switch hosts the network. */
   dpid?: string;
   out?: PacketOut;
+  /** IPv6 subnets the network no longer has, sent with lifetime 0 (absent: none). */
+  removed?: string[];
 }
 
-/** Why a network is due an advertisement soon: a change, or its router's IPv6 gone (its gateway MAC then). */
-type Due = { reason: 'changed' } | { reason: 'withdrawn'; mac: string; routerId: string };
+/**
+ * Why a network is due an advertisement soon: a change; `withdrawn` when its router's IPv6 went
+ * (its gateway MAC then); `removed`: IPv6 subnets it lost, to be sent once with lifetime 0.
+ */
+interface Due {
+  withdrawn?: { mac: string; routerId: string } | undefined;
+  readonly removed: Set<string>;
+}
 
 /**
  * The unsolicited advertisements: a timer (re-armed with jitter each time), a debounced "soon"
@@ -50,8 +58,10 @@ type Due = { reason: 'changed' } | { reason: 'withdrawn'; mac: string; routerId:
 export class RaAdvertiser {
   #timer: NodeJS.Timeout | undefined;
   #soon: NodeJS.Timeout | undefined;
-  /** networkId -> why it is due; '*' (every network) after leadership starts. */
+  /** networkId -> why it is due. */
   readonly #due = new Map<string, Due>();
+  /** Every network is due (leadership started), besides what #due holds. */
+  #all = false;
   #stopped = false;
 
   constructor(
@@ -71,7 +81,7 @@ export class RaAdvertiser {
 
   /** Leadership (re)gained: every network soon, not after a whole interval. */
   leaderStarted(): void {
-    this.#due.set('*', { reason: 'changed' });
+    this.#all = true;
     this.#schedule();
   }
 
@@ -80,29 +90,48 @@ export class RaAdvertiser {
     const now = new Set(
       (after?.interfaces ?? []).filter((i) => i.ipv6 !== undefined).map((i) => i.networkId),
     );
-    for (const id of now) this.#due.set(id, { reason: 'changed' });
+    for (const id of now) this.#dueFor(id).withdrawn = undefined;
     for (const i of before?.interfaces ?? []) {
       if (i.ipv6 === undefined || now.has(i.networkId)) continue;
-      this.#due.set(i.networkId, { reason: 'withdrawn', mac: i.mac, routerId: before!.id });
+      this.#dueFor(i.networkId).withdrawn = { mac: i.mac, routerId: before!.id };
     }
     if (this.#due.size > 0) this.#schedule();
   }
 
-  /** A network changed (its subnets or MTU): advertised soon if a router routes IPv6 there. */
-  networkChanged(networkId: string): void {
-    if (this.ctx.routerOnNetwork(networkId)?.iface.ipv6 === undefined) return;
-    if (this.#due.get(networkId)?.reason !== 'withdrawn') this.#due.set(networkId, { reason: 'changed' });
+  /**
+   * A network changed (its subnets or MTU; `before` and `after` when known): advertised soon if a
+   * router routes IPv6 there, naming the IPv6 subnets it lost with lifetime 0 (so its hosts stop
+   * taking them for on-link, e.g. when another network now has one). Those are kept even with no
+   * IPv6 router now: a withdrawal noted in the same change names them too.
+   */
+  networkChanged(
+    networkId: string,
+    before?: Pick<Network, 'subnets'>,
+    after?: Pick<Network, 'subnets'>,
+  ): void {
+    const removed = before && after ? removedIpv6Subnets(before.subnets, after.subnets) : [];
+    if (this.ctx.routerOnNetwork(networkId)?.iface.ipv6 === undefined && removed.length === 0) return;
+    const d = this.#dueFor(networkId);
+    for (const p of removed) d.removed.add(p);
     this.#schedule();
   }
 
   /** One advertisement to all nodes for every network where a router has an IPv6 address. */
   advertiseAll(reason: RaSend['reason'] = 'periodic'): RaSend[] {
     if (!this.ctx.isLeader()) return [];
+    return this.#advertiseAll(reason, new Map());
+  }
+
+  /** advertiseAll, each network naming the subnets `due` says it lost (and taken out of `due`). */
+  #advertiseAll(reason: RaSend['reason'], due: Map<string, Due>): RaSend[] {
     const out: RaSend[] = [];
     for (const r of this.ctx.routers()) {
       for (const iface of r.interfaces) {
         const net = iface.ipv6 === undefined ? undefined : this.ctx.network(iface.networkId);
-        if (net) out.push(this.#send(reason, net, iface.mac, r.id, this.lifetimeSeconds));
+        if (!net) continue;
+        const removed = [...(due.get(net.id)?.removed ?? [])];
+        due.delete(net.id);
+        out.push(this.#send(reason, net, iface.mac, r.id, this.lifetimeSeconds, removed));
       }
     }
     return out;
@@ -112,20 +141,23 @@ export class RaAdvertiser {
   flush(): RaSend[] {
     clearTimeout(this.#soon);
     this.#soon = undefined;
-    const due = [...this.#due];
+    const due = new Map(this.#due);
+    const all = this.#all;
     this.#due.clear();
+    this.#all = false;
     if (!this.ctx.isLeader()) return [];
-    if (due.some(([id]) => id === '*')) return this.advertiseAll('changed');
-    const out: RaSend[] = [];
+    // Every network with an IPv6 router, then what is still due: the withdrawals among it.
+    const out = all ? this.#advertiseAll('changed', due) : [];
     for (const [networkId, d] of due) {
       const net = this.ctx.network(networkId);
       if (!net) continue;
       const on = this.ctx.routerOnNetwork(networkId);
+      const removed = [...d.removed];
       // Re-read: the router may have changed again (a withdrawal undone) since it was noted.
       if (on?.iface.ipv6 !== undefined) {
-        out.push(this.#send('changed', net, on.iface.mac, on.router.id, this.lifetimeSeconds));
-      } else if (d.reason === 'withdrawn') {
-        out.push(this.#send('withdrawn', net, d.mac, d.routerId, 0));
+        out.push(this.#send('changed', net, on.iface.mac, on.router.id, this.lifetimeSeconds, removed));
+      } else if (d.withdrawn) {
+        out.push(this.#send('withdrawn', net, d.withdrawn.mac, d.withdrawn.routerId, 0, removed));
       }
     }
     return out;
@@ -143,15 +175,18 @@ export class RaAdvertiser {
     gatewayMac: string,
     routerId: string,
     lifetime: number,
+    lost: readonly string[] = [],
   ): RaSend {
+    const removed = removedIpv6Subnets(lost, net.subnets);
     const dpid = this.ctx.floodDatapath(net.id);
     const sw = dpid === undefined ? undefined : this.switches.get(dpid);
+    const what = { reason, networkId: net.id, routerId, ...(removed.length > 0 ? { removed } : {}) };
     if (dpid === undefined || !sw) {
-      const nowhere: RaSend = { reason, networkId: net.id, routerId };
+      const nowhere: RaSend = what;
       this.sent(nowhere);
       return nowhere;
     }
-    const s: RaSend = { reason, networkId: net.id, routerId, dpid };
+    const s: RaSend = { ...what, dpid };
     let sending: Promise<unknown>;
     try {
       s.out = {
@@ -165,7 +200,7 @@ export class RaAdvertiser {
         // the VNI) never see it, and security groups let ND through; remote chassis classify it
         // by tun_id and flood it locally as any broadcast from the tunnel.
         actions: [{ type: 'group', groupId: groupId(GROUP_KIND.FLOOD_ALL, net.vni) }],
-        data: networkAdvertisement(net, gatewayMac, lifetime),
+        data: networkAdvertisement(net, gatewayMac, lifetime, undefined, removed),
       };
       sending = Promise.resolve(sw.send(s.out));
     } catch (err) {
@@ -177,6 +212,12 @@ export class RaAdvertiser {
       (err: unknown) => this.sent(s, err),
     );
     return s;
+  }
+
+  #dueFor(networkId: string): Due {
+    const d = this.#due.get(networkId) ?? { removed: new Set<string>() };
+    this.#due.set(networkId, d);
+    return d;
   }
 
   #arm(): void {

@@ -39,7 +39,10 @@ import { routerIcmpContext } from './router-context.js';
  *   every other chassis of the network. Linux hosts never solicit again once they have a router,
  *   so without these its lifetime would lapse. Also soon after a router's interfaces change, and
  *   when this controller becomes the leader. A network that loses its router's IPv6 address gets
- *   one last advertisement with lifetime 0 (RFC 4861 6.2.5), so hosts drop the route at once.
+ *   one last advertisement with lifetime 0 (RFC 4861 6.2.5), so hosts drop the route at once,
+ *   and its prefixes with lifetime 0 too; a network that loses an IPv6 subnet names it once with
+ *   lifetime 0, so hosts stop taking it for on-link (RFC 4861 6.3.4). Prefixes are otherwise
+ *   valid as long as the router, so one whose withdrawal was lost lapses with it.
  *   These live in ra-periodic.ts; this file answers solicitations and wires both up.
  */
 
@@ -234,6 +237,7 @@ export function startRouterAdvertisements(
         network: s.networkId,
         router: s.routerId,
         reason: s.reason,
+        removed: s.removed,
       };
       if (s.dpid === undefined) {
         // Common and harmless: a network with no VM bound yet has nobody to tell.
@@ -255,7 +259,9 @@ export function startRouterAdvertisements(
     for (const c of changes) {
       if (c.kind === 'router')
         advertiser.routerChanged(c.before as Router | undefined, c.after as Router | undefined);
-      else if (c.kind === 'network' && c.after) advertiser.networkChanged(c.id);
+      // Before and after: the IPv6 subnets it lost go out with lifetime 0.
+      else if (c.kind === 'network' && c.after)
+        advertiser.networkChanged(c.id, c.before as Network | undefined, c.after as Network);
       // A new or changed endpoint: its VM may have sent its solicitations before its flows were in.
       else if (c.kind === 'endpoint' && c.after) advertiser.networkChanged((c.after as Endpoint).networkId);
     }

@@ -5,21 +5,15 @@ import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.j
 import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, Router } from '../intent/model.js';
-import { prefixHolding } from '../intent/net.js';
+import { routerLinkLocal } from '../intent/model-router.js';
+import { parseIp, prefixHolding } from '../intent/net.js';
 import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
 import { isArpFrame } from './arp-frame.js';
 import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
-import {
-  buildIcmpError,
-  type IcmpError,
-  IcmpParseError,
-  type Ipv4Packet,
-  parseIpv4Frame,
-  whyNoError,
-  whyNoHostAt,
-} from './icmp-error.js';
+import { buildIcmpError, type IcmpError, IcmpParseError, whyNoError, whyNoHostAt } from './icmp-error.js';
+import { buildIcmp6Error, type IpFrame, parseIpFrame, whyNoError6 } from './icmp6-error.js';
 import { nextHopFor } from './next-hop.js';
 
 /** What the responder reads of the running controller. */
@@ -60,6 +54,8 @@ export type RouterIcmpOutcome =
  * router's own address that is not a ping. The answer comes from the router's address on the
  * sender's network (or from the router address asked, when it answers for itself) and goes
  * straight back out of the port the packet came in on, tagged when that port is a VLAN binding's.
+ * IPv6 gets the same answers in ICMPv6 (icmp6-error.ts), from the router's IPv6 address there;
+ * its l3-neighbor miss is address unreachable at once (the neighbour resolution is ARP's).
  */
 export class RouterIcmpResponder {
   readonly #limit: PortRateLimit;
@@ -90,9 +86,9 @@ export class RouterIcmpResponder {
       return { kind: 'ignored', reason: `port ${port} of ${chassisId} is a tunnel port` };
     if (!this.#limit.take(dpid, port))
       return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} ICMP errors/s`, quiet: true };
-    let p: Ipv4Packet;
+    let sent: IpFrame;
     try {
-      p = parseIpv4Frame(msg.data);
+      sent = parseIpFrame(msg.data);
     } catch (err) {
       if (err instanceof IcmpParseError) return { kind: 'ignored', reason: `malformed: ${err.message}` };
       throw err;
@@ -102,8 +98,8 @@ export class RouterIcmpResponder {
     const router = net && this.ctx.routerOnNetwork(net.id)?.router;
     if (!net || !router) return { kind: 'ignored', reason: `no router has an interface on VNI ${vni}` };
     const subnets = router.interfaces.flatMap((i) => this.ctx.network(i.networkId)?.subnets ?? []);
-    if (fromNeighbor && this.ctx.resolveNeighbor) {
-      const hop = nextHopFor(router, (id) => this.ctx.network(id)?.subnets ?? [], p.ipDst);
+    if (fromNeighbor && sent.family === 4 && this.ctx.resolveNeighbor) {
+      const hop = nextHopFor(router, (id) => this.ctx.network(id)?.subnets ?? [], sent.p.ipDst);
       // No host answers for a broadcast or group address (a directed broadcast of a subnet).
       if (hop && !whyNoHostAt(hop, subnets) && this.ctx.resolveNeighbor(dpid, net.id, hop) === 'resolving')
         return {
@@ -113,23 +109,34 @@ export class RouterIcmpResponder {
           quiet: true,
         };
     }
-    const decided = fromRoute ? this.#routeError(p, net, router) : this.#neighborError(p, router);
+    const decided = fromRoute ? this.#routeError(sent, net, router) : this.#neighborError(sent, router);
     if ('ignored' in decided)
       return { kind: 'ignored', routerId: router.id, reason: decided.ignored, quiet: decided.quiet };
-    const why = whyNoError(p, subnets);
+    const why = sent.family === 4 ? whyNoError(sent.p, subnets) : whyNoError6(sent.p, subnets);
     if (why)
       return {
         kind: 'ignored',
         routerId: router.id,
-        reason: `no ICMP error about a packet when ${why}`,
+        reason: `no ${ICMP[sent.family]} error about a packet when ${why}`,
         quiet: true,
       };
     const iface = router.interfaces.find((i) => i.networkId === decided.sourceNetworkId)!;
-    const data = buildIcmpError(msg.data, p, decided.error, {
+    const onSenderNetwork = sent.family === 4 ? iface.ip : iface.ipv6;
+    if (onSenderNetwork === undefined)
+      return {
+        kind: 'ignored',
+        routerId: router.id,
+        reason: `router ${router.id} has no IPv6 address on ${iface.networkId} to answer from`,
+      };
+    const to = {
       ethSrc: iface.mac,
       ethDst: decided.ethDst,
-      ipSrc: icmpErrorSource(decided.error.kind, { probed: p.ipDst, onSenderNetwork: iface.ip }),
-    });
+      ipSrc: icmpErrorSource(decided.error.kind, { probed: sent.p.ipDst, onSenderNetwork }),
+    };
+    const data =
+      sent.family === 4
+        ? buildIcmpError(msg.data, sent.p, decided.error, to)
+        : buildIcmp6Error(msg.data, sent.p, decided.error, to);
     const vlan = this.ctx.vlanOf(chassisId, decided.sourceNetworkId, port);
     const out: PacketOut = {
       type: 'PACKET_OUT',
@@ -143,16 +150,15 @@ export class RouterIcmpResponder {
   }
 
   /** A packet l3-route sent up, still as the sender sent it (metadata: the sender's network). */
-  #routeError(p: Ipv4Packet, net: Network, router: Router): Decided {
+  #routeError(sent: IpFrame, net: Network, router: Router): Decided {
     const kind = icmpErrorFor({
       table: TABLE.L3_ROUTE,
-      toRouter: router.interfaces.some((i) => i.ip === p.ipDst),
-      protocol: p.protocol,
-      ttl: p.ttl,
+      toRouter: toRouter(sent, net, router),
+      ...headerOf(sent),
     });
     // Only ICMP to the router gets none: pings are answered by a flow, and it serves nothing else.
-    if (!kind) return { ignored: 'ICMP to the router other than a ping', quiet: true };
-    return { error: { kind }, sourceNetworkId: net.id, ethDst: p.ethSrc };
+    if (!kind) return { ignored: `${ICMP[sent.family]} to the router other than a ping`, quiet: true };
+    return { error: { kind }, sourceNetworkId: net.id, ethDst: sent.p.ethSrc };
   }
 
   /**
@@ -160,16 +166,15 @@ export class RouterIcmpResponder {
    * network (its metadata and source MAC are that network's), so the sender is found by its
    * address: the router network whose subnet holds it, and the endpoint holding it there.
    */
-  #neighborError(p: Ipv4Packet, router: Router): Decided {
+  #neighborError(sent: IpFrame, router: Router): Decided {
+    const { p } = sent;
     for (const i of router.interfaces) {
       const n = this.ctx.network(i.networkId);
       if (!n?.subnets.some((c) => prefixHolding(c, p.ipSrc) >= 0)) continue;
       const sender = this.ctx.endpointByIp(n.id, p.ipSrc);
       if (!sender)
         return { ignored: `no endpoint of ${n.id} holds the sender's address ${p.ipSrc}`, quiet: true };
-      const error = {
-        kind: icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter: false, protocol: p.protocol, ttl: p.ttl }),
-      };
+      const error = { kind: icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter: false, ...headerOf(sent) }) };
       return { error, sourceNetworkId: n.id, ethDst: sender.mac.toLowerCase() };
     }
     return { ignored: `the sender ${p.ipSrc} is in no network of router ${router.id}`, quiet: true };
@@ -185,6 +190,30 @@ type Decided =
   | { error: IcmpError; sourceNetworkId: string; ethDst: string }
   | { ignored: string; quiet?: boolean };
 
+const ICMP = { 4: 'ICMP', 6: 'ICMPv6' } as const;
+
+/** What the decision reads of either version's header. */
+function headerOf(sent: IpFrame): { family: 4 | 6; protocol: number; ttl: number } {
+  return sent.family === 4
+    ? { family: 4, protocol: sent.p.protocol, ttl: sent.p.ttl }
+    : { family: 6, protocol: sent.p.nextHeader, ttl: sent.p.hopLimit };
+}
+
+/**
+ * Whether the packet is for one of the router's own addresses: IPv4, any interface's address;
+ * IPv6, any interface's IPv6 address (canonical text, as the packet's) or the router's link-local
+ * address on the sender's network (`net`, whose gateway MAC it was sent to).
+ */
+function toRouter(sent: IpFrame, net: Network, router: Router): boolean {
+  if (sent.family === 4) return router.interfaces.some((i) => i.ip === sent.p.ipDst);
+  const dst = sent.p.ipDst;
+  return router.interfaces.some(
+    (i) =>
+      (i.ipv6 !== undefined && parseIp(i.ipv6)?.text === dst) ||
+      (i.networkId === net.id && parseIp(routerLinkLocal(i.mac))?.text === dst),
+  );
+}
+
 /** Wires a responder to every switch's PACKET_IN; answers, counts and logs each outcome. */
 export function startRouterResponder(
   switches: SwitchRegistry,
@@ -195,13 +224,13 @@ export function startRouterResponder(
   const responder = new RouterIcmpResponder(ctx);
   const sent = new Counter({
     name: 'weft_router_icmp_errors_total',
-    help: 'ICMP errors weft routers sent (time-exceeded, net-, host-, port-, protocol-unreachable)',
+    help: 'ICMP and ICMPv6 errors weft routers sent (time-exceeded, net-, host-, port-, protocol-unreachable)',
     labelNames: ['error'],
     registers: metrics ? [metrics] : [],
   });
   const ignored = new Counter({
     name: 'weft_router_icmp_ignored_total',
-    help: 'Packets routers sent up that got no ICMP error (rate limited, about an ICMP error, malformed, ...)',
+    help: 'Packets routers sent up that got no ICMP or ICMPv6 error (rate limited, about an ICMP error, malformed, ...)',
     registers: metrics ? [metrics] : [],
   });
   servePacketIns<Answered, Ignored & { routerId?: string }>(

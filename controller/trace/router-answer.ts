@@ -1,6 +1,8 @@
+import { isIpv6 } from '../../southbound/openflow/codec/values.js';
 import { TABLE } from '../pipeline/tables.js';
 import { IP_PROTOCOL, icmpErrorFor } from '../router/icmp-decision.js';
 import { ERROR_TTL, ICMP_ERROR_CODES, type IcmpError, whyNoError } from '../router/icmp-error.js';
+import { ICMPV6_ERROR_CODES, whyNoError6 } from '../router/icmp6-error.js';
 import { canonical, fieldText, type Packet, packetOf } from './packet.js';
 import type { TraceHop, TraceRun, TraceStepView } from './trace-across.js';
 import type { TraceTarget } from './verdict.js';
@@ -8,7 +10,8 @@ import type { TraceTarget } from './verdict.js';
 /**
  * A probe a router's flows sent up to the controller (l3-route's flows to the controller, or
  * l3-neighbor's miss), and what the controller answers for the router: the ICMP error the
- * responder would send (controller/router, by the same rule), or why it sends none. Pure.
+ * responder would send (controller/router, by the same rule), or why it sends none; ICMPv6 for an
+ * IPv6 probe. Pure.
  */
 export interface RouterPunt {
   chassis: string;
@@ -27,6 +30,7 @@ export interface RouterPunt {
 }
 
 const ROUTER = 'router/';
+const ETHERTYPE_IPV6 = 0x86ddn;
 
 /** The router whose l3-route flow the hop met (on l3-neighbor's miss: the one that routed it). */
 function routerOf(hop: TraceHop, step: TraceStepView): string | undefined {
@@ -65,8 +69,9 @@ export function routerPuntOf(
       const table = step && tableOf(step);
       if (!step || !p || table === undefined) continue;
       const router = routerOf(hop, step) ?? target.gateway?.router;
-      const ipDst = text(p, 'ip_dst');
-      const ipSrc = text(p, 'ip_src');
+      const v6 = p.get(canonical('eth_type')) === ETHERTYPE_IPV6;
+      const ipDst = text(p, v6 ? 'ipv6_dst' : 'ip_dst');
+      const ipSrc = text(p, v6 ? 'ipv6_src' : 'ip_src');
       if (!router || ipDst === undefined || ipSrc === undefined) continue;
       const protocol = Number(p.get(canonical('ip_proto')) ?? 0n);
       // l3-route sends it up before routing: its destination is still the probe's own.
@@ -76,28 +81,31 @@ export function routerPuntOf(
         toRouter,
         protocol,
         ttl: Number(p.get(canonical('nw_ttl')) ?? 0n),
+        family: v6 ? 6 : 4,
       });
-      const icmpType = protocol === IP_PROTOCOL.ICMP ? p.get(canonical('icmp_type')) : undefined;
-      const why = whyNoError(
-        {
-          // A trace's probe is never a fragment.
-          firstFragment: true,
-          ipSrc,
-          ipDst,
-          ethDst: text(p, 'eth_dst') ?? '',
-          ...(icmpType === undefined ? {} : { icmpType: Number(icmpType) }),
-        },
-        // As the responder: nothing about a directed broadcast of one of the router's subnets.
-        target.gateway?.subnets,
-      );
+      const ping = v6 ? IP_PROTOCOL.ICMPV6 : IP_PROTOCOL.ICMP;
+      const icmpType = protocol === ping ? p.get(canonical(v6 ? 'icmpv6_type' : 'icmp_type')) : undefined;
+      const headers = {
+        ipSrc,
+        ipDst,
+        ethDst: text(p, 'eth_dst') ?? '',
+        ...(icmpType === undefined ? {} : { icmpType: Number(icmpType) }),
+      };
+      // As the responder: nothing about a directed broadcast of one of the router's subnets (IPv4),
+      // nor from one's subnet-router anycast address (IPv6). A trace's probe is never a fragment, and
+      // carries no IPv6 extension header: its next header is its protocol.
+      const why = v6
+        ? whyNoError6({ ...headers, nextHeader: protocol }, target.gateway?.subnets)
+        : whyNoError({ ...headers, firstFragment: true }, target.gateway?.subnets);
       const base = { chassis: hop.chassis, router, table, step, ipDst };
       // l3-neighbor sent it up for want of a MAC: weft asks by ARP where a VLAN binding may answer.
       const into = target.gateway?.into;
       const nextHop = target.gateway?.via ?? ipDst;
-      if (table === TABLE.L3_NEIGHBOR && into && arpState?.(into, nextHop) === 'resolves')
+      if (!v6 && table === TABLE.L3_NEIGHBOR && into && arpState?.(into, nextHop) === 'resolves')
         return { ...base, resolving: { ip: nextHop, networkId: into } };
-      if (!error) return { ...base, silent: 'it answers no ICMP to its own addresses but pings' };
-      if (why) return { ...base, silent: `no ICMP error is sent about a packet when ${why}` };
+      const icmp = v6 ? 'ICMPv6' : 'ICMP';
+      if (!error) return { ...base, silent: `it answers no ${icmp} to its own addresses but pings` };
+      if (why) return { ...base, silent: `no ${icmp} error is sent about a packet when ${why}` };
       return { ...base, error };
     }
   }
@@ -112,8 +120,27 @@ export interface ErrorAddresses {
   senderMac: string;
 }
 
-/** The ICMP error as the sender receives it: from the router's address there, TTL 64. */
-export function icmpErrorPacket(error: IcmpError['kind'], a: ErrorAddresses): Packet {
+/**
+ * The ICMP error as the sender receives it: from the router's address there, TTL 64; ICMPv6 (hop
+ * limit 64) to an IPv6 sender. Undefined when the router's address is not of the sender's family.
+ */
+export function icmpErrorPacket(error: IcmpError['kind'], a: ErrorAddresses): Packet | undefined {
+  const v6 = isIpv6(a.senderIp);
+  if (v6 !== isIpv6(a.routerIp)) return undefined;
+  if (v6) {
+    const { type, code } = ICMPV6_ERROR_CODES[error];
+    return packetOf({
+      eth_src: a.routerMac,
+      eth_dst: a.senderMac,
+      eth_type: 0x86dd,
+      ipv6_src: a.routerIp,
+      ipv6_dst: a.senderIp,
+      ip_proto: IP_PROTOCOL.ICMPV6,
+      nw_ttl: ERROR_TTL,
+      icmpv6_type: type,
+      icmpv6_code: code,
+    });
+  }
   const { type, code } = ICMP_ERROR_CODES[error];
   return packetOf({
     eth_src: a.routerMac,

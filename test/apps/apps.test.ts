@@ -33,11 +33,10 @@ describe('pipeline app', () => {
     expect(flows.every((f) => f.match.length === 0)).toBe(true);
   });
 
-  it('sends a packet whose static route next hop is not learned up to the controller, above endpoint neighbours; drops routed IPv6 to no endpoint below them', () => {
+  it('sends a packet whose static route next hop is not learned up to the controller, above endpoint neighbours', () => {
     const rest = pipeline().flows.filter((f) => f.priority !== 0);
     expect(rest.map((f) => [f.tableId, f.priority, f.match, f.instructions])).toEqual([
       [TABLE.L3_NEIGHBOR, 105, [{ field: 'reg3', value: 1 }], TO_CONTROLLER],
-      [TABLE.L3_NEIGHBOR, 1, [{ field: 'eth_type', value: 0x86dd }], []],
     ]);
   });
 });

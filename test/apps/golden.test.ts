@@ -122,6 +122,22 @@ describe('golden flows', () => {
     ]);
   });
 
+  it('port-security (hv1), a port with no addresses yet: anything from its MAC, but no router advertisement or redirect', () => {
+    const flows = text(
+      portSecurity(
+        view('hv1', ({ intent }) => {
+          (intent.endpoints[0] as { ips: string[] }).ips = [];
+        }),
+      ),
+    ).filter((f) => f.includes('in_port=1,'));
+    const ps = 'cookie=0x570500001fbfb1aa, table=10, ';
+    expect(flows).toEqual([
+      `${ps}priority=90,in_port=1,dl_src=02:00:00:00:01:01 actions=goto_table:20`,
+      `${ps}priority=120,icmp6,in_port=1,icmp_type=134 actions=drop`,
+      `${ps}priority=120,icmp6,in_port=1,icmp_type=137 actions=drop`,
+    ]);
+  });
+
   it('vlan (hv3): the bound VLAN on the physical port loses its tag and joins the network; ARP and ND answers go back to it tagged', () => {
     expect(text(vlan(view('hv3')))).toEqual([
       'cookie=0x570600006e2d9634, priority=110,in_port=7,dl_vlan=30 actions=pop_vlan,set_field:0x3->reg5,write_metadata:0xc8/0xffffff,goto_table:30',

@@ -168,11 +168,36 @@ describe('IPv6 routing', () => {
     expect(await hopLimitOfReply('w61', GATEWAY6.db)).toBe(64);
   }, 60_000);
 
-  it('drops routed IPv6 to an address no endpoint holds, and does not route a hop limit that would reach zero', async () => {
-    expect(await hopLimitOfReply('w61', 'fd00:e2::99')).toBeUndefined();
-    const out = await e.lab.exec('w61', 'ping -6 -n -c 1 -W 1 -t 1 fd00:e2::5 || true');
-    expect(out).toMatch(/0 received/);
+  it('answers what it cannot forward with ICMPv6 errors from its address on the sender network: traceroute -6 shows its hop', async () => {
+    const ping = (args: string) => e.lab.exec('w61', `ping -6 -n -c 1 -W 2 ${args} || true`);
+    expect(await ping('fd00:e2::99')).toMatch(
+      /From fd00:e1::1 icmp_seq=1 Destination unreachable: Address unreachable/,
+    );
+    expect(await ping('-t 1 fd00:e2::5')).toMatch(/From fd00:e1::1 icmp_seq=1 Time exceeded: Hop limit/);
+    expect(await ping('fd00:99::5')).toMatch(/From fd00:e1::1 icmp_seq=1 Destination unreachable: No route/);
+    const hops = await e.lab.exec('w61', 'traceroute -6 -n -q 1 -w 2 -m 4 fd00:e2::5 2>&1; true');
+    expect([...hops.matchAll(/^ *\d+ +(\S+)/gm)].map((m) => m[1])).toEqual(['fd00:e1::1', 'fd00:e2::5']);
     await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
+
+  it("keeps a VM from posing as the router: its announcement of the router's link-local address reaches no one", async () => {
+    const routerLl = 'fe80::857:72ff:fe00:3c1';
+    const neighbour = async (ip: string) =>
+      (await e.lab.exec('w61', `ip -6 neigh show ${ip} dev eth0`)).trim().replace(/^\S+ /, '');
+    await e.lab.exec('w61', `ping -6 -c 1 -W 1 ${routerLl}%eth0 >/dev/null || true`);
+    expect(await neighbour(routerLl)).toMatch(/^lladdr 0a:57:72:00:03:c1 router/);
+    // w62 takes the router's link-local address and announces it (DAD, then an unsolicited
+    // override advertisement: ndisc_notify); and, as a control, another link-local address.
+    await e.lab.exec('w62', 'sysctl -qw net.ipv6.conf.eth0.ndisc_notify=1');
+    await e.lab.exec('w61', 'ping -6 -c 1 -W 1 fe80::6:62%eth0 >/dev/null || true');
+    for (const ll of [routerLl, 'fe80::6:62']) await e.lab.exec('w62', `ip -6 addr add ${ll}/64 dev eth0`);
+    try {
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(await neighbour('fe80::6:62')).toMatch(/^lladdr 02:00:00:00:e6:02 /); // announcements do flow
+      expect(await neighbour(routerLl)).toMatch(/^lladdr 0a:57:72:00:03:c1 router/);
+    } finally {
+      for (const ll of [routerLl, 'fe80::6:62']) await e.lab.exec('w62', `ip -6 addr del ${ll}/64 dev eth0`);
+    }
   }, 60_000);
 
   it('stops routing IPv6 into a network whose interface says ipv6: false, IPv4 still routed', async () => {

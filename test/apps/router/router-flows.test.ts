@@ -35,7 +35,7 @@ describe('router app', () => {
     ]);
   });
 
-  it("IPv6 beside IPv4: the gateway's ND answers (router flag), solicitations up, pings to every IPv6 router address answered, other traffic to them and hop limits that run out dropped, a route per IPv6 subnet", () => {
+  it("IPv6 beside IPv4: the gateway's ND answers (router flag), solicitations up, pings to every IPv6 router address answered, other traffic to them, hop limits that run out and no route up to the controller, a route per IPv6 subnet", () => {
     const web6: RouterPort = { ...web, ipv6: 'fd00:1::1', cidrs6: ['fd00:1::/64'] };
     const db6: RouterPort = { ...DB_PORT, ipv6: 'fd00:2::1', cidrs6: ['fd00:2::/64', 'fd00:9::/48'] };
     // A network of the router without IPv6 (no address there): nothing IPv6 routes into it.
@@ -52,17 +52,22 @@ describe('router app', () => {
       'table=30, priority=100,icmp6,metadata=0x64,icmp_type=135,icmp_code=0,nd_target=fd00:1::1 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,set_field:136->icmpv6_type,set_field:3758096384->nd_reserved,goto_table:31',
       // Its link-local address too (EUI-64 of the gateway MAC: where its advertisements come from).
       'table=30, priority=100,icmp6,metadata=0x64,icmp_type=135,icmp_code=0,nd_target=fe80::857:72ff:fe00:64 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,set_field:136->icmpv6_type,set_field:3758096384->nd_reserved,goto_table:31',
+      // No VM speaks from the router's link-local address or advertises it.
+      'table=10, priority=130,ipv6,metadata=0x64,ipv6_src=fe80::857:72ff:fe00:64 actions=drop',
+      'table=10, priority=130,icmp6,metadata=0x64,icmp_type=136,icmp_code=0,nd_target=fe80::857:72ff:fe00:64 actions=drop',
       // A router solicitation: the controller answers it.
       'table=30, priority=100,icmp6,metadata=0x64,icmp_type=133,icmp_code=0 actions=CONTROLLER:65535',
+      echo('fe80::857:72ff:fe00:64'),
       echo('fd00:2::1'),
-      `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:2::1 actions=drop`,
+      `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:2::1 actions=CONTROLLER:65535`,
       `table=35, priority=164,ipv6,${gw},ipv6_dst=fd00:2::/64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36`,
       `table=35, priority=148,ipv6,${gw},ipv6_dst=fd00:9::/48 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36`,
       echo('fd00:1::1'),
-      `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:1::1 actions=drop`,
+      `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:1::1 actions=CONTROLLER:65535`,
       `table=35, priority=164,ipv6,${gw},ipv6_dst=fd00:1::/64 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36`,
-      `table=35, priority=250,ipv6,${gw},nw_ttl=0 actions=drop`,
-      `table=35, priority=250,ipv6,${gw},nw_ttl=1 actions=drop`,
+      `table=35, priority=250,ipv6,${gw},nw_ttl=0 actions=CONTROLLER:65535`,
+      `table=35, priority=250,ipv6,${gw},nw_ttl=1 actions=CONTROLLER:65535`,
+      `table=35, priority=10,ipv6,${gw} actions=CONTROLLER:65535`,
     ]);
     // Without an IPv6 address on its own network, a network's gateway routes no IPv6 at all.
     const none: DesiredFlow[] = [];

@@ -202,3 +202,26 @@ describe('networks', () => {
     });
   });
 });
+
+describe('network subnets that are no link', () => {
+  it('refuses link-local, multicast and ::/0 IPv6 prefixes, naming the subnet, nothing stored', async () => {
+    for (const [subnet, why] of [
+      ['fe80::/64', 'fe80::/64 is link-local (fe80::/10, on every link already)'],
+      ['fe80::/10', 'fe80::/10 is link-local'],
+      ['fe00::/7', 'fe00::/7 is link-local'],
+      ['ff02::/16', 'ff02::/16 is multicast (ff00::/8)'],
+      ['::/0', '::/0 is every IPv6 address'],
+    ] as const) {
+      await rejects(
+        svc.put('network', 'n6', { tenantId: 't1', name: 'n6', subnets: ['10.0.0.0/24', subnet] }),
+        'invalid',
+        new RegExp(`^subnets\\[1\\]: ${why.replace(/[.()/:]/g, '\\$&')}`),
+      );
+      expect(svc.find('network', 'n6')).toBeUndefined();
+    }
+    // A unique local or global prefix is a subnet as any other.
+    await svc.put('network', 'n6', { tenantId: 't1', name: 'n6', subnets: ['10.0.0.0/24', 'fd00:6::/64'] });
+    await rejects(svc.update('network', 'n6', { subnets: ['fe80::/64'] }), 'invalid', /^subnets\[0\]: /);
+    expect(svc.get('network', 'n6').subnets).toEqual(['10.0.0.0/24', 'fd00:6::/64']);
+  });
+});

@@ -66,7 +66,7 @@ describe('router interface IPv6 address: the default and what is kept', () => {
     expect(v6Of('r1')).toEqual(['ds2=10.2.0.1,fd00:2::1', 'ds=10.1.0.1,fd00:1::fe']);
   });
 
-  it('removes it with false, on any network; omitted again, the default comes back (false is not remembered)', async () => {
+  it('removes it with false, on any network; omitted again (any later PATCH), it stays off; new on the network again, the default', async () => {
     await router([{ networkId: 'ds' }]);
     await svc.update('router', 'r1', {
       interfaces: [
@@ -80,15 +80,31 @@ describe('router interface IPv6 address: the default and what is kept', () => {
     await svc.put('endpoint', 'vm1', { networkId: 'ds', ips: ['fd00:1::1'] });
     await svc.delete('endpoint', 'vm1');
     await svc.update('router', 'r1', { interfaces: [{ networkId: 'ds' }, { networkId: 'web' }] });
+    expect(v6Of('r1')).toEqual(['ds=10.1.0.1,-', 'web=10.0.0.1,-']);
+    await svc.update('router', 'r1', { name: 'renamed' });
+    expect(v6Of('r1')).toEqual(['ds=10.1.0.1,-', 'web=10.0.0.1,-']);
+    // Detached and attached again: new on ds, it takes the default.
+    await svc.update('router', 'r1', { interfaces: [{ networkId: 'web' }] });
+    await svc.update('router', 'r1', { interfaces: [{ networkId: 'ds' }, { networkId: 'web' }] });
     expect(v6Of('r1')).toEqual(['ds=10.1.0.1,fd00:1::1', 'web=10.0.0.1,-']);
   });
 
-  it('lets an IPv6 subnet be added to a network whose interface has none; the next router write takes the default', async () => {
+  it('keeps an address through a PATCH that does not name interfaces, even with an endpoint on the default', async () => {
+    await router([{ networkId: 'ds', ipv6: 'fd00:1::fe' }]);
+    await svc.put('endpoint', 'vm1', { networkId: 'ds', ips: ['fd00:1::1'] });
+    await svc.update('router', 'r1', { name: 'renamed' });
+    await svc.update('router', 'r1', { interfaces: [{ networkId: 'ds' }] });
+    expect(v6Of('r1')).toEqual(['ds=10.1.0.1,fd00:1::fe']);
+  });
+
+  it('lets an IPv6 subnet be added to a network whose interface has none; IPv6 is turned on there by giving the address', async () => {
     const made = await router([{ networkId: 'web' }]);
     await svc.update('network', 'web', { subnets: ['10.0.0.0/24', 'fd00:7::/64'] });
     expect(svc.get('router', 'r1').revision).toBe(made.object.revision);
     expect(v6Of('r1')).toEqual(['web=10.0.0.1,-']);
     await router([{ networkId: 'web' }]);
+    expect(v6Of('r1')).toEqual(['web=10.0.0.1,-']);
+    await router([{ networkId: 'web', ipv6: 'fd00:7::1' }]);
     expect(v6Of('r1')).toEqual(['web=10.0.0.1,fd00:7::1']);
   });
 });

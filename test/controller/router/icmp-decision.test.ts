@@ -45,4 +45,24 @@ describe('icmpErrorFor', () => {
       expect(icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter, protocol, ttl })).toBe('host-unreachable');
     }
   });
+
+  it('takes ICMPv6 (58) for the ping protocol of IPv6, leaving IPv4 as it was', () => {
+    const v6 = (over: Partial<SentUp>) => icmpErrorFor(route({ family: 6, toRouter: true, ...over }));
+    expect(v6({ protocol: 58 })).toBeUndefined();
+    expect(v6({ protocol: 1 })).toBe('protocol-unreachable');
+    expect(v6({ protocol: 6 })).toBe('port-unreachable');
+    expect(v6({ protocol: 17, ttl: 0 })).toBe('port-unreachable');
+    expect(v6({ protocol: 47 })).toBe('protocol-unreachable');
+    expect(v6({ toRouter: false, protocol: 58, ttl: 1 })).toBe('time-exceeded');
+    expect(v6({ toRouter: false, protocol: 58, ttl: 2 })).toBe('net-unreachable');
+    expect(
+      icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter: false, protocol: 58, ttl: 63, family: 6 }),
+    ).toBe('host-unreachable');
+    // IPv4, said or not: ICMP is the ping protocol, 58 is just another protocol.
+    for (const family of [4, undefined] as const) {
+      const v4 = route({ toRouter: true, ...(family ? { family } : {}) });
+      expect(icmpErrorFor({ ...v4, protocol: 1 })).toBeUndefined();
+      expect(icmpErrorFor({ ...v4, protocol: 58 })).toBe('protocol-unreachable');
+    }
+  });
 });

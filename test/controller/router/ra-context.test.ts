@@ -9,7 +9,7 @@ import type { PacketOut } from '../../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../../southbound/openflow/session/registry.js';
 import { openService } from '../intent/helpers.js';
 import { FakeRegistry } from './ra-fixture.js';
-import { decodeRa } from './ra-frames.js';
+import { decodeRa, pfx, prefixInfo } from './ra-frames.js';
 
 /**
  * raContext over a real intent service: tenant t; chassis hv1-hv3 (switches dp1-dp3); web
@@ -106,7 +106,43 @@ describe('raContext', () => {
       const out = sw.get('dp2')!.sent[1] as PacketOut;
       expect(out.actions).toEqual([{ type: 'group', groupId: groupId(GROUP_KIND.FLOOD_ALL, 4097) }]);
       expect(decodeRa(out.data)).toMatchObject({ ethSrc: '0a:57:72:00:10:01', routerLifetime: 0 });
+      // web is still there: its prefix goes with its router.
+      expect(prefixInfo(decodeRa(out.data))).toEqual([[pfx('fd00:1::/64'), 0, 0, true]]);
       expect(sw.get('dp3')!.sent).toEqual([]);
+    } finally {
+      ra.stop();
+    }
+  });
+  it('names a subnet the network lost with lifetime 0, so its hosts stop taking it for on-link', async () => {
+    const sw = registry('dp1', 'dp2', 'dp3');
+    const ra = startRouterAdvertisements(
+      sw as unknown as SwitchRegistry,
+      raContext(svc, factsSource, sw as unknown as SwitchRegistry, () => true),
+      pino({ level: 'silent' }),
+      undefined,
+      {
+        timings: { intervalMs: 600_000, soonMs: 10 },
+        changes: (cb) => svc.onChange((ev) => cb(ev.changes)),
+      },
+    );
+    const last = () => decodeRa((sw.get('dp2')!.sent.at(-1) as PacketOut).data);
+    try {
+      await until(() => sw.get('dp2')!.sent.length === 1);
+      await svc.update('network', 'web', { subnets: ['10.1.0.0/24', 'fd00:1::/64', 'fd00:2::/64'] });
+      await until(() => sw.get('dp2')!.sent.length === 2);
+      expect(prefixInfo(last())).toEqual([
+        [pfx('fd00:1::/64'), 1800, 1800, true],
+        [pfx('fd00:2::/64'), 1800, 1800, true],
+      ]);
+      // fd00:2::/64 moves to db: web's hosts must route to it from now on.
+      await svc.update('network', 'web', { subnets: ['10.1.0.0/24', 'fd00:1::/64'] });
+      await svc.update('network', 'db', { subnets: ['10.2.0.0/24', 'fd00:2::/64'] });
+      await until(() => sw.get('dp2')!.sent.length === 3);
+      expect(last().routerLifetime).toBe(1800);
+      expect(prefixInfo(last())).toEqual([
+        [pfx('fd00:1::/64'), 1800, 1800, true],
+        [pfx('fd00:2::/64'), 0, 0, true],
+      ]);
     } finally {
       ra.stop();
     }

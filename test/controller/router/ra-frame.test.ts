@@ -7,8 +7,9 @@ import {
   networkAdvertisement,
   parseRouterSolicitation,
   RaParseError,
+  removedIpv6Subnets,
 } from '../../../controller/router/ra-frame.js';
-import { decodeRa, rsFrame, VM_LL, VM_MAC, v6 } from './ra-frames.js';
+import { decodeRa, pfx, prefixInfo, rsFrame, VM_LL, VM_MAC, v6 } from './ra-frames.js';
 
 /** The gateway of the network with VNI 961: 0a:57:72:00:03:c1, link-local fe80::857:72ff:fe00:3c1. */
 const GW = routerMac(961);
@@ -55,8 +56,8 @@ describe('router advertisement frames', () => {
           onLink: true,
           autonomous: false,
           otherFlags: 0,
-          valid: 2_592_000,
-          preferred: 604_800,
+          valid: 1800,
+          preferred: 1800,
           reserved2: 0,
           prefix: v6('fd00:1::'),
         },
@@ -66,8 +67,8 @@ describe('router advertisement frames', () => {
           onLink: true,
           autonomous: false,
           otherFlags: 0,
-          valid: 2_592_000,
-          preferred: 604_800,
+          valid: 1800,
+          preferred: 1800,
           reserved2: 0,
           prefix: v6('2001:db8:0:80::'),
         },
@@ -91,22 +92,83 @@ describe('router advertisement frames', () => {
     });
   });
 
-  it("a network's advertisement carries its MTU and IPv6 subnets; a withdrawal (lifetime 0) no prefix", () => {
+  it('names withdrawn prefixes on-link with valid and preferred lifetime 0, after the others', () => {
+    const ra = decodeRa(
+      buildRouterAdvertisement({
+        gatewayMac: GW,
+        prefixes: ['fd00:1::/64'],
+        prefixLifetimeSeconds: 600,
+        withdrawnPrefixes: ['10.9.0.0/24', 'fd00:9::/64'],
+      }),
+    );
+    expect(ra.checksumHolds).toBe(true);
+    expect(ra.options[2]).toEqual({
+      type: 3,
+      prefixLength: 64,
+      onLink: true,
+      autonomous: false,
+      otherFlags: 0,
+      valid: 0,
+      preferred: 0,
+      reserved2: 0,
+      prefix: v6('fd00:9::'),
+    });
+    expect(prefixInfo(ra)).toEqual([
+      [pfx('fd00:1::/64'), 600, 600, true],
+      [pfx('fd00:9::/64'), 0, 0, true],
+    ]);
+  });
+
+  it("a network's advertisement carries its MTU and IPv6 subnets, valid as long as the router", () => {
     const net = { mtu: 1400, subnets: ['fd00:7::/64', '10.7.0.0/24'] };
-    expect(decodeRa(networkAdvertisement(net, GW, 5400)).options).toEqual([
+    const ra = decodeRa(networkAdvertisement(net, GW, 5400));
+    expect(ra.options).toEqual([
       { type: 1, mac: GW },
       { type: 5, reserved: 0, mtu: 1400 },
       expect.objectContaining({ type: 3, prefix: v6('fd00:7::'), prefixLength: 64 }),
     ]);
-    const gone = decodeRa(networkAdvertisement(net, GW, 0, { mac: VM_MAC, ip: VM_LL }));
+    // Not 30 days: a prefix weft stops naming lapses with the router.
+    expect(prefixInfo(ra)).toEqual([[pfx('fd00:7::/64'), 5400, 5400, true]]);
+  });
+
+  it('names the subnets a network lost with lifetime 0, unless it has them (again)', () => {
+    const net = { mtu: 1400, subnets: ['fd00:7::/64', '10.7.0.0/24'] };
+    const removed = ['fd00:1::/64', '10.1.0.0/24', 'fd00:7:0::/64', '2001:db8::/48'];
+    expect(prefixInfo(decodeRa(networkAdvertisement(net, GW, 1800, undefined, removed)))).toEqual([
+      [pfx('fd00:7::/64'), 1800, 1800, true],
+      [pfx('fd00:1::/64'), 0, 0, true],
+      [pfx('2001:db8::/48'), 0, 0, true],
+    ]);
+  });
+
+  it('a withdrawal (lifetime 0) names every IPv6 subnet of the network, and those it lost, with lifetime 0', () => {
+    const net = { mtu: 1400, subnets: ['fd00:7::/64', '10.7.0.0/24'] };
+    const gone = decodeRa(networkAdvertisement(net, GW, 0, { mac: VM_MAC, ip: VM_LL }, ['fd00:8::/64']));
     expect(gone).toMatchObject({ routerLifetime: 0, ethDst: VM_MAC, checksumHolds: true });
-    expect(gone.options.map((o) => o.type)).toEqual([1, 5]);
+    expect(gone.options.map((o) => o.type)).toEqual([1, 5, 3, 3]);
+    expect(prefixInfo(gone)).toEqual([
+      [pfx('fd00:7::/64'), 0, 0, true],
+      [pfx('fd00:8::/64'), 0, 0, true],
+    ]);
+  });
+
+  it('tells the IPv6 subnets one list has and another lacks, however spelt', () => {
+    expect(
+      removedIpv6Subnets(
+        ['10.1.0.0/24', 'fd00:1::/64', 'fd00:2::/64', 'fd00:3::/64', 'nope'],
+        ['fd00:0002::/64', 'fd00:3::/56'],
+      ),
+    ).toEqual(['fd00:1::/64', 'fd00:3::/64']);
   });
 
   it('refuses what it cannot build', () => {
     expect(() => buildRouterAdvertisement({ gatewayMac: 'nope' })).toThrow(/not a MAC address/);
     expect(() => buildRouterAdvertisement({ gatewayMac: GW, lifetimeSeconds: 70_000 })).toThrow(/0 to 65535/);
     expect(() => buildRouterAdvertisement({ gatewayMac: GW, prefixes: ['fd00::/129'] })).toThrow(/prefix/);
+    expect(() => buildRouterAdvertisement({ gatewayMac: GW, withdrawnPrefixes: ['fd00::1/64'] })).toThrow(
+      /host bits/,
+    );
+    expect(() => buildRouterAdvertisement({ gatewayMac: GW, prefixLifetimeSeconds: -1 })).toThrow(/2\^32-1/);
     expect(() => buildRouterAdvertisement({ gatewayMac: GW, to: { mac: VM_MAC, ip: '10.0.0.1' } })).toThrow(
       /not an IPv6 address/,
     );

@@ -161,3 +161,15 @@ export function decodeRa(frame: Buffer) {
     checksumHolds: icmpv6ChecksumHolds(frame),
   };
 }
+
+/** The prefix information options of a decoded advertisement: [prefix/length as pfx() prints it, valid, preferred, L]. */
+export function prefixInfo(ra: ReturnType<typeof decodeRa>): Array<[string, number, number, boolean]> {
+  return ra.options.flatMap((o) =>
+    'prefixLength' in o ? [[`${o.prefix}/${o.prefixLength}`, o.valid, o.preferred, o.onLink]] : [],
+  ) as Array<[string, number, number, boolean]>;
+}
+/** A CIDR in the form prefixInfo prints. */
+export const pfx = (cidr: string): string => {
+  const [addr, len] = cidr.split('/');
+  return `${v6(addr!)}/${len}`;
+};

@@ -17,7 +17,7 @@ import { encodeMessage } from '../../../southbound/openflow/codec/encode.js';
 import type { PacketOut } from '../../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../../southbound/openflow/session/registry.js';
 import { DPID, DPID2, logLines, r1, raWorld, WEB_GW } from './ra-fixture.js';
-import { decodeRa, v6 } from './ra-frames.js';
+import { decodeRa, pfx, prefixInfo, v6 } from './ra-frames.js';
 
 const T = { intervalMs: 10_000, soonMs: 500 };
 
@@ -187,7 +187,7 @@ describe('RaAdvertiser: when', () => {
     w.advertiser.stop();
   });
 
-  it("withdraws a router that lost a network's IPv6 address (lifetime 0, no prefix), unless it came back", () => {
+  it("withdraws a router that lost a network's IPv6 address (lifetime 0, its prefixes too), unless it came back", () => {
     const w = world();
     const after = withoutV6(r1, 'web');
     w.state.routers = [after];
@@ -201,7 +201,8 @@ describe('RaAdvertiser: when', () => {
       routerLifetime: 0,
       checksumHolds: true,
     });
-    expect(gone!.ra.options.map((o) => o.type)).toEqual([1, 5]);
+    expect(gone!.ra.options.map((o) => o.type)).toEqual([1, 5, 3]);
+    expect(prefixInfo(gone!.ra)).toEqual([[pfx('fd00:1::/64'), 0, 0, true]]);
     w.clear();
     // Deleted, then put back within the delay: advertised as usual.
     w.advertiser.routerChanged(r1, undefined);
@@ -217,6 +218,95 @@ describe('RaAdvertiser: when', () => {
     );
     vi.advanceTimersByTime(500);
     expect(w.sent().map((s) => s.ra.routerLifetime)).toEqual([1800, 1800]);
+    w.advertiser.stop();
+  });
+
+  it('names the IPv6 subnets a network lost with lifetime 0 in its next advertisement, once', async () => {
+    const w = world();
+    const web = w.ctx.network('web')!;
+    // web had fd00:5::/64 (now another network's): its hosts must stop taking it for on-link.
+    w.advertiser.networkChanged('web', { subnets: [...web.subnets, 'fd00:5::/64', '10.5.0.0/24'] }, web);
+    await vi.advanceTimersByTimeAsync(500);
+    const [ra] = w.sent();
+    expect(ra!.out.actions).toEqual(flood(100));
+    expect(ra!.ra.routerLifetime).toBe(1800);
+    expect(prefixInfo(ra!.ra)).toEqual([
+      [pfx('fd00:1::/64'), 1800, 1800, true],
+      [pfx('fd00:5::/64'), 0, 0, true],
+    ]);
+    expect(w.reports.map((r) => [r.s.networkId, r.s.reason, r.s.removed])).toEqual([
+      ['web', 'changed', ['fd00:5::/64']],
+    ]);
+    w.clear();
+    // Said once: the periodic advertisement names only what web has.
+    w.advertiser.advertiseAll();
+    expect(w.sent().map((s) => prefixInfo(s.ra))).toEqual([
+      [[pfx('fd00:1::/64'), 1800, 1800, true]],
+      [
+        [pfx('fd00:6::/64'), 1800, 1800, true],
+        [pfx('2001:db8:6::/48'), 1800, 1800, true],
+      ],
+    ]);
+    w.clear();
+    // Removed, then given back within the delay (the network as it is now has it): not withdrawn.
+    w.advertiser.networkChanged('web', web, { subnets: ['10.1.0.0/24'] });
+    vi.advanceTimersByTime(500);
+    expect(w.sent().map((s) => prefixInfo(s.ra))).toEqual([[[pfx('fd00:1::/64'), 1800, 1800, true]]]);
+    w.advertiser.stop();
+  });
+
+  it.each([
+    ['network', 'router'],
+    ['router', 'network'],
+  ])(
+    "names a subnet lost in the same change as the router's IPv6 address in its withdrawal (%s first)",
+    (first) => {
+      const w = world();
+      const web = w.ctx.network('web')!;
+      const after = withoutV6(r1, 'web');
+      w.state.routers = [after];
+      const network = () =>
+        w.advertiser.networkChanged('web', { subnets: [...web.subnets, 'fd00:5::/64'] }, web);
+      const router = () => w.advertiser.routerChanged(r1, after);
+      for (const f of first === 'network' ? [network, router] : [router, network]) f();
+      vi.advanceTimersByTime(500);
+      const [gone] = w.sent();
+      expect(gone!.ra.routerLifetime).toBe(0);
+      expect(prefixInfo(gone!.ra)).toEqual([
+        [pfx('fd00:1::/64'), 0, 0, true],
+        [pfx('fd00:5::/64'), 0, 0, true],
+      ]);
+      w.advertiser.stop();
+    },
+  );
+
+  it('sends pending withdrawals and lost subnets when every network is due too (leadership)', async () => {
+    const w = world();
+    const six = w.ctx.network('six')!;
+    const after = withoutV6(r1, 'web');
+    w.state.routers = [after, w.state.routers[1]!];
+    w.advertiser.routerChanged(r1, after);
+    w.advertiser.networkChanged('six', { subnets: [...six.subnets, 'fd00:7::/64'] }, six);
+    w.advertiser.leaderStarted();
+    await vi.advanceTimersByTimeAsync(500);
+    expect(w.sent().map((s) => [s.dpid, s.ra.routerLifetime, s.out.actions, prefixInfo(s.ra)])).toEqual([
+      [DPID, 0, flood(100), [[pfx('fd00:1::/64'), 0, 0, true]]],
+      [
+        DPID2,
+        1800,
+        flood(102),
+        [
+          [pfx('fd00:6::/64'), 1800, 1800, true],
+          [pfx('2001:db8:6::/48'), 1800, 1800, true],
+          [pfx('fd00:7::/64'), 0, 0, true],
+        ],
+      ],
+    ]);
+    expect(w.reports.map((r) => [r.s.networkId, r.s.reason])).toEqual([
+      ['solo', 'changed'],
+      ['six', 'changed'],
+      ['web', 'withdrawn'],
+    ]);
     w.advertiser.stop();
   });
 

@@ -173,6 +173,9 @@ describe('RaResponder: the answer', () => {
         prefixLength: 64,
         onLink: true,
         autonomous: false,
+        // As long as the router: a prefix weft stops naming lapses with it.
+        valid: 1800,
+        preferred: 1800,
       }),
     ]);
   });
@@ -193,6 +196,7 @@ describe('RaResponder: the answer', () => {
       { type: 'output', port: 7, maxLen: 0 },
     ]);
     expect(tagged.ra.routerLifetime).toBe(5400);
+    expect(tagged.ra.options.at(-1)).toMatchObject({ type: 3, valid: 5400, preferred: 5400 });
     const six = answered(ask({}, { vni: 102, port: 2 }));
     expect(six.networkId).toBe('six');
     expect(six.out.actions).toEqual([{ type: 'output', port: 2, maxLen: 0 }]);
