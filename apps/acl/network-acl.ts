@@ -3,23 +3,31 @@ import { cookieFor } from '../../controller/pipeline/cookies.js';
 import { type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
 import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { NetworkOnChassis } from '../view.js';
 import { type Family, familyOf, l3l4Matches } from './l3l4.js';
 
 /** Network ACL priorities sit above the table-miss and below nothing else in their tables. */
 export const ACL_PRIORITY_BASE = 1000;
+/** Above every ACL (1000 + at most 32767): neighbour discovery is never an ACL's business. */
+export const ND_EXEMPT_PRIORITY = 40000;
+/** Router solicitation and advertisement, neighbour solicitation and advertisement. */
+const ND_TYPES = [133, 134, 135, 136];
 
 /**
  * Network ACLs: stateless, ordered allow/drop rules on a network's IP traffic, checked before
  * security groups. Egress rules are checked where traffic leaves an endpoint, ingress rules where
  * it arrives, so each packet meets each rule once. A rule without addresses applies to IPv4 and
- * IPv6; non-IP traffic (ARP) is not subject to ACLs.
+ * IPv6; non-IP traffic (ARP) is not subject to ACLs, and neither is IPv6 neighbour discovery, its
+ * IPv6 twin (an ACL dropping ICMPv6 would otherwise cut off neighbours and router advertisements,
+ * and only on the hypervisors an advertisement reaches through the tunnel).
  */
 export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
   const flows: DesiredFlow[] = [];
   // Two ACLs with the same priority and match: the first (by id) wins, as a switch would pick one anyway.
   const seen = new Set<string>();
   const meta = { field: 'metadata', value: metadataForVni(net.vni) };
+  if (net.acls.length > 0) ndExemptFlows(net, meta, flows);
   for (const acl of net.acls) {
     const tableId = acl.direction === 'egress' ? TABLE.EGRESS_ACL : TABLE.INGRESS_ACL;
     const next = acl.direction === 'egress' ? TABLE.EGRESS_SG : TABLE.INGRESS_SG;
@@ -47,6 +55,29 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
     }
   }
   return flows;
+}
+
+function ndExemptFlows(net: NetworkOnChassis, meta: OxmTlv, flows: DesiredFlow[]): void {
+  const cookie = cookieFor('acl', `nd-exempt/${net.networkId}`);
+  for (const [tableId, next] of [
+    [TABLE.EGRESS_ACL, TABLE.EGRESS_SG],
+    [TABLE.INGRESS_ACL, TABLE.INGRESS_SG],
+  ] as const) {
+    for (const type of ND_TYPES) {
+      flows.push({
+        tableId,
+        priority: ND_EXEMPT_PRIORITY,
+        cookie,
+        match: [
+          meta,
+          { field: 'eth_type', value: 0x86dd },
+          { field: 'ip_proto', value: 58 },
+          { field: 'icmpv6_type', value: type },
+        ],
+        instructions: [goto(next)],
+      });
+    }
+  }
 }
 
 function familiesOf(acl: NetworkAcl): Family[] {

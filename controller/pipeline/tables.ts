@@ -51,7 +51,7 @@ export interface TableDecl {
 
 const L2 = ['eth_src', 'eth_dst', 'eth_type', 'vlan_vid'] as const;
 const L3 = ['ip_proto', 'ipv4_src', 'ipv4_dst', 'ipv6_src', 'ipv6_dst'] as const;
-const L4 = ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'icmp_type', 'icmp_code'] as const;
+const L4 = ['tcp_src', 'tcp_dst', 'udp_src', 'udp_dst', 'icmp_type', 'icmp_code', 'icmpv6_type'] as const;
 const CT = ['ct_state', 'ct_zone', 'ct_mark'] as const;
 
 export const PIPELINE: readonly TableDecl[] = [

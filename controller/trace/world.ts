@@ -40,6 +40,7 @@ function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint,
       if (on) add('router', `endpoint/${id}`);
     }
     for (const id of intents.referrerIds('network', net, 'networkAcl')) add('acl', `acl/${id}`);
+    add('acl', `nd-exempt/${net}`);
     for (const id of intents.referrerIds('network', net, 'vlanBinding')) add('vlan', `vlan-binding/${id}`);
   }
   return owners;

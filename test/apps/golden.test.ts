@@ -7,7 +7,7 @@ import { compute as overlay } from '../../apps/overlay/compute.js';
 import { compute as portSecurity } from '../../apps/port-security/compute.js';
 import type { DatapathView } from '../../apps/view.js';
 import { compute as vlan } from '../../apps/vlan/compute.js';
-import type { SecurityGroup } from '../../controller/intent/model.js';
+import type { NetworkAcl, SecurityGroup } from '../../controller/intent/model.js';
 import type { Desired } from '../../controller/pipeline/flow.js';
 import { formatFlow, formatGroup } from '../../southbound/openflow/text/index.js';
 import { twoTenants } from './fixtures.js';
@@ -144,6 +144,37 @@ describe('golden flows', () => {
       'cookie=0x570600006e2d9634, table=31, priority=110,arp,metadata=0xc8,in_port=7,arp_op=1 actions=set_field:2->arp_op,move:NXM_NX_ARP_SHA[]->NXM_NX_ARP_THA[],move:NXM_OF_ETH_SRC[]->NXM_NX_ARP_SHA[],move:NXM_OF_ARP_TPA[]->NXM_NX_REG6[],move:NXM_OF_ARP_SPA[]->NXM_OF_ARP_TPA[],move:NXM_NX_REG6[]->NXM_OF_ARP_SPA[],push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
       'cookie=0x570600006e2d9634, table=31, priority=110,icmp6,metadata=0xc8,in_port=7,icmp_type=136,icmp_code=0 actions=move:NXM_NX_IPV6_SRC[]->NXM_NX_IPV6_DST[],move:NXM_NX_ND_TARGET[]->NXM_NX_IPV6_SRC[],set_field:2->nd_options_type,move:NXM_OF_ETH_SRC[]->NXM_NX_ND_TLL[],push_vlan:0x8100,set_field:4126->vlan_vid,IN_PORT',
     ]);
+  });
+
+  it('acl (hv1): a network with ACLs lets neighbour discovery past them, above every rule, both ways', () => {
+    const lines = text(
+      acl(
+        view('hv1', ({ intent }) => {
+          (intent.networkAcls as NetworkAcl[]).push({
+            ...{
+              id: 'no-icmp6',
+              tenantId: 't-red',
+              networkId: 'red',
+              revision: 1,
+              createdAt: '',
+              updatedAt: '',
+            },
+            ...{ priority: 32767, direction: 'ingress', action: 'drop', protocol: 'icmp', dstCidr: '::/0' },
+          } as NetworkAcl);
+        }),
+      ),
+    );
+    const nd = (table: number, next: number) =>
+      [133, 134, 135, 136].map(
+        (t) =>
+          `cookie=0x57070000c7af0491, table=${table}, priority=40000,icmp6,metadata=0x64,icmp_type=${t} actions=goto_table:${next}`,
+      );
+    expect(lines.filter((l) => l.includes('priority=40000'))).toEqual([...nd(20, 25), ...nd(50, 55)]);
+    expect(lines).toContain(
+      'cookie=0x57070000c53d5027, table=50, priority=33767,icmp6,metadata=0x64 actions=drop',
+    );
+    // blue (no ACL) gets none.
+    expect(lines.some((l) => l.includes('metadata=0xc8'))).toBe(false);
   });
 
   it('acl (hv1): a security group sends the endpoint through conntrack in its own zone', () => {
