@@ -81,7 +81,8 @@ export function matchVerdict(field: string): Verdict {
 export function setFieldVerdict(field: string): Verdict {
   if (field.startsWith('arp_')) return soft('ARP header rewrite (ARP responder) runs in software');
   if (field.startsWith('nd_')) return soft('neighbour discovery rewrite (ND responder) runs in software');
-  if (field === 'icmpv6_type') return soft('ICMPv6 rewrite (ND answers, pings to the router) runs in software');
+  if (field === 'icmpv6_type')
+    return soft('ICMPv6 rewrite (ND answers, pings to the router) runs in software');
   return OFFLOADABLE_SET_FIELDS.has(field) ? OK : soft(`rewriting ${field} is not offloadable`);
 }
 
