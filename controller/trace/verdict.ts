@@ -139,6 +139,20 @@ const ERROR_NAMES: Record<IcmpError['kind'], string> = {
   'protocol-unreachable': 'protocol unreachable',
 };
 
+/** ICMPv6 (RFC 4443) names its errors a little differently from ICMP. */
+const ERROR_NAMES6: Partial<Record<IcmpError['kind'], string>> = {
+  'net-unreachable': 'no route',
+  'host-unreachable': 'address unreachable',
+  'protocol-unreachable': 'unrecognised next header',
+};
+
+/** The error as the sender's stack names it ("ICMP host unreachable", "ICMPv6 address unreachable"). */
+function errorName(ipDst: string, error: IcmpError['kind']): string {
+  return ipDst.includes(':')
+    ? `ICMPv6 ${ERROR_NAMES6[error] ?? ERROR_NAMES[error]}`
+    : `ICMP ${ERROR_NAMES[error]}`;
+}
+
 /** Why the router answers with this error, in words that say what to change. */
 function errorReason(punt: RouterPunt, error: IcmpError['kind'], target: TraceTarget): string {
   switch (error) {
@@ -211,7 +225,7 @@ export function verdictOf(
     const { router, error } = punt;
     return {
       verdict: 'answered',
-      summary: `${target.what}: answered by router ${router} with ICMP ${ERROR_NAMES[error]} (${errorReason(punt, error, target)})`,
+      summary: `${target.what}: answered by router ${router} with ${errorName(punt.ipDst, error)} (${errorReason(punt, error, target)})`,
       deliveredTo,
       router,
       icmpError: error,

@@ -145,7 +145,7 @@ describe('weft trace of IPv6 through a router', () => {
       deliveredTo: [],
     });
     expect(a.summary).toContain(
-      'answered by router r1 with ICMP net unreachable (router r1 has no route to 2001:db8::7)',
+      'answered by router r1 with ICMPv6 no route (router r1 has no route to 2001:db8::7)',
     );
     // ICMPv6 destination unreachable, no route (1/0), from r1's address on web.
     expect(a.received).toMatchObject({
