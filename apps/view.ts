@@ -91,10 +91,11 @@ export interface RouterPort {
 /**
  * A static route of a router: its destination goes to a next hop on one of the router's networks,
  * a bound endpoint (an appliance VM, its MAC known) or any other address there (a physical router
- * behind a VLAN binding), whose MAC the controller learns by ARP (controller/router).
+ * behind a VLAN binding), whose MAC the controller learns by ARP (controller/router). IPv6 routes
+ * are always via a bound endpoint (weft resolves no IPv6 neighbours).
  */
 export interface StaticRoute {
-  /** IPv4 CIDR. */
+  /** IPv4 or IPv6 CIDR (canonical text; 0.0.0.0/0 and ::/0 the default routes). */
   destination: string;
   via:
     | { kind: 'endpoint'; endpointId: string; mac: string; vni: number; gatewayMac: string }
@@ -108,7 +109,7 @@ export interface NetworkRouter {
   self: RouterPort;
   /** Every interface of the router, this network's included, sorted by network id. */
   ports: RouterPort[];
-  /** Its static routes, in the router's order (those via an endpoint that is not bound left out). */
+  /** Its static routes, in the router's order (IPv6 ones via an endpoint that is not bound left out). */
   routes: StaticRoute[];
 }
 

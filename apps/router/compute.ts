@@ -41,10 +41,11 @@ import { endpointNeighbor6Flows, routerNetworkFlows6 } from './ipv6.js';
  *   - a destination in a subnet of a network of the router: TTL decremented, the destination
  *     network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (priority
  *     100 + prefix length: the longest prefix wins);
- *   - a destination of a static route: the same, with the next hop VM's MAC into eth_dst, straight
- *     on to l2-lookup (same priorities, so connected and static routes compete by prefix length);
- *     a next hop no bound endpoint holds goes into reg4 instead, on to l3-neighbor, where the MAC
- *     the controller learns by ARP completes it (controller/router/neighbor-*);
+ *   - a destination of an IPv4 static route: the same, with the next hop VM's MAC into eth_dst,
+ *     straight on to l2-lookup (same priorities, so connected and static routes compete by prefix
+ *     length); a next hop no bound endpoint holds goes into reg4 instead, on to l3-neighbor, where
+ *     the MAC the controller learns by ARP completes it (controller/router/neighbor-*); IPv6
+ *     static routes are ./ipv6.ts's;
  *   - where a VLAN binding port of the network is local, ARP replies to the gateway MAC go up to
  *     the controller (priority 280): the hosts behind it answering the router's ARP requests;
  *   - anything else to a router address goes up to the controller, which answers port or protocol
@@ -124,7 +125,7 @@ export function routerNetworkFlows(
     });
     routeFlows(cookie, meta, toGateway, p, flows);
   }
-  routerNetworkFlows6(cookie, meta, r.self, r.ports, net.vlanPorts ?? [], flows);
+  routerNetworkFlows6(cookie, meta, r.self, r.ports, net.vlanPorts ?? [], r.routes, flows);
   for (const v of net.vlanPorts ?? []) {
     const fromPort = { field: 'in_port', value: v.ofport };
     // The ARP of hosts behind a VLAN binding, for the neighbour resolution (controller/router):
@@ -247,7 +248,8 @@ function staticRouteFlow(
   route: StaticRoute,
 ): DesiredFlow | undefined {
   const dst = ipv4DstTlv(route.destination);
-  // 0.0.0.0/0 (a default route) has no ipv4_dst match: it is every IPv4 packet to the gateway.
+  // 0.0.0.0/0 (a default route) has no ipv4_dst match: it is every IPv4 packet to the gateway. An
+  // IPv6 route (no ipv4_dst, not 0.0.0.0/0) is ./ipv6.ts's.
   const prefix = dst?.prefix ?? 0;
   if (!dst && route.destination !== '0.0.0.0/0') return undefined;
   const via = route.via;

@@ -19,7 +19,7 @@ import { isIpv6 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv } from '../acl/l3l4.js';
 import { ndRouterAnswerFlow } from '../arp-responder/nd.js';
 import { frozen } from '../interned.js';
-import type { RouterPort, VlanPort } from '../view.js';
+import type { RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
 
 /**
@@ -37,6 +37,9 @@ import { backToVlanPort } from '../vlan/compute.js';
  *   - a destination in an IPv6 subnet of a network of the router: hop limit decremented, the
  *     destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor
  *     (priority 100 + prefix length, so the longest prefix wins; /128 is 228, below the rest);
+ *   - a destination of an IPv6 static route (staticRoute6Flow): the same, with the next hop
+ *     endpoint's MAC into eth_dst, straight on to l2-lookup (same priorities: connected and static
+ *     routes compete by prefix length; ::/0 matches no address, at 100); only via a bound endpoint;
  *   - what it cannot forward goes up to the controller, which answers the ICMPv6 error as for
  *     IPv4 (controller/router): a hop limit of 1 or 0 (priority 250: time exceeded), anything
  *     else to a router address (290: port or protocol unreachable), any other IPv6 to the gateway
@@ -45,7 +48,8 @@ import { backToVlanPort } from '../vlan/compute.js';
  *   (endpointNeighbor6Flows); any other IPv6 destination meets the table's miss, up to the
  *   controller: address unreachable (no neighbour resolution for IPv6: hosts behind a VLAN
  *   binding are not reached by IPv6 routing).
- * Static routes stay IPv4.
+ * No IPv6 next hop is resolved (ports.ts staticRoutes leaves out a route whose endpoint is not
+ * bound), so no IPv6 route goes through reg4 as an IPv4 one via an ARP neighbour does.
  */
 
 const IS_IPV6 = frozen({ field: 'eth_type', value: 0x86dd });
@@ -85,6 +89,7 @@ export function routerNetworkFlows6(
   self: RouterPort,
   ports: readonly RouterPort[],
   vlanPorts: readonly VlanPort[],
+  routes: readonly StaticRoute[],
   flows: DesiredFlow[],
 ): void {
   if (self.ipv6 === undefined) return;
@@ -167,6 +172,10 @@ export function routerNetworkFlows6(
       instructions: TO_CONTROLLER,
     });
   }
+  for (const route of routes) {
+    const flow = staticRoute6Flow(cookie, meta, toGateway, route);
+    if (flow) flows.push(flow);
+  }
   flows.push({
     tableId: TABLE.L3_ROUTE,
     priority: NO_ROUTE_PRIORITY,
@@ -174,6 +183,36 @@ export function routerNetworkFlows6(
     match: [meta, toGateway, IS_IPV6],
     instructions: TO_CONTROLLER,
   });
+}
+
+/**
+ * An IPv6 static route via a bound endpoint (an appliance VM): its destination to the endpoint, as
+ * if the sender had sent it there itself (hop limit decremented, the gateway's MAC on the next
+ * hop's network as source, the endpoint's MAC as destination, that network's VNI), on to
+ * l2-lookup. Undefined for an IPv4 route (apps/router/compute.ts) or any other next hop.
+ */
+function staticRoute6Flow(
+  cookie: bigint,
+  meta: OxmTlv,
+  toGateway: OxmTlv,
+  route: StaticRoute,
+): DesiredFlow | undefined {
+  const via = route.via;
+  if (via.kind !== 'endpoint') return undefined;
+  const dst = ipv6DstTlv(route.destination);
+  // ::/0 (the default route) has no ipv6_dst match: it is every IPv6 packet to the gateway.
+  if (!dst && route.destination !== '::/0') return undefined;
+  return {
+    tableId: TABLE.L3_ROUTE,
+    priority: ROUTE_PRIORITY_BASE + (dst?.prefix ?? 0),
+    cookie,
+    match: dst ? [meta, toGateway, IS_IPV6, dst.tlv] : [meta, toGateway, IS_IPV6],
+    instructions: [
+      apply({ type: 'dec_nw_ttl' }, setField('eth_src', via.gatewayMac), setField('eth_dst', via.mac)),
+      writeMetadata(metadataForVni(via.vni), METADATA_VNI_MASK),
+      TO_L2,
+    ],
+  };
 }
 
 /** An echo request to `routerIp` turned into its reply in place (OVS fixes the ICMPv6 checksum). */

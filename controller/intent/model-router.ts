@@ -82,8 +82,9 @@ export const ROUTER_MAX_ROUTES = 64;
 /**
  * A static route: packets for `destination` go to `nexthop`, an address on one of the router's
  * networks: a VM (a NAT, firewall or VPN appliance that is an endpoint there) or any other host,
- * e.g. a physical router behind a VLAN binding, whose MAC the router resolves by ARP. Stored
- * normalised: the destination as its network address text, the next hop as canonical IPv4 text.
+ * e.g. a physical router behind a VLAN binding, whose MAC the router resolves by ARP (IPv4 only:
+ * an IPv6 route's next hop is an endpoint's address). Stored normalised: the destination as its
+ * network address text, the next hop as canonical text of the destination's family.
  */
 export const RouterRouteSchema = Type.Object(
   {

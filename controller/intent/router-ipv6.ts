@@ -1,8 +1,8 @@
 import { conflict, invalid } from './errors.js';
 import type { Network, RouterInterface, RouterInterfaceInput } from './model.js';
 import { type Address, type Cidr, cidrContains, formatIpv6, parseIp } from './net.js';
-import { listed } from './router-routes.js';
-import { type RuleEnv, subnetsOf } from './rule-env.js';
+import { listed, v6 } from './router-routes.js';
+import type { RuleEnv } from './rule-env.js';
 
 /**
  * A router interface's IPv6 address, the IPv6 side of router-rules.ts `router()`: optional, inside
@@ -12,9 +12,6 @@ import { type RuleEnv, subnetsOf } from './rule-env.js';
  * is when the router has one on that network already (its address, or none), else, new there, the
  * first host address of the network's first IPv6 subnet when it has one, else none. Throws IntentError (invalid / conflict) naming `interfaces[i].ipv6`.
  */
-
-/** A network's IPv6 subnets. */
-export const v6 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 6);
 
 /**
  * Why `a` cannot be a router address in these IPv6 subnets ("outside" when none holds it), or

@@ -1,7 +1,7 @@
 import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import type { Endpoint, Network, Router, RouterInterface, RouterRoute } from './model.js';
-import { type Address, type Cidr, cidrContains, parseCidr, parseIp } from './net.js';
+import { type Address, type Cidr, cidrContains, type Family, formatIpv6, parseCidr, parseIp } from './net.js';
 import { subnetsOf } from './rule-env.js';
 import type { IntentState } from './state.js';
 
@@ -13,44 +13,61 @@ import type { IntentState } from './state.js';
  * binding of that network, a physical router), whose MAC the router resolves by ARP. Routes are
  * checked when written, and a network subnet change may not leave a next hop outside the router's
  * networks. Throws IntentError (invalid / conflict) naming the field.
+ *
+ * IPv6 routes (an IPv6 destination, `::/0` the default route) go via an IPv6 next hop in an IPv6
+ * subnet of a network where the router has an IPv6 address (its interface's `ipv6`: IPv6 routes
+ * only into those), and that address must be an endpoint's when the route is written: weft
+ * resolves no IPv6 neighbours, so only an endpoint's MAC is known. From then on the endpoint is
+ * protected as an IPv4 one is.
  */
 
-/** A network's IPv4 subnets: the only ones routers route. */
+/** A network's IPv4 subnets: the only ones an interface's IPv4 address and IPv4 routes use. */
 export const v4 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 4);
+/** A network's IPv6 subnets. */
+export const v6 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 6);
 export const listed = (cidrs: readonly Cidr[]): string => cidrs.map((c) => c.text).join(', ') || 'none';
 
 const v4Text = (v: bigint): string => formatIpv4(Number(v));
-const sameCidr = (a: Cidr, b: Cidr): boolean => a.network === b.network && a.prefix === b.prefix;
+const sameCidr = (a: Cidr, b: Cidr): boolean =>
+  a.family === b.family && a.network === b.network && a.prefix === b.prefix;
+const familyName = (f: Family): string => (f === 4 ? 'IPv4' : 'IPv6');
 
 /**
- * The destination as an IPv4 CIDR. Host bits set (10.1.2.3/16) are refused, as for subnets: it is
- * usually a typo, and guessing 10.1.0.0/16 could route far more than was meant. The message says
- * which network address the CIDR would have.
+ * The destination as an IPv4 or IPv6 CIDR. Host bits set (10.1.2.3/16, fd00::1/64) are refused, as
+ * for subnets: it is usually a typo, and guessing 10.1.0.0/16 could route far more than was meant.
+ * The message says which network address the CIDR would have.
  */
 function destinationOf(text: string, field: string): Cidr {
   const c = parseCidr(text);
-  if (typeof c !== 'string') {
-    if (c.family !== 4) throw invalid(field, `${c.text} is IPv6: routers route IPv4 only`);
-    return c;
-  }
+  if (typeof c !== 'string') return c;
   const slash = text.indexOf('/');
   const a = slash < 0 ? undefined : parseIp(text.slice(0, slash));
-  if (a?.family === 6) throw invalid(field, `'${text}' is IPv6: routers route IPv4 only`);
   const len = text.slice(slash + 1);
-  if (a && /^\d{1,2}$/.test(len) && Number(len) <= 32) {
-    const hostBits = (1n << BigInt(32 - Number(len))) - 1n;
+  const bits = a?.family === 6 ? 128 : 32;
+  // A prefix length parseCidr took (so only the host bits are wrong); IPv4 as it always was.
+  const digits = a?.family === 6 ? /^\d{1,3}$/ : /^\d{1,2}$/;
+  if (a && digits.test(len) && Number(len) <= bits) {
+    const hostBits = (1n << BigInt(bits - Number(len))) - 1n;
+    const network = a.value & ~hostBits;
+    const networkText = a.family === 6 ? formatIpv6(network) : v4Text(network);
     throw invalid(
       field,
-      `'${text}' has host bits set; write the network address ${v4Text(a.value & ~hostBits)}/${Number(len)}`,
+      `'${text}' has host bits set; write the network address ${networkText}/${Number(len)}`,
     );
   }
   throw invalid(field, c);
 }
 
+/** A subnet a router routes into, and the network it is of. */
+interface Connected {
+  cidr: Cidr;
+  net: Network;
+}
+
 /**
  * Checks and normalises the routes of a router whose interfaces are `interfaces` on `nets` (already
  * checked, in the same order). `before` is the stored router, to explain a route left behind by
- * removing the interface its next hop needs.
+ * removing the interface (or, IPv6, the interface's IPv6 address) its next hop needs.
  */
 export function routesOf(
   state: IntentState,
@@ -60,6 +77,10 @@ export function routesOf(
   before?: Router,
 ): RouterRoute[] {
   const connected = nets.flatMap((net) => v4(net).map((cidr) => ({ cidr, net })));
+  // IPv6 routes only into the networks where the router has an IPv6 address (apps/router/ipv6.ts).
+  const connected6 = nets.flatMap((net, j) =>
+    interfaces[j]?.ipv6 === undefined ? [] : v6(net).map((cidr) => ({ cidr, net })),
+  );
   const out: RouterRoute[] = [];
   for (const [i, r] of given.entries()) {
     const at = (f: string) => `routes[${i}].${f}`;
@@ -68,44 +89,122 @@ export function routesOf(
     if (twice >= 0) {
       throw invalid(at('destination'), `${dest.text} is already routes[${twice}]; one route per destination`);
     }
-    const same = connected.find((x) => sameCidr(x.cidr, dest));
+    const same = (dest.family === 4 ? connected : connected6).find((x) => sameCidr(x.cidr, dest));
     if (same) {
       throw invalid(
         at('destination'),
         `${dest.text} is the subnet of network '${same.net.id}': connected subnets are routed already`,
       );
     }
-    const a = parseIp(r.nexthop);
-    if (a?.family !== 4) {
-      const why = a ? `${a.text} is IPv6: routers route IPv4 only` : `'${r.nexthop}' is not an IPv4 address`;
-      throw invalid(at('nexthop'), why);
-    }
-    const home = connected.find((x) => cidrContains(x.cidr, a));
-    if (!home) {
-      const left = leftBehind(state, a, nets, before);
-      if (left) {
-        throw invalid(
-          'interfaces',
-          `network '${left}' holds ${a.text}, the next hop of routes[${i}] (${dest.text}); keep its interface or change the route in the same write`,
-        );
-      }
-      throw invalid(
-        at('nexthop'),
-        `${a.text} is outside the IPv4 subnets of the router's networks (${listed(connected.map((x) => x.cidr))}); a next hop is on one of them`,
-      );
-    }
-    const own = interfaces.find((x) => x.ip === a.text);
-    if (own) {
-      throw invalid(
-        at('nexthop'),
-        `${a.text} is this router's own address on network '${own.networkId}'; a next hop is another host`,
-      );
-    }
-    // No endpoint holding it is fine: an on-link host or physical router, its MAC learned by ARP.
+    const a = nextHopOf(r.nexthop, dest, at('nexthop'));
+    const route = { i, dest, a };
+    if (a.family === 6) nextHop6(state, route, { nets, interfaces, connected6 }, before);
+    else nextHop4(state, route, { nets, interfaces, connected }, before);
     out.push({ destination: dest.text, nexthop: a.text });
   }
   return out;
 }
+
+/** The next hop's address, of the destination's family. */
+function nextHopOf(text: string, dest: Cidr, field: string): Address {
+  const a = parseIp(text);
+  if (!a) throw invalid(field, `'${text}' is not an ${familyName(dest.family)} address`);
+  if (a.family !== dest.family) {
+    throw invalid(
+      field,
+      `${a.text} is ${familyName(a.family)} but the destination ${dest.text} is ${familyName(dest.family)}; a next hop is of its destination's family`,
+    );
+  }
+  return a;
+}
+
+interface RouteAt {
+  i: number;
+  dest: Cidr;
+  a: Address;
+}
+interface RouterAfter {
+  nets: readonly Network[];
+  interfaces: readonly RouterInterface[];
+}
+
+/** An IPv4 next hop: on the router's networks, not its own address; no endpoint need hold it (ARP). */
+function nextHop4(
+  state: IntentState,
+  { i, dest, a }: RouteAt,
+  after: RouterAfter & { connected: readonly Connected[] },
+  before: Router | undefined,
+): void {
+  const home = after.connected.find((x) => cidrContains(x.cidr, a));
+  if (!home) {
+    const left = leftBehind(state, a, after.nets, before);
+    if (left) throw keepInterface(left, a, i, dest);
+    throw invalid(
+      `routes[${i}].nexthop`,
+      `${a.text} is outside the IPv4 subnets of the router's networks (${listed(after.connected.map((x) => x.cidr))}); a next hop is on one of them`,
+    );
+  }
+  const own = after.interfaces.find((x) => x.ip === a.text);
+  if (own) throw ownAddress(a, own, i);
+  // No endpoint holding it is fine: an on-link host or physical router, its MAC learned by ARP.
+}
+
+/**
+ * An IPv6 next hop: in an IPv6 subnet of a network where the router has an IPv6 address, not one
+ * of its own addresses, and an endpoint's address there (weft does not resolve IPv6 neighbours).
+ */
+function nextHop6(
+  state: IntentState,
+  { i, dest, a }: RouteAt,
+  after: RouterAfter & { connected6: readonly Connected[] },
+  before: Router | undefined,
+): void {
+  const field = `routes[${i}].nexthop`;
+  const home = after.connected6.find((x) => cidrContains(x.cidr, a));
+  if (!home) {
+    const left = leftBehind6(state, a, after, before);
+    if (left?.gone) throw keepInterface(left.networkId, a, i, dest);
+    if (left) {
+      throw invalid(
+        'interfaces',
+        `network '${left.networkId}' holds ${a.text}, the next hop of routes[${i}] (${dest.text}), and the router's interface there would have no IPv6 address; keep its ipv6 or change the route in the same write`,
+      );
+    }
+    const j = after.nets.findIndex(
+      (n, k) => after.interfaces[k]?.ipv6 === undefined && v6(n).some((c) => cidrContains(c, a)),
+    );
+    if (j >= 0) {
+      throw invalid(
+        field,
+        `${a.text} is in network '${after.nets[j]!.id}', where the router has no IPv6 address (interfaces[${j}].ipv6); IPv6 routes go only via networks where it has one`,
+      );
+    }
+    throw invalid(
+      field,
+      `${a.text} is outside the IPv6 subnets of the router's networks with an IPv6 address (${listed(after.connected6.map((x) => x.cidr))}); a next hop is on one of them`,
+    );
+  }
+  const own = after.interfaces.find((x) => x.ipv6 === a.text);
+  if (own) throw ownAddress(a, own, i);
+  if (state.ips.get(home.net.id)?.get(a.text) === undefined) {
+    throw invalid(
+      field,
+      `no endpoint of network '${home.net.id}' holds ${a.text}; weft does not resolve IPv6 neighbours, so an IPv6 next hop must be an endpoint's address (create the endpoint first)`,
+    );
+  }
+}
+
+const keepInterface = (networkId: string, a: Address, i: number, dest: Cidr) =>
+  invalid(
+    'interfaces',
+    `network '${networkId}' holds ${a.text}, the next hop of routes[${i}] (${dest.text}); keep its interface or change the route in the same write`,
+  );
+
+const ownAddress = (a: Address, own: RouterInterface, i: number) =>
+  invalid(
+    `routes[${i}].nexthop`,
+    `${a.text} is this router's own address on network '${own.networkId}'; a next hop is another host`,
+  );
 
 /** The network the stored router was on, but no longer is, whose IPv4 subnets hold `a`. */
 function leftBehind(
@@ -123,12 +222,32 @@ function leftBehind(
 }
 
 /**
- * Network `networkId`'s new IPv4 subnets against its router's routes: a subnet may not become a
- * route's destination (connected and static routes for one prefix would be ambiguous), and a next
- * hop may not be left outside the IPv4 subnets of the router's networks. An endpoint next hop
- * never is (its address must stay inside its network's subnets, rules.ts, and a network left
- * without subnets leaves the router interface outside, checkNetworkSubnets); any other is
- * checked here.
+ * The network where the stored router had an IPv6 address, whose IPv6 subnets hold `a`, and where
+ * it no longer has one: `gone` when the interface goes, else it stays without its IPv6 address.
+ */
+function leftBehind6(
+  state: IntentState,
+  a: Address,
+  { nets, interfaces }: RouterAfter,
+  before: Router | undefined,
+): { networkId: string; gone: boolean } | undefined {
+  for (const itf of before?.interfaces ?? []) {
+    if (itf.ipv6 === undefined) continue;
+    const j = nets.findIndex((n) => n.id === itf.networkId);
+    if (j >= 0 && interfaces[j]?.ipv6 !== undefined) continue;
+    const net = state.get('network', itf.networkId);
+    if (net && v6(net).some((c) => cidrContains(c, a))) return { networkId: net.id, gone: j < 0 };
+  }
+  return undefined;
+}
+
+/**
+ * Network `networkId`'s new subnets against its router's routes: a subnet may not become a
+ * route's destination (connected and static routes for one prefix would be ambiguous; IPv6
+ * subnets count where the router has an IPv6 address on the network), and a next hop may not be
+ * left outside the subnets of its family the router routes into. An endpoint next hop never is
+ * (its address must stay inside its network's subnets, rules.ts, and a network left without
+ * subnets leaves the router interface outside, checkNetworkSubnets); any other is checked here.
  */
 export function checkRouteSubnets(
   state: IntentState,
@@ -136,14 +255,19 @@ export function checkRouteSubnets(
   networkId: string,
   subnets: readonly Cidr[],
 ): void {
-  const connected = router.interfaces.flatMap((itf) => {
-    if (itf.networkId === networkId) return subnets.filter((c) => c.family === 4);
-    const net = state.get('network', itf.networkId);
-    return net ? v4(net) : [];
-  });
+  const routed = (family: Family) =>
+    router.interfaces.flatMap((itf) => {
+      if (family === 6 && itf.ipv6 === undefined) return [];
+      if (itf.networkId === networkId) return subnets.filter((c) => c.family === family);
+      const net = state.get('network', itf.networkId);
+      return net ? (family === 4 ? v4(net) : v6(net)) : [];
+    });
+  const connected = { 4: routed(4), 6: routed(6) };
+  const self = router.interfaces.find((itf) => itf.networkId === networkId);
+  const mine = subnets.filter((c) => c.family === 4 || self?.ipv6 !== undefined);
   for (const [i, r] of router.routes.entries()) {
     const dest = parseCidr(r.destination) as Cidr;
-    const same = subnets.find((c) => c.family === 4 && sameCidr(c, dest));
+    const same = mine.find((c) => sameCidr(c, dest));
     if (same) {
       throw invalid(
         'subnets',
@@ -151,10 +275,13 @@ export function checkRouteSubnets(
       );
     }
     const hop = parseIp(r.nexthop) as Address;
-    if (!connected.some((c) => cidrContains(c, hop))) {
+    const theirs = connected[hop.family];
+    if (!theirs.some((c) => cidrContains(c, hop))) {
+      const which = hop.family === 4 ? 'IPv4 subnets' : 'IPv6 subnets';
+      const where = hop.family === 4 ? "the router's networks" : "the router's networks with an IPv6 address";
       throw invalid(
         'subnets',
-        `${r.nexthop}, the next hop of routes[${i}] (${r.destination}) of router '${router.id}', would be outside the IPv4 subnets of the router's networks (${listed(connected)}); change that route first`,
+        `${r.nexthop}, the next hop of routes[${i}] (${r.destination}) of router '${router.id}', would be outside the ${which} of ${where} (${listed(theirs)}); change that route first`,
       );
     }
   }

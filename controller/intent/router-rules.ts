@@ -152,7 +152,8 @@ export function routerOn(
 /**
  * A network's new subnets (PUT or PATCH) against its router: the interface addresses (IPv4, and
  * IPv6 when it has one) must stay usable, the subnets (either family) must not come to overlap
- * those of the router's other networks, nor be the destination of one of its static routes.
+ * those of the router's other networks, nor be the destination of one of its static routes (IPv4
+ * or IPv6), nor leave a route's next hop outside (router-routes.ts).
  */
 export function checkNetworkSubnets(state: IntentState, networkId: string, subnets: readonly Cidr[]): void {
   const on = routerOn(state, networkId);
@@ -182,7 +183,7 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
       }
     }
   }
-  checkRouteSubnets(state, on.router, networkId, mine);
+  checkRouteSubnets(state, on.router, networkId, subnets);
 }
 
 /**

@@ -29,7 +29,10 @@ export interface TraceRouter {
     /** The network's IPv6 subnets; absent: not known (nothing is then taken as on-link but fe80::/64). */
     subnets6?: readonly string[];
   }>;
-  /** Static routes (IPv4): destination CIDR -> next hop (an endpoint address in one of its networks). */
+  /**
+   * Static routes, IPv4 and IPv6: destination CIDR -> next hop (an address in one of its networks;
+   * an IPv6 one an endpoint's, in a network where the router has an IPv6 address).
+   */
   routes: ReadonlyArray<{ destination: string; nexthop: string }>;
 }
 
@@ -120,9 +123,10 @@ export function destinationOf(
       `${nowhere}; it is in ${net}'s own subnet ${home}, so the VM would ${asks} rather than send it to its gateway; ${hint}`,
     );
   }
-  const route = req.v6 ? undefined : staticRoute(router, to);
+  // As the flows: IPv6 routes compete only with the subnets the router routes IPv6 into.
+  const route = staticRoute(router.routes, router.interfaces.filter(routesInto).flatMap(subnetsOf), to);
   if (route) {
-    const hop = router.interfaces.find((i) => subnetHolding(i.subnets, route.nexthop));
+    const hop = router.interfaces.find((i) => routesInto(i) && subnetHolding(subnetsOf(i), route.nexthop));
     const ep = hop && lookups.endpointByIp(hop.networkId, route.nexthop);
     return {
       dstMac: own.mac,
@@ -146,15 +150,19 @@ export function destinationOf(
   return { dstMac: own.mac, gateway: { ...gateway, ...(into ? { into: into.networkId } : {}) } };
 }
 
-/** Longest prefix first, between the subnets of its networks and its static routes (as its flows). */
-function staticRoute(router: TraceRouter, to: string): TraceRouter['routes'][number] | undefined {
-  const connected = Math.max(
-    -1,
-    ...router.interfaces.flatMap((i) => i.subnets).map((c) => prefixHolding(c, to)),
-  );
-  return router.routes
+/**
+ * Longest prefix first, between the `connected` subnets (of `to`'s family) and the static routes
+ * (as its flows); a route of the other family never holds `to`.
+ */
+function staticRoute(
+  routes: TraceRouter['routes'],
+  connected: readonly string[],
+  to: string,
+): TraceRouter['routes'][number] | undefined {
+  const longest = Math.max(-1, ...connected.map((c) => prefixHolding(c, to)));
+  return routes
     .map((r) => ({ ...r, prefix: prefixHolding(r.destination, to) }))
-    .filter((r) => r.prefix > connected)
+    .filter((r) => r.prefix > longest)
     .sort((a, b) => b.prefix - a.prefix)[0];
 }
 

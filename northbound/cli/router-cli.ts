@@ -58,7 +58,10 @@ interface RouteInput {
   nexthop: string;
 }
 
-/** `0.0.0.0/0=10.3.0.9` -> {destination: '0.0.0.0/0', nexthop: '10.3.0.9'} (the server checks both). */
+/**
+ * `0.0.0.0/0=10.3.0.9` -> {destination: '0.0.0.0/0', nexthop: '10.3.0.9'} (the server checks both);
+ * IPv6 the same, split at the first `=` (no address has one): `::/0=fd00:3::9`.
+ */
 export const parseRoute = (text: string, flag = '--route'): RouteInput => {
   const eq = text.indexOf('=');
   const destination = text.slice(0, eq);
@@ -178,7 +181,7 @@ export const routerCli: ResourceCli = {
       flag: 'route',
       field: 'routes',
       type: 'custom',
-      help: "DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks (e.g. a physical router behind a VLAN binding), e.g. 0.0.0.0/0=10.3.0.9; repeatable, replaces all routes (none: no routes)",
+      help: "DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks (e.g. a physical router behind a VLAN binding), e.g. 0.0.0.0/0=10.3.0.9; IPv6 via a VM's address only, e.g. ::/0=fd00:3::9; repeatable, replaces all routes (none: no routes)",
       parse: parseRoutes,
     },
   ],

@@ -189,7 +189,8 @@ describe('IPv6 routing', () => {
     // w62 takes the router's link-local address and announces it (DAD, then an unsolicited
     // override advertisement: ndisc_notify); and, as a control, another link-local address.
     await e.lab.exec('w62', 'sysctl -qw net.ipv6.conf.eth0.ndisc_notify=1');
-    await e.lab.exec('w61', 'ping -6 -c 1 -W 1 fe80::6:62%eth0 >/dev/null || true');
+    // The control's entry exists (an override advertisement updates an entry, never creates one).
+    await e.lab.exec('w61', 'ip -6 neigh replace fe80::6:62 lladdr 02:00:00:00:00:99 dev eth0 nud stale');
     for (const ll of [routerLl, 'fe80::6:62']) await e.lab.exec('w62', `ip -6 addr add ${ll}/64 dev eth0`);
     try {
       await new Promise((r) => setTimeout(r, 2500));
@@ -198,6 +199,29 @@ describe('IPv6 routing', () => {
     } finally {
       for (const ll of [routerLl, 'fe80::6:62']) await e.lab.exec('w62', `ip -6 addr del ${ll}/64 dev eth0`);
     }
+  }, 60_000);
+
+  it('routes an IPv6 prefix to an appliance VM by a static route via its address (a firewall, NAT64, VPN)', async () => {
+    // d61 is the appliance: it answers for fd00:99::1 behind it, so its port may send from it.
+    await e.api.put('/v1/endpoints/d61?wait=applied&timeout=20s', {
+      ...{ networkId: 'db', mac: VMS[2]!.mac, ips: ['10.2.0.5', 'fd00:e2::5'], ifaceId: 'd61' },
+      portSecurity: false,
+    });
+    await e.lab.exec('d61', 'ip -6 addr add fd00:99::1/128 dev lo');
+    try {
+      expect(await hopLimitOfReply('w61', 'fd00:99::1')).toBeUndefined(); // no route yet
+      await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
+        routes: [{ destination: 'fd00:99::/64', nexthop: 'fd00:e2::5' }],
+      });
+      // From hv1 to the appliance on hv2 and back through its default route: one routed hop each way.
+      await expect.poll(() => hopLimitOfReply('w61', 'fd00:99::1'), { timeout: 10_000 }).toBe(63);
+      expect(await hopLimitOfReply('w62', 'fd00:99::1')).toBe(63);
+      await expectConverged(e.lab, e.controller.engine);
+    } finally {
+      await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', { routes: [] });
+      await e.lab.exec('d61', 'ip -6 addr del fd00:99::1/128 dev lo');
+    }
+    expect(await hopLimitOfReply('w61', 'fd00:99::1')).toBeUndefined();
   }, 60_000);
 
   it('stops routing IPv6 into a network whose interface says ipv6: false, IPv4 still routed', async () => {

@@ -1,5 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inputsOf, interfacesCell, parseInterface } from '../../northbound/cli/router-cli.js';
+import {
+  inputsOf,
+  interfacesCell,
+  parseInterface,
+  parseRoute,
+  parseRoutes,
+  staticRoutesCell,
+} from '../../northbound/cli/router-cli.js';
 import { ADMIN, callAs, expectStatus, type Harness, startHarness } from './harness.js';
 import { runWeft } from './run-weft.js';
 
@@ -55,6 +62,24 @@ describe('interfacesCell and inputsOf with IPv6', () => {
       { networkId: 'web', ip: '10.0.0.1', ipv6: 'fd00:1::1' },
       { networkId: 'db', ip: '10.0.1.1', ipv6: false },
     ]);
+  });
+});
+
+describe('parseRoute with IPv6', () => {
+  it('splits DEST=NEXTHOP at the first =, so IPv6 colons and :: pass through; shows them as DEST>NEXTHOP', () => {
+    expect(parseRoute('::/0=fd00:1::9')).toStrictEqual({ destination: '::/0', nexthop: 'fd00:1::9' });
+    expect(parseRoutes(['fd00:ffff::/48=fd00:1::9', '0.0.0.0/0=10.3.0.9'])).toStrictEqual([
+      { destination: 'fd00:ffff::/48', nexthop: 'fd00:1::9' },
+      { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+    ]);
+    for (const bad of ['::/0', '::/0=', 'fd00::1=fd00::9', '::/0=fd00::9=x']) {
+      expect(() => parseRoute(bad)).toThrow(
+        `--route '${bad}': expected DEST=NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9`,
+      );
+    }
+    expect(staticRoutesCell({ routes: [{ destination: '::/0', nexthop: 'fd00:1::9' }] })).toBe(
+      '::/0>fd00:1::9',
+    );
   });
 });
 
@@ -124,6 +149,28 @@ describe('weft router with IPv6', () => {
       field: 'interfaces[0].ipv6',
       message: "interfaces[0].ipv6: 'true' is not an IPv6 address",
     });
+  });
+
+  it('sets an IPv6 static route via an endpoint with --route ::/0=ADDRESS; one no endpoint holds is refused (exit 1)', async () => {
+    await h.intents.put('endpoint', 'fw', { networkId: 'ds', ips: ['fd00:4::9'], portSecurity: false });
+    try {
+      expect((await weft('router create --id r1 --tenant red --interface ds --interface web')).code).toBe(0);
+      const set = await weft('router update r1 --route ::/0=FD00:4::9 --route 0.0.0.0/0=10.4.0.9 --json');
+      expect(set.code, set.err).toBe(0);
+      expect(JSON.parse(set.out).routes).toEqual([
+        { destination: '::/0', nexthop: 'fd00:4::9' },
+        { destination: '0.0.0.0/0', nexthop: '10.4.0.9' },
+      ]);
+      const list = await weft('router list --network ds');
+      expect(list.out).toMatch(/^r1\s+red\s+\S+ \S+\s+::\/0>fd00:4::9 0\.0\.0\.0\/0>10\.4\.0\.9\s+-\s+\d+$/m);
+      const unheld = await weft('router update r1 --route ::/0=fd00:4::77');
+      expect(unheld.code).toBe(1);
+      expect(unheld.err).toContain('[routes[0].nexthop] (HTTP 400 invalid)');
+      expect(unheld.err).toContain('weft does not resolve IPv6 neighbours');
+    } finally {
+      if (h.intents.list('router').items.length > 0) await h.intents.delete('router', 'r1');
+      await h.intents.delete('endpoint', 'fw');
+    }
   });
 
   it('prints the API error naming interfaces[i].ipv6 (exit 1), and a malformed argument is a usage error (exit 2)', async () => {

@@ -18,13 +18,18 @@ import {
 describe('DesiredModel with routers', () => {
   it('equals the full computation after every step of random routing sequences', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(routingOpArb, fc.boolean()), { minLength: 1, maxLength: 30 }), (ops) => {
-        const w = withChassis(new World());
-        w.apply({ t: 'net', id: 'n1', wide: false });
-        w.apply({ t: 'net', id: 'n2', wide: false });
-        w.apply({ t: 'router', nets: [0, 1], via: true });
-        followAll(w, ops);
-      }),
+      fc.property(
+        fc.array(fc.tuple(routingOpArb, fc.boolean()), { minLength: 1, maxLength: 30 }),
+        // A dual-stack router from the start half the time: its IPv6 static route too.
+        fc.boolean(),
+        (ops, v6) => {
+          const w = withChassis(new World());
+          w.apply({ t: 'net', id: 'n1', wide: false });
+          w.apply({ t: 'net', id: 'n2', wide: false });
+          w.apply({ t: 'router', nets: [0, 1], via: true, v6 });
+          followAll(w, ops);
+        },
+      ),
       {
         numRuns: 300,
         examples: [
@@ -38,6 +43,7 @@ describe('DesiredModel with routers', () => {
               [{ t: 'bind', id: 'e4', on: 1, port: 1 }, false],
               [{ t: 'routerDel' }, false],
             ],
+            false,
           ],
           // A next hop's network left the chassis in the same flush as the next hop itself.
           [
@@ -48,6 +54,7 @@ describe('DesiredModel with routers', () => {
               [{ t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: true }, false],
               [{ t: 'epDel', id: 'e1' }, false],
             ],
+            false,
           ],
           [
             [
@@ -58,6 +65,20 @@ describe('DesiredModel with routers', () => {
               [{ t: 'ep', id: 'e3', net: 0, ip: 2, sgs: [], ps: true }, true],
               [{ t: 'bind', id: 'e3', on: 1, port: 2 }, true],
             ],
+            false,
+          ],
+          // The IPv6 next hop (fd00:1:1::2) alone bound on one chassis, then moved and unbound.
+          [
+            [
+              [{ t: 'ep', id: 'e2', net: 1, ip: 1, sgs: [], ps: true }, true],
+              [{ t: 'bind', id: 'e2', on: 1, port: 1 }, true],
+              [{ t: 'ep', id: 'e1', net: 0, ip: 1, sgs: [], ps: true, v6: true }, true],
+              [{ t: 'bind', id: 'e1', on: 0, port: 1 }, true],
+              [{ t: 'bind', id: 'e1', on: 2, port: 1 }, false],
+              [{ t: 'ep', id: 'e1', net: 0, ip: 1, sgs: [], ps: true }, true],
+              [{ t: 'unbind', id: 'e1' }, true],
+            ],
+            true,
           ],
         ],
       },
@@ -98,6 +119,46 @@ describe('DesiredModel with routers', () => {
     prev = checkAgainstReference(model, w, prev);
     // e1 is on hv2 now: both networks have VMs there, and both route via e1.
     expect(viaE1(prev, 'hv2')).toHaveLength(2);
+  });
+
+  it('follows the IPv6 next hop of a static route: its address, its binding, its move, the interface losing IPv6', () => {
+    const w = withChassis(new World());
+    w.apply({ t: 'net', id: 'n1', wide: false });
+    w.apply({ t: 'net', id: 'n2', wide: false });
+    // 10.0.0.2 and fd00:1:1::2: the next hop of fd00:ffff::/48 only (no endpoint holds 10.0.0.1).
+    const e1 = { t: 'ep' as const, id: 'e1', net: 0, ip: 1, sgs: [], ps: false };
+    w.apply({ ...e1, v6: true });
+    w.apply({ t: 'bind', id: 'e1', on: 0, port: 1 });
+    w.apply({ t: 'ep', id: 'e2', net: 1, ip: 1, sgs: [], ps: true, v6: true });
+    w.apply({ t: 'bind', id: 'e2', on: 1, port: 1 });
+    w.apply({ t: 'router', nets: [0, 1], via: true, v6: true });
+    const model = new DesiredModel();
+    model.reset(w.intent(), w.facts());
+    let prev = checkAgainstReference(model, w, new Map());
+    const step = (r: ObjectChange[] | FactsDelta) => {
+      if (Array.isArray(r)) model.intentChanged(r);
+      else model.factsChanged(w.facts(), r);
+      prev = checkAgainstReference(model, w, prev);
+    };
+    const viaE1 = (hv: string) =>
+      [...prev.get(hv)!.flows].filter(
+        ([k, v]) => k.includes('ipv6_dst=fd00:ffff::/ffff:ffff:ffff::') && v.includes('02:00:00:00:00:01'),
+      );
+    expect(viaE1('hv2')).toHaveLength(1);
+    // e1 keeps its IPv4 address but drops the IPv6 one: no IPv6 route.
+    step(w.apply(e1));
+    expect(viaE1('hv2')).toHaveLength(0);
+    step(w.apply({ ...e1, v6: true }));
+    expect(viaE1('hv2')).toHaveLength(1);
+    // Unbound: left out (no neighbour resolution for IPv6); bound on hv2: both networks route via it.
+    step(w.apply({ t: 'unbind', id: 'e1' }));
+    expect(viaE1('hv2')).toHaveLength(0);
+    step(w.apply({ t: 'bind', id: 'e1', on: 1, port: 2 }));
+    expect(viaE1('hv2')).toHaveLength(2);
+    // The router without IPv6 addresses (and with its IPv4 route again): no IPv6 route, the IPv4 one.
+    step(w.apply({ t: 'router', nets: [0, 1], via: true, v6: false }));
+    expect(viaE1('hv2')).toHaveLength(0);
+    expect([...prev.get('hv2')!.flows.keys()].some((k) => k.includes('172.16.0.0'))).toBe(true);
   });
 
   it('floods to a chassis once it hosts the network itself, not only routes into it', () => {

@@ -162,8 +162,15 @@ export class World {
           ...meta,
           id: 'r1',
           tenantId: 't1',
-          // 172.16.0.0/12 via whichever endpoint of n1 holds 10.0.0.1 (if any is bound).
-          routes: op.via ? [{ destination: '172.16.0.0/12', nexthop: '10.0.0.1' }] : [],
+          // 172.16.0.0/12 via whichever endpoint of n1 holds 10.0.0.1 (if any is bound); with IPv6
+          // interfaces, fd00:ffff::/48 too via the one holding fd00:1:1::2 (`ep` ip 1 on n1 with v6:
+          // another endpoint than the IPv4 next hop, so IPv6 next hops are followed on their own).
+          routes: op.via
+            ? [
+                { destination: '172.16.0.0/12', nexthop: '10.0.0.1' },
+                ...(op.v6 ? [{ destination: 'fd00:ffff::/48', nexthop: 'fd00:1:1::2' }] : []),
+              ]
+            : [],
           interfaces: op.nets.map((i) => ({
             networkId: NETWORKS[i]!,
             ip: `10.1.${i + 1}.254`,

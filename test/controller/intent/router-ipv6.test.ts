@@ -288,17 +288,24 @@ describe('router interface IPv6 address: subnets and overlap', () => {
   });
 });
 
-describe('static routes stay IPv4-only', () => {
-  it("refuses the router's own IPv6 address as a next hop as IPv6, and takes an IPv4 route next to an IPv6 interface", async () => {
+describe('static routes next to IPv6 interfaces (IPv6 routes: router-routes6.test.ts)', () => {
+  it("refuses the router's own IPv6 address as a next hop (of an IPv4 route: another family), and takes an IPv4 route next to an IPv6 interface", async () => {
     await svc.put('endpoint', 'nat', { networkId: 'ds', ips: ['10.1.0.9'], portSecurity: false });
-    await rejects(
+    const own = (destination: string) =>
       svc.put('router', 'r1', {
         tenantId: 'red',
         interfaces: [{ networkId: 'ds' }],
-        routes: [{ destination: '0.0.0.0/0', nexthop: 'fd00:1::1' }],
-      }),
+        routes: [{ destination, nexthop: 'fd00:1::1' }],
+      });
+    await rejects(
+      own('0.0.0.0/0'),
       'invalid',
-      /^routes\[0\]\.nexthop: fd00:1::1 is IPv6: routers route IPv4 only$/,
+      /^routes\[0\]\.nexthop: fd00:1::1 is IPv6 but the destination 0\.0\.0\.0\/0 is IPv4; a next hop is of its destination's family$/,
+    );
+    await rejects(
+      own('::/0'),
+      'invalid',
+      /^routes\[0\]\.nexthop: fd00:1::1 is this router's own address on network 'ds'; a next hop is another host$/,
     );
     const { object } = await svc.put('router', 'r1', {
       tenantId: 'red',

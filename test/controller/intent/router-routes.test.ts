@@ -117,13 +117,15 @@ describe('router routes: accepted', () => {
 });
 
 describe('router routes: refused, naming the field', () => {
-  it('refuses a destination that is not an IPv4 CIDR, or has host bits set (naming the network address)', async () => {
+  it('refuses a destination that is not a CIDR, or has host bits set (naming the network address)', async () => {
     const cases: Array<[string, RegExp]> = [
       ['nope', /^routes\[0\]\.destination: 'nope' is not a CIDR/],
       ['10.0.0.300/8', /^routes\[0\]\.destination: '10\.0\.0\.300\/8' does not start with a valid/],
       ['10.0.0.0/33', /^routes\[0\]\.destination: '10\.0\.0\.0\/33' has a prefix length outside 0-32/],
-      ['fd00::/64', /^routes\[0\]\.destination: fd00::\/64 is IPv6: routers route IPv4 only$/],
-      ['fd00::1/64', /^routes\[0\]\.destination: 'fd00::1\/64' is IPv6: routers route IPv4 only$/],
+      [
+        'fd00::1/64',
+        /^routes\[0\]\.destination: 'fd00::1\/64' has host bits set; write the network address fd00::\/64$/,
+      ],
       [
         '10.1.2.3/16',
         /^routes\[0\]\.destination: '10\.1\.2\.3\/16' has host bits set; write the network address 10\.1\.0\.0\/16$/,
@@ -151,9 +153,19 @@ describe('router routes: refused, naming the field', () => {
   });
 
   it('refuses a next hop that is not IPv4, outside the routed subnets (listing them), or the router itself', async () => {
+    // An IPv6 destination via an IPv4 next hop: the families differ (IPv6 routes: router-routes6.test.ts).
+    const mixed = await rejects(
+      put(toNat('fd00::/64')),
+      'invalid',
+      /^routes\[0\]\.nexthop: 10\.3\.0\.9 is IPv4 but the destination fd00::\/64 is IPv6; a next hop is of its destination's family$/,
+    );
+    expect(mixed.field).toBe('routes[0].nexthop');
     const cases: Array<[string, RegExp]> = [
       ['gateway', /^routes\[0\]\.nexthop: 'gateway' is not an IPv4 address$/],
-      ['fd00::9', /^routes\[0\]\.nexthop: fd00::9 is IPv6: routers route IPv4 only$/],
+      [
+        'fd00::9',
+        /^routes\[0\]\.nexthop: fd00::9 is IPv6 but the destination 0\.0\.0\.0\/0 is IPv4; a next hop is of its destination's family$/,
+      ],
       [
         '10.0.1.9',
         /^routes\[0\]\.nexthop: 10\.0\.1\.9 is outside the IPv4 subnets of the router's networks \(10\.0\.0\.0\/24, 10\.3\.0\.0\/24\); a next hop is on one of them$/,
