@@ -42,6 +42,23 @@ export class PortRateLimit {
   }
 }
 
+/**
+ * What every responder checks first, in the same words: only the leader answers (it alone holds
+ * the switches), and a PACKET_IN must say which port and which network (metadata: the VNI in its
+ * low 24 bits) it came from.
+ */
+export function packetInOrigin(
+  msg: PacketIn,
+  isLeader: () => boolean,
+): { port: number; metadata: number | bigint } | ({ kind: 'ignored' } & Ignored) {
+  if (!isLeader()) return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
+  const inPort = packetInField(msg, 'in_port');
+  const metadata = packetInField(msg, 'metadata');
+  if (inPort === undefined || metadata === undefined)
+    return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
+  return { port: Number(inPort), metadata };
+}
+
 /** Why a responder did not answer; `quiet` ones are logged at debug (a flood must not flood the log). */
 export interface Ignored {
   reason: string;

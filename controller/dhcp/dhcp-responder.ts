@@ -5,7 +5,7 @@ import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.j
 import type { PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network } from '../intent/model.js';
-import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
+import { type Ignored, PortRateLimit, packetInOrigin, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { answerDhcp } from './dhcp-answer.js';
 import { buildDhcpFrame, DHCP, DhcpParseError, parseDhcpFrame } from './dhcp-packet.js';
@@ -69,13 +69,9 @@ export class DhcpResponder {
   /** The decision for one PACKET_IN of switch `dpid` (pure but for the per-port rate limit and the note of the last answer). */
   handle(dpid: string, msg: PacketIn): DhcpOutcome {
     if (appOf(msg.cookie) !== 'dhcp') return { kind: 'not-dhcp' };
-    if (!this.ctx.isLeader())
-      return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
-    const inPort = packetInField(msg, 'in_port');
-    const metadata = packetInField(msg, 'metadata');
-    if (inPort === undefined || metadata === undefined)
-      return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
-    const port = Number(inPort);
+    const origin = packetInOrigin(msg, () => this.ctx.isLeader());
+    if ('kind' in origin) return origin;
+    const { port, metadata } = origin;
     // Quiet: a flooding VM must not flood the log as well (the counter still counts).
     if (!this.#limit.take(dpid, port))
       return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} requests/s`, quiet: true };

@@ -8,7 +8,7 @@ import type { FactsSource } from '../engine/engine.js';
 import { allOf } from '../engine/intent-source.js';
 import type { Endpoint, Network, Router, RouterInterface } from '../intent/model.js';
 import type { IntentService, ObjectChange } from '../intent/service.js';
-import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
+import { type Ignored, PortRateLimit, packetInOrigin, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
 import {
@@ -90,13 +90,9 @@ export class RaResponder {
   handle(dpid: string, msg: PacketIn): RaOutcome {
     if (msg.tableId !== TABLE.ARP_RESPONDER || appOf(msg.cookie) !== 'router') return { kind: 'not-ra' };
     if (!isRouterSolicitationFrame(msg.data)) return { kind: 'not-ra' };
-    if (!this.ctx.isLeader())
-      return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
-    const inPort = packetInField(msg, 'in_port');
-    const metadata = packetInField(msg, 'metadata');
-    if (inPort === undefined || metadata === undefined)
-      return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
-    const port = Number(inPort);
+    const origin = packetInOrigin(msg, () => this.ctx.isLeader());
+    if ('kind' in origin) return origin;
+    const { port, metadata } = origin;
     const chassisId = this.ctx.chassisOfDatapath(dpid);
     if (!chassisId) return { kind: 'ignored', reason: `switch ${dpid} is no known chassis's` };
     if (this.ctx.isTunnelPort(chassisId, port))

@@ -7,7 +7,7 @@ import type { SwitchRegistry } from '../../southbound/openflow/session/registry.
 import type { Endpoint, Network, Router } from '../intent/model.js';
 import { routerLinkLocal } from '../intent/model-router.js';
 import { parseIp, prefixHolding } from '../intent/net.js';
-import { type Ignored, PortRateLimit, packetInField, servePacketIns } from '../packet-in.js';
+import { type Ignored, PortRateLimit, packetInOrigin, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
 import { isArpFrame } from './arp-frame.js';
@@ -73,13 +73,9 @@ export class RouterIcmpResponder {
     if (!fromRoute && !fromNeighbor) return { kind: 'not-router' };
     // ARP replies to the router are the neighbour resolution's (neighbor-service.ts).
     if (isArpFrame(msg.data)) return { kind: 'not-router' };
-    if (!this.ctx.isLeader())
-      return { kind: 'ignored', reason: 'this controller is the standby', quiet: true };
-    const inPort = packetInField(msg, 'in_port');
-    const metadata = packetInField(msg, 'metadata');
-    if (inPort === undefined || metadata === undefined)
-      return { kind: 'ignored', reason: 'packet-in without in_port or metadata' };
-    const port = Number(inPort);
+    const origin = packetInOrigin(msg, () => this.ctx.isLeader());
+    if ('kind' in origin) return origin;
+    const { port, metadata } = origin;
     const chassisId = this.ctx.chassisOfDatapath(dpid);
     if (!chassisId) return { kind: 'ignored', reason: `switch ${dpid} is no known chassis's` };
     if (this.ctx.isTunnelPort(chassisId, port))
