@@ -4,7 +4,6 @@ import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { isIpv6 } from '../../southbound/openflow/codec/values.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis } from '../view.js';
 
@@ -65,7 +64,8 @@ export function endpointNdFlows(
   let instructions: DesiredFlow['instructions'] | undefined;
   let cookie = 0n;
   for (const ip of ep.ips) {
-    if (!isIpv6(ip)) continue;
+    // Intent addresses are canonical and valid: a colon is IPv6 (no parse on the full recompute path).
+    if (!ip.includes(':')) continue;
     if (!instructions) {
       cookie = objectCookie('arpResponder', 'endpoint', ep.endpointId);
       instructions = ndAnswerInstructions(ep.mac, ENDPOINT_NA_FLAGS);

@@ -15,7 +15,6 @@ import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { isIpv6 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv } from '../acl/l3l4.js';
 import { ndRouterAnswerFlow } from '../arp-responder/nd.js';
 import { frozen } from '../interned.js';
@@ -236,7 +235,7 @@ export function endpointNeighbor6Flows(
 ): void {
   let instructions: DesiredFlow['instructions'] | undefined;
   for (const ip of ep.ips) {
-    if (!isIpv6(ip)) continue;
+    if (!ip.includes(':')) continue; // canonical intent text: a colon is IPv6
     instructions ??= [apply(setField('eth_dst', ep.mac)), TO_L2];
     flows.push({
       tableId: TABLE.L3_NEIGHBOR,
