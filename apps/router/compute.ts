@@ -27,6 +27,16 @@ import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
 import { endpointNeighbor6Flows, routerNetworkFlows6 } from './ipv6.js';
+import {
+  ARP_REPLY_PRIORITY,
+  ARP_WATCH_PRIORITY,
+  ECHO_PRIORITY,
+  NO_ROUTE_PRIORITY,
+  NOT_ROUTED_PRIORITY,
+  ROUTE_PRIORITY_BASE,
+  ROUTER_ADDRESS_PRIORITY,
+  TTL_PRIORITY,
+} from './priorities.js';
 
 /**
  * Distributed routing between the networks of one router: every chassis hosting one of them
@@ -79,15 +89,18 @@ const ECHO_REQUEST = frozen({ field: 'icmp_type', value: 8 });
 const ECHO_REPLY = 0;
 const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
 const TO_L2 = goto(TABLE.L2_LOOKUP);
-export const ROUTE_PRIORITY_BASE = 100;
-export const ECHO_PRIORITY = 300;
-export const ROUTER_ADDRESS_PRIORITY = 290;
-export const ARP_REPLY_PRIORITY = 280;
-/** arp-responder: below every answer (100), above nothing; the table's miss goes on to l3-route too. */
-export const ARP_WATCH_PRIORITY = 50;
-export const TTL_PRIORITY = 250;
-export const NO_ROUTE_PRIORITY = 10;
-export const NOT_ROUTED_PRIORITY = 5;
+
+export {
+  ARP_REPLY_PRIORITY,
+  ARP_WATCH_PRIORITY,
+  ECHO_PRIORITY,
+  NO_ROUTE_PRIORITY,
+  NOT_ROUTED_PRIORITY,
+  ROUTE_PRIORITY_BASE,
+  ROUTER_ADDRESS_PRIORITY,
+  TTL_PRIORITY,
+} from './priorities.js';
+
 const TTL_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ field: 'nw_ttl', value: 1 })];
 
 /** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */

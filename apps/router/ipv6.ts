@@ -20,6 +20,13 @@ import { ndRouterAnswerFlow } from '../arp-responder/nd.js';
 import { frozen } from '../interned.js';
 import type { RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
+import {
+  ECHO_PRIORITY,
+  NO_ROUTE_PRIORITY,
+  ROUTE_PRIORITY_BASE,
+  ROUTER_ADDRESS_PRIORITY,
+  TTL_PRIORITY,
+} from './priorities.js';
 
 /**
  * IPv6 on a router, beside its IPv4 (apps/router/compute.ts), for each network where the router
@@ -67,11 +74,6 @@ const HOP_LIMIT_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ fiel
 const ANSWER_HOP_LIMIT = 64;
 const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
 const TO_L2 = goto(TABLE.L2_LOOKUP);
-const ROUTE_PRIORITY_BASE = 100;
-const ECHO_PRIORITY = 300;
-const ROUTER_ADDRESS_PRIORITY = 290;
-const HOP_LIMIT_PRIORITY = 250;
-const NO_ROUTE_PRIORITY = 10;
 
 /** `ipv6_dst=<cidr>` (masked unless a /128), or undefined for ::/0 or a non-IPv6 prefix. */
 export function ipv6DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | undefined {
@@ -165,7 +167,7 @@ export function routerNetworkFlows6(
   for (const hopLimit of HOP_LIMIT_RUNS_OUT) {
     flows.push({
       tableId: TABLE.L3_ROUTE,
-      priority: HOP_LIMIT_PRIORITY,
+      priority: TTL_PRIORITY,
       cookie,
       match: [meta, toGateway, IS_IPV6, hopLimit],
       instructions: TO_CONTROLLER,

@@ -1,0 +1,13 @@
+/**
+ * The router app's flow priorities, one definition for its IPv4 flows (compute.ts) and its IPv6
+ * ones (ipv6.ts), so the two families order their l3-route flows the same way.
+ */
+export const ROUTE_PRIORITY_BASE = 100;
+export const ECHO_PRIORITY = 300;
+export const ROUTER_ADDRESS_PRIORITY = 290;
+export const ARP_REPLY_PRIORITY = 280;
+/** arp-responder: below every answer (100), above nothing; the table's miss goes on to l3-route too. */
+export const ARP_WATCH_PRIORITY = 50;
+export const TTL_PRIORITY = 250;
+export const NO_ROUTE_PRIORITY = 10;
+export const NOT_ROUTED_PRIORITY = 5;
