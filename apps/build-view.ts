@@ -2,6 +2,7 @@ import {
   type Chassis,
   type Endpoint,
   effectiveQos,
+  type Mirror,
   type Network,
   type NetworkAcl,
   type Router,
@@ -9,10 +10,12 @@ import {
   type Tenant,
   type VlanBinding,
 } from '../controller/intent/model.js';
+import { type MirrorPlacement, portMirrors, portTaps } from './mirror/resolve.js';
 import { qosField } from './qos/compute.js';
 import { networkRouter, routerPorts, staticRoutes } from './router/ports.js';
 import type {
   DatapathView,
+  LocalPort,
   NetworkOnChassis,
   RemoteChassis,
   RemoteEndpoint,
@@ -29,6 +32,8 @@ export interface IntentView {
   securityGroups: readonly SecurityGroup[];
   /** Absent: no routers. */
   routers?: readonly Router[];
+  /** Absent: no mirrors. */
+  mirrors?: readonly Mirror[];
   /** Only their default rate limits are read (absent: no tenant has any). */
   tenants?: readonly Pick<Tenant, 'id' | 'qos'>[];
 }
@@ -122,6 +127,8 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     hostedOn.set(net.id, hosts);
   }
 
+  const mirrorsOf = mirrorIndex(intent, placedByNetwork, chassisById);
+
   const views = new Map<string, DatapathView>();
   for (const c of [...intent.chassis].sort(byId)) {
     const ports = facts.ports.get(c.id);
@@ -175,6 +182,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
             portSecurity: p.ep.portSecurity,
             securityGroupIds: p.ep.securityGroupIds,
             ...qosField(effectiveQos(p.ep.qos, tenantQos.get(net.tenantId), net.mtu)),
+            ...mirrorsOf(view, p.ep.id),
           })),
         remote,
         remoteChassis,
@@ -222,4 +230,35 @@ function resolveSecurityGroups(intent: IntentView): Map<string, ResolvedSecurity
     });
   }
   return out;
+}
+
+/**
+ * The mirror fields of each local port (`mirrors`, `taps`; none when it has neither), through the
+ * shared resolution of apps/mirror/resolve.ts.
+ */
+function mirrorIndex(
+  intent: IntentView,
+  placedByNetwork: ReadonlyMap<string, Placed[]>,
+  chassisById: ReadonlyMap<string, Chassis>,
+): (view: DatapathView, endpointId: string) => Pick<LocalPort, 'mirrors' | 'taps'> {
+  const from = new Map<string, Mirror[]>();
+  const to = new Map<string, Mirror[]>();
+  for (const m of intent.mirrors ?? []) {
+    from.set(m.source, [...(from.get(m.source) ?? []), m]);
+    to.set(m.destination, [...(to.get(m.destination) ?? []), m]);
+  }
+  if (from.size === 0) return () => ({});
+  const placement = new Map<string, MirrorPlacement>();
+  for (const list of placedByNetwork.values())
+    for (const p of list)
+      placement.set(p.ep.id, {
+        chassisId: p.chassisId,
+        ofport: p.ofport,
+        tunnelIp: chassisById.get(p.chassisId)!.tunnelIp,
+      });
+  return (view, endpointId) => {
+    const mirrors = portMirrors(view, from.get(endpointId) ?? [], (id) => placement.get(id));
+    const taps = portTaps(view, to.get(endpointId) ?? []);
+    return { ...(mirrors ? { mirrors } : {}), ...(taps ? { taps } : {}) };
+  };
 }

@@ -5,6 +5,7 @@ import { endpointArpFlows, neighbourReplyFlows } from './arp-responder/compute.j
 import { endpointNdFlows } from './arp-responder/nd.js';
 import { dhcpNetworkFlows } from './dhcp/compute.js';
 import { computeNetwork as floodNetwork } from './flood/compute.js';
+import { mirrorTapFlows } from './mirror/compute.js';
 import { localPortFlows, networkFlows, remoteEndpointFlows } from './overlay/compute.js';
 import { compute as pipeline } from './pipeline/compute.js';
 import { portFlows as portSecurityFlows } from './port-security/compute.js';
@@ -23,8 +24,8 @@ import { vlanNetworkFlows } from './vlan/compute.js';
  * - network unit: what one network needs on one chassis as a whole: the tunnel classifier,
  *   flood groups and flows, VLAN ports, network ACLs, DHCP, its router gateway. Reads the network's local ports (for flood
  *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
- * - local endpoint unit: an endpoint bound to this chassis: its overlay flows, port security and
- *   security groups.
+ * - local endpoint unit: an endpoint bound to this chassis: its overlay flows (with its mirrors'
+ *   copies), the flows delivering mirrors' copies to it, port security and security groups.
  * - remote endpoint unit: an endpoint of the network bound elsewhere: the unicast flow into the
  *   tunnel. It reads only the endpoint, the VNI and the chassis's tunnel port and profile, so
  *   chassis alike in those share one computed result.
@@ -63,6 +64,7 @@ export function localEndpointUnit(
 ): Desired {
   const flows: DesiredFlow[] = [];
   localPortFlows(net, port, flows);
+  mirrorTapFlows(port, flows);
   portSecurityFlows(port, flows);
   portSecurityGroupFlows(port, rules, flows);
   return port.qos ? { flows, groups: [], meters: portMeters(port) } : { flows, groups: [] };

@@ -15,11 +15,38 @@ export interface LocalPort {
   securityGroupIds: string[];
   /** Rate limits (absent: none), each with its burst filled in by the intent service. */
   qos?: Qos;
+  /** Port mirroring: where copies of what the endpoint sends and receives go (absent: nowhere). */
+  mirrors?: PortMirrors;
+  /** Mirrors whose copies reach this endpoint through the tunnel (absent: none). */
+  taps?: MirrorTap[];
   /**
    * The l2-lookup match of this MAC in this network when one is already built (the endpoint's
    * flow into the tunnel, for the chassis hosting it remotely): reused rather than built again.
    */
   l2Match?: Match;
+}
+
+/** One mirror's copy of a port's traffic: to a port of the same chassis, or into the tunnel. */
+export interface MirrorCopy {
+  mirrorId: string;
+  /** The destination endpoint's port on this chassis. */
+  ofport?: number;
+  /** Else the way to the destination's chassis with the mirror's VNI (apps/interned.ts tunnelKey). */
+  tunnelKey?: string;
+}
+
+/** Copies by direction, from the endpoint's point of view; each list sorted by mirror id. */
+export interface PortMirrors {
+  egress: MirrorCopy[];
+  ingress: MirrorCopy[];
+}
+
+/** A mirror delivering to this endpoint from other chassis: its copies arrive on `inPort` with `vni`. */
+export interface MirrorTap {
+  mirrorId: string;
+  inPort: number;
+  /** The tun_id to match (absent in the asap2 profile: the mirror's fixed-key port implies it). */
+  vni?: number;
 }
 
 export interface RemoteEndpoint {

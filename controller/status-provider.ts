@@ -11,9 +11,10 @@ import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
-import { effectiveQos } from './intent/model.js';
+import { effectiveQos, type Mirror } from './intent/model.js';
 import { compareIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
+import { mirrorState } from './mirror-status.js';
 import type { NeighborView } from './router/neighbor-resolver.js';
 import type { TraceLookups } from './trace/endpoint-trace.js';
 import { traceEndpoint } from './trace/endpoint-trace.js';
@@ -58,6 +59,13 @@ export function statusProvider(
   },
 ): StatusProvider {
   const role = (): 'leader' | 'standby' | 'unknown' => (ha ? ha.status().role : 'leader');
+  const known = (chassisId: string) => {
+    try {
+      return intents.get('chassis', chassisId);
+    } catch {
+      return undefined;
+    }
+  };
   const counterSwitches = (): CounterSwitch[] =>
     switches.list().flatMap((sw) => {
       if (!sw.dpid || sw.state !== 'up') return [];
@@ -125,6 +133,27 @@ export function statusProvider(
         up: true,
         ...(lease ? { dhcp: lease } : {}),
       };
+    },
+    mirror(mirrorId) {
+      let m: Mirror;
+      try {
+        m = intents.get('mirror', mirrorId);
+      } catch {
+        return undefined;
+      }
+      const now = facts.current();
+      return mirrorState(m, {
+        chassisOf(endpointId) {
+          try {
+            const b = now.bindings.get(intents.get('endpoint', endpointId).ifaceId);
+            return b && known(b.chassisId) ? b.chassisId : undefined;
+          } catch {
+            return undefined; // deleted meanwhile
+          }
+        },
+        chassis: known,
+        ports: (id) => now.ports.get(id),
+      });
     },
     router(routerId) {
       let networks: string[];

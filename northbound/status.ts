@@ -130,6 +130,8 @@ export interface StatusProvider {
   };
   /** Binding of one endpoint (OVSDB iface-id match); undefined when the endpoint is not bound. */
   endpoint(endpointId: string): EndpointStatus | undefined;
+  /** Where a mirror's copies go right now; undefined for an unknown mirror. */
+  mirror?(mirrorId: string): MirrorStatus | undefined;
   /** Where a router routes: the chassis hosting one of its networks (absent: nowhere known). */
   router?(routerId: string): RouterStatus | undefined;
   /**
@@ -154,6 +156,28 @@ export const RouterStatus = Type.Object(
   },
 );
 export type RouterStatus = Static<typeof RouterStatus>;
+
+export const MirrorStatus = Type.Object(
+  {
+    active: Type.Boolean({ description: 'copies are being made' }),
+    sourceChassis: Type.Optional(Type.String({ description: 'the hypervisor the source is bound on' })),
+    destinationChassis: Type.Optional(
+      Type.String({ description: 'the hypervisor the destination is bound on' }),
+    ),
+    path: Type.Optional(
+      Type.Union([Type.Literal('local'), Type.Literal('tunnel')], {
+        description: "local: both on one hypervisor; tunnel: across the overlay with the mirror's VNI",
+      }),
+    ),
+    reason: Type.Optional(Type.String({ description: 'why nothing is copied (inactive only)' })),
+  },
+  {
+    title: 'MirrorStatus',
+    additionalProperties: false,
+    description: "read-only: where the mirror's copies go right now",
+  },
+);
+export type MirrorStatus = Static<typeof MirrorStatus>;
 
 export const RouterNeighbor = Type.Object(
   {

@@ -71,6 +71,9 @@ export const OFFLOADABLE_SET_FIELDS: ReadonlySet<string> = new Set([
   'tun_src',
   'ct_mark',
   'ct_label',
+  // Cleared before a mirror's copy goes back out of the tunnel it came in on: it only lifts
+  // OpenFlow's ban on output to in_port; the datapath flow holds plain outputs.
+  'in_port_nxm',
   ...Array.from({ length: 16 }, (_, i) => `reg${i}`),
 ]);
 

@@ -28,6 +28,7 @@ import {
   tunnelKey,
   vniMetadataTlv,
 } from '../interned.js';
+import { copyActions, ingressCopyActions } from '../mirror/compute.js';
 import { metered, portMeters } from '../qos/compute.js';
 import {
   type DatapathCtx,
@@ -39,7 +40,8 @@ import {
 } from '../view.js';
 
 // Shared parts (apps/interned.ts): flows are never mutated once built, so one copy serves every flow.
-const MARK_LOCAL = apply(setField(REG_PORT_CLASS, PORT_CLASS.LOCAL));
+const MARK_LOCAL_ACTIONS = [setField(REG_PORT_CLASS, PORT_CLASS.LOCAL)];
+const MARK_LOCAL = apply(...MARK_LOCAL_ACTIONS);
 const TO_PORT_SECURITY = goto(TABLE.PORT_SECURITY);
 const TO_INGRESS_ACL = goto(TABLE.INGRESS_ACL);
 const perVni = new Interner((vni: number) => {
@@ -69,6 +71,7 @@ const intoTunnel = internedInstructions((key: string) => [apply(...tunnelActions
  *   out of the single `remote_ip=flow` VXLAN port (asap2: the network's fixed-key port).
  *   OVS never outputs a packet to its own in_port, so traffic from the tunnel cannot hairpin.
  * - output: reg7 -> the local port.
+ * A mirrored port's classify and output flows also send the mirrors' copies (apps/mirror).
  */
 export function compute(view: DatapathView): Desired {
   const flows: DesiredFlow[] = [];
@@ -119,12 +122,19 @@ export function localPortFlows(
 ): void {
   const v = perVni.get(net.vni);
   const cookie = objectCookie('overlay', 'endpoint', port.endpointId);
+  const egressCopies = port.mirrors?.egress;
   flows.push({
     tableId: TABLE.CLASSIFY,
     priority: 100,
     cookie,
     match: inPortMatch.get(port.ofport),
-    instructions: metered(port, 'egress', v.classify),
+    instructions: metered(
+      port,
+      'egress',
+      egressCopies?.length
+        ? [apply(...copyActions(egressCopies), ...MARK_LOCAL_ACTIONS), ...v.classify.slice(1)]
+        : v.classify,
+    ),
   });
   flows.push({
     tableId: TABLE.L2_LOOKUP,
@@ -135,12 +145,19 @@ export function localPortFlows(
       : [v.metaMatch, { field: 'eth_dst', value: port.mac }],
     instructions: toPort.get(port.ofport),
   });
+  const ingressCopies = port.mirrors?.ingress;
   flows.push({
     tableId: TABLE.OUTPUT,
     priority: 100,
     cookie,
     match: outPortMatch.get(port.ofport),
-    instructions: metered(port, 'ingress', outputTo.get(port.ofport)),
+    instructions: metered(
+      port,
+      'ingress',
+      ingressCopies?.length
+        ? [apply(output(port.ofport), ...ingressCopyActions(ingressCopies))]
+        : outputTo.get(port.ofport),
+    ),
   });
 }
 

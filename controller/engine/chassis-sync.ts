@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ChassisInfo } from '../../southbound/ovsdb/chassis/agent.js';
 import type { ChassisDesired } from '../../southbound/ovsdb/chassis/desired.js';
 import type { ChassisManager } from '../../southbound/ovsdb/chassis/manager.js';
-import type { Chassis, Endpoint } from '../intent/model.js';
+import type { Chassis, Endpoint, Mirror } from '../intent/model.js';
 import type { IntentService } from '../intent/service.js';
 
 /**
@@ -29,7 +29,7 @@ export class ChassisSync {
       // per-VNI tunnel ports of asap2 chassis: a network change to every asap2 chassis, an
       // endpoint change to the asap2 chassis its port is bound on (not to 1,000 of them).
       if (ev.changes.some((c) => c.kind === 'chassis')) return this.provisionAll();
-      if (ev.changes.some((c) => c.kind === 'network' || c.kind === 'router'))
+      if (ev.changes.some((c) => c.kind === 'network' || c.kind === 'router' || c.kind === 'mirror'))
         return this.provisionAll('asap2');
       const on = new Set<string>();
       for (const c of ev.changes) {
@@ -107,20 +107,26 @@ export class ChassisSync {
 
   /**
    * VNIs of networks with an endpoint bound on the chassis, and of the networks their routers
-   * join (the chassis routes into those: its packets enter the tunnel with their VNI), asap2:
-   * one fixed-key port each.
+   * join (the chassis routes into those: its packets enter the tunnel with their VNI), and of the
+   * enabled mirrors whose source or destination is bound there (copies leave or arrive with the
+   * mirror's VNI), asap2: one fixed-key port each.
    */
   private vnisOn(systemId: string): number[] {
     const agent = this.manager.agentOf(systemId);
     const networks = new Set<string>();
+    const vnis = new Set<number>();
     for (const ifaceId of agent?.currentBindings.keys() ?? []) {
       const ep = this.intents.endpointOfIface(ifaceId);
-      if (!ep || networks.has(ep.networkId)) continue;
+      if (!ep) continue;
+      for (const id of this.intents.referrerIds('endpoint', ep.id, 'mirror')) {
+        const m = this.mirror(id);
+        if (m?.enabled) vnis.add(m.vni);
+      }
+      if (networks.has(ep.networkId)) continue;
       networks.add(ep.networkId);
       for (const i of this.intents.routerOnNetwork(ep.networkId)?.router.interfaces ?? [])
         networks.add(i.networkId);
     }
-    const vnis = new Set<number>();
     for (const id of networks) {
       try {
         vnis.add(this.intents.get('network', id).vni);
@@ -129,5 +135,13 @@ export class ChassisSync {
       }
     }
     return [...vnis].sort((a, b) => a - b);
+  }
+
+  private mirror(id: string): Mirror | undefined {
+    try {
+      return this.intents.get('mirror', id);
+    } catch {
+      return undefined; // deleted meanwhile
+    }
   }
 }

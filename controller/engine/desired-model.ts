@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
+import { type MirrorPlacement, portMirrors, portTaps } from '../../apps/mirror/resolve.js';
 import {
   chassisUnit,
   endpointArpUnit,
@@ -129,8 +130,9 @@ export class DesiredModel {
       const p = ep?.placement;
       const nc = ep && p && this.states.get(p.chassisId)?.nets.get(ep.networkId);
       if (!nc || !ep || !p) continue;
-      const now = this.localUnitOf(ep, p.ofport, nc.table);
-      this.states.get(p.chassisId)!.swap(nc.local.get(epId), now);
+      const st = this.states.get(p.chassisId)!;
+      const now = this.localUnitOf(ep, p.ofport, nc.table, st.ctx);
+      st.swap(nc.local.get(epId), now);
       nc.local.set(epId, now);
     }
     dirty.clear();
@@ -214,7 +216,7 @@ export class DesiredModel {
         const ep = ix.endpoints.get(epId);
         const p = ep?.placement;
         if (ep && p && ep.networkId === networkId && p.chassisId === c) {
-          const unit = this.localUnitOf(ep, p.ofport, nc.table);
+          const unit = this.localUnitOf(ep, p.ofport, nc.table, st.ctx);
           nc.local.set(epId, unit);
           added.push(unit);
         } else nc.local.delete(epId);
@@ -242,7 +244,7 @@ export class DesiredModel {
     const nc = new NetOnChassis(this.tableFor(networkId, st.ctx), routedOnly);
     if (!routedOnly) nc.unit = this.networkUnitOf(st, networkId, hosts, real);
     for (const ep of ix.members.get(networkId)?.get(st.chassisId) ?? []) {
-      nc.local.set(ep.id, this.localUnitOf(ep, ep.placement!.ofport, nc.table));
+      nc.local.set(ep.id, this.localUnitOf(ep, ep.placement!.ofport, nc.table, st.ctx));
     }
     st.nets.set(networkId, nc);
     st.addNetwork(nc);
@@ -303,9 +305,12 @@ export class DesiredModel {
   /**
    * An endpoint's local unit. Its MAC's l2-lookup match is the one of its flow into the tunnel
    * (in `table`, which chassis that host it remotely see), so that match and its key are shared.
+   * `ctx`: its chassis (where its mirrors' copies leave from or arrive).
    */
-  private localUnitOf(ep: IndexedEndpoint, ofport: number, table: RemoteTable): Unit {
+  private localUnitOf(ep: IndexedEndpoint, ofport: number, table: RemoteTable, ctx: DatapathCtx): Unit {
     const ix = this.index;
+    const from = ix.mirroring.from(ep.id);
+    const to = ix.mirroring.to(ep.id);
     const vni = ix.networks.get(ep.networkId)!.vni;
     const tunnel = table.entries.get(ep.id)?.tunnelFlow();
     const port: LocalPort = {
@@ -316,6 +321,8 @@ export class DesiredModel {
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
       qos: ix.qosOf(ep),
+      mirrors: from && portMirrors(ctx, from, this.placementOf),
+      taps: to && portTaps(ctx, to),
       l2Match: tunnel?.flow.match,
     };
     const rules =
@@ -344,6 +351,18 @@ export class DesiredModel {
     this.rulesMemo.set(sgId, rules);
     return rules;
   }
+
+  /** Where an endpoint is bound, for the mirrors copying to it. */
+  private readonly placementOf = (endpointId: string): MirrorPlacement | undefined => {
+    const p = this.index.endpoints.get(endpointId)?.placement;
+    return (
+      p && {
+        chassisId: p.chassisId,
+        ofport: p.ofport,
+        tunnelIp: this.index.chassis.get(p.chassisId)!.tunnelIp,
+      }
+    );
+  };
 
   private ctxOf(chassisId: string): DatapathCtx {
     const c = this.index.chassis.get(chassisId)!;

@@ -8,6 +8,7 @@ import type {
   AnyObject,
   Chassis,
   Endpoint,
+  Mirror,
   Network,
   NetworkAcl,
   Qos,
@@ -27,6 +28,7 @@ import {
   IndexedEndpoint,
   type Placement,
 } from './index-records.js';
+import { MirrorIndex } from './mirror-index.js';
 import { RouterIndex } from './router-index.js';
 
 function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
@@ -62,6 +64,7 @@ export class IntentIndex {
   readonly sgReferrers = new Map<string, Set<string>>();
   readonly dirty = new Dirty();
   readonly routing = new RouterIndex(this.dirty);
+  readonly mirroring = new MirrorIndex(this.dirty);
   /** iface-id -> its binding in the last facts and the endpoints naming it. */
   private readonly ifaces = new Map<string, Iface>();
   private readonly portSigs = new Map<string, string>();
@@ -74,6 +77,7 @@ export class IntentIndex {
     for (const a of intent.networkAcls) this.putAcl(a);
     for (const sg of intent.securityGroups) this.putSecurityGroup(sg);
     for (const r of intent.routers ?? []) this.routing.changed(undefined, r);
+    for (const m of intent.mirrors ?? []) this.mirroring.load(m);
     // forEach, not for-of over entries: no [key, value] pair allocated per binding.
     facts.bindings.forEach((b, iface) => {
       this.ifaces.set(iface, { binding: b, endpoints: undefined });
@@ -124,6 +128,8 @@ export class IntentIndex {
         if (b) this.removeEndpoint(b, !sameForGroups);
         if (a) this.putEndpoint(a, !sameForGroups);
         const now = a && this.placementOf(a.id);
+        if (was?.chassisId !== now?.chassisId || was?.ofport !== now?.ofport)
+          this.mirroring.destinationMoved(c.id);
         if (b?.networkId === a?.networkId) this.moved((a ?? b)!.networkId, was, now);
         else {
           if (b) this.moved(b.networkId, was, undefined);
@@ -137,6 +143,9 @@ export class IntentIndex {
       case 'vlanBinding':
         if (before) this.removeVlan(before as VlanBinding);
         if (after) this.putVlan(after as VlanBinding);
+        return;
+      case 'mirror':
+        this.mirroring.changed(before as Mirror | undefined, after as Mirror | undefined);
         return;
       case 'networkAcl':
         if (before) this.removeAcl(before as NetworkAcl);
@@ -252,7 +261,12 @@ export class IntentIndex {
   private changeChassis(id: string, before: Chassis | undefined, after: Chassis | undefined): void {
     if (before && after) {
       if (!this.chassis.has(id)) this.dirty.chassisSetChanged = true;
-      if (before.tunnelIp !== after.tunnelIp) for (const n of this.networksOn(id)) this.dirty.networks.add(n);
+      if (before.tunnelIp !== after.tunnelIp) {
+        for (const n of this.networksOn(id)) this.dirty.networks.add(n);
+        // Mirrors copying to an endpoint there send their copies to the new address.
+        for (const byChassis of this.members.values())
+          for (const ep of byChassis.get(id) ?? []) this.mirroring.destinationMoved(ep.id);
+      }
       this.chassis.set(id, new IndexedChassis(after));
       if (before.offload !== after.offload || before.tunnelIp !== after.tunnelIp) this.dirty.chassis.add(id);
       return;
@@ -283,6 +297,7 @@ export class IntentIndex {
     this.place(ep, now);
     this.moved(ep.networkId, old, now);
     this.routing.nexthopChanged(ep);
+    this.mirroring.destinationMoved(ep.id);
     addTo(this.dirty.endpoints, ep.networkId, ep.id);
   }
 

@@ -32,6 +32,7 @@ export function intentSource(intents: IntentService): IntentSource {
       networkAcls: allOf(intents, 'networkAcl'),
       securityGroups: allOf(intents, 'securityGroup'),
       routers: allOf(intents, 'router'),
+      mirrors: allOf(intents, 'mirror'),
       tenants: allOf(intents, 'tenant'),
     }),
     onChange: (cb) => {

@@ -5,18 +5,21 @@ import { type IntentState, keyOf, parseKey } from './state.js';
 
 /**
  * Which objects a delete removes. Dependants (a network's endpoints, ACLs, VLAN bindings and
- * router; a tenant's networks, security groups, routers and tokens; a chassis' VLAN bindings)
+ * router; a tenant's networks, security groups, routers, mirrors and tokens; a chassis' VLAN
+ * bindings; an endpoint's mirrors)
  * block the delete with a conflict unless `cascade` is set, in which case they go in the same
  * transaction. A security group still used by an endpoint or another group's rule always blocks
  * (cascade would silently open or close traffic on endpoints the caller did not name), and so does
  * an endpoint that is the next hop of a router's route, unless the router goes in the same delete.
  */
 const CASCADES: Partial<Record<Kind, Kind[]>> = {
-  tenant: ['network', 'securityGroup', 'router', 'token'],
+  tenant: ['network', 'securityGroup', 'router', 'mirror', 'token'],
   // A router is deleted whole with any of its networks: one without that interface is a different
   // router (other addresses reachable), which the caller should write on purpose.
   network: ['endpoint', 'networkAcl', 'vlanBinding', 'router'],
   chassis: ['vlanBinding'],
+  // A mirror names two endpoints; without either it copies nothing anyone asked for.
+  endpoint: ['mirror'],
 };
 
 export function planDelete(state: IntentState, kind: Kind, id: string, cascade: boolean): string[] {

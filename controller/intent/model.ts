@@ -15,6 +15,7 @@ import {
   Vni,
   withMeta,
 } from './model-base.js';
+import { MirrorCreateSchema, MirrorPatchSchema, MirrorSchema } from './model-mirror.js';
 import { QosSchema } from './model-qos.js';
 import {
   RouterCreateSchema,
@@ -43,11 +44,13 @@ export const KINDS = [
   'chassis',
   'vlanBinding',
   'router',
+  'mirror',
   'token',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 
 export * from './model-base.js';
+export * from './model-mirror.js';
 export * from './model-qos.js';
 export * from './model-router.js';
 
@@ -351,6 +354,9 @@ export type RouterRoute = Static<typeof RouterRouteSchema>;
 export type Router = Static<typeof RouterSchema>;
 export type RouterCreate = Static<typeof RouterCreateSchema>;
 export type RouterPatch = Static<typeof RouterPatchSchema>;
+export type Mirror = Static<typeof MirrorSchema>;
+export type MirrorCreate = Static<typeof MirrorCreateSchema>;
+export type MirrorPatch = Static<typeof MirrorPatchSchema>;
 export type ApiToken = Static<typeof ApiTokenSchema>;
 export type ApiTokenCreate = Static<typeof ApiTokenCreateSchema>;
 export type ApiTokenPatch = Static<typeof ApiTokenPatchSchema>;
@@ -365,6 +371,7 @@ export interface ObjectOf {
   chassis: Chassis;
   vlanBinding: VlanBinding;
   router: Router;
+  mirror: Mirror;
   token: ApiToken;
 }
 /** Create/replace input per kind (tokens are made with IntentService.createToken instead). */
@@ -377,6 +384,7 @@ export interface CreateInputOf {
   chassis: ChassisCreate;
   vlanBinding: VlanBindingCreate;
   router: RouterCreate;
+  mirror: MirrorCreate;
   token: ApiTokenCreate;
 }
 /** Patch input per kind. */
@@ -389,6 +397,7 @@ export interface PatchOf {
   chassis: ChassisPatch;
   vlanBinding: VlanBindingPatch;
   router: RouterPatch;
+  mirror: MirrorPatch;
   token: ApiTokenPatch;
 }
 export type AnyObject = ObjectOf[Kind];
@@ -406,6 +415,7 @@ export const SCHEMAS: { [K in Kind]: { object: TObject; create: TObject; patch: 
   chassis: { object: ChassisSchema, create: ChassisCreateSchema, patch: ChassisPatchSchema },
   vlanBinding: { object: VlanBindingSchema, create: VlanBindingCreateSchema, patch: VlanBindingPatchSchema },
   router: { object: RouterSchema, create: RouterCreateSchema, patch: RouterPatchSchema },
+  mirror: { object: MirrorSchema, create: MirrorCreateSchema, patch: MirrorPatchSchema },
   token: { object: ApiTokenSchema, create: ApiTokenCreateSchema, patch: ApiTokenPatchSchema },
 };
 
@@ -416,4 +426,5 @@ export const TENANT_OWNED: ReadonlySet<Kind> = new Set([
   'securityGroup',
   'networkAcl',
   'router',
+  'mirror',
 ]);

@@ -28,6 +28,7 @@ import {
   subnetsOf,
   tenantOf,
 } from './rule-env.js';
+import { mirror } from './rules-mirror.js';
 import { adminOnlyQos, qosToStore } from './rules-qos.js';
 import { type IntentState, vlanSlot } from './state.js';
 
@@ -103,7 +104,7 @@ function allocateVni(env: RuleEnv): number {
   // Next-fit from the last allocation keeps allocation O(1) on average.
   const start = Math.min(Math.max(env.vniCursor.last + 1, lo), hi);
   for (let v = start, n = 0; n <= hi - lo; n++, v = v === hi ? lo : v + 1) {
-    if (!env.state.vnis.has(v)) {
+    if (!env.state.vnis.has(v) && !env.state.mirrorVnis.has(v)) {
       env.vniCursor.last = v;
       return v;
     }
@@ -124,6 +125,8 @@ function network(env: RuleEnv, d: Draft, existing?: ObjectOf['network']): Fields
   const owner = env.state.vnis.get(vni);
   if (owner !== undefined && owner !== d.id)
     throw conflict('vni', `${vni} is already used by another network`);
+  const mirrorOwner = env.state.mirrorVnis.get(vni);
+  if (mirrorOwner !== undefined) throw conflict('vni', `${vni} is already used by a mirror`);
   const subnets = cidrList((d.subnets as string[] | undefined) ?? [], 'subnets');
   for (const [i, c] of subnets.entries()) {
     const why = notASubnet(c);
@@ -379,6 +382,8 @@ export function buildObject(
       return vlanBinding(env, d, ex);
     case 'router':
       return router(env, d, ex);
+    case 'mirror':
+      return mirror(env, d, ex, () => allocateVni(env));
     case 'token':
       return token(env, d, ex);
   }

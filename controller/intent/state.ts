@@ -57,6 +57,10 @@ export function referencesOf(kind: Kind, o: AnyObject): string[] {
       const x = o as ObjectOf['router'];
       return [keyOf('tenant', x.tenantId), ...x.interfaces.map((i) => keyOf('network', i.networkId))];
     }
+    case 'mirror': {
+      const x = o as ObjectOf['mirror'];
+      return [keyOf('tenant', x.tenantId), keyOf('endpoint', x.source), keyOf('endpoint', x.destination)];
+    }
     case 'token': {
       const x = o as ObjectOf['token'];
       return x.tenantId ? [keyOf('tenant', x.tenantId)] : [];
@@ -73,7 +77,10 @@ export class IntentState {
   revision = 0;
   readonly objects = new Map<Kind, Map<string, AnyObject>>(KINDS.map((k) => [k, new Map()]));
   readonly idempotency = new Map<string, IdempotencyRecord>();
+  /** VNI -> network id. */
   readonly vnis = new Map<number, string>();
+  /** VNI -> mirror id (the VNI a mirror's copies carry; unique among networks and mirrors). */
+  readonly mirrorVnis = new Map<number, string>();
   /** networkId -> mac -> endpointId */
   readonly macs = new Map<string, Map<string, string>>();
   /** networkId -> canonical ip -> endpointId */
@@ -201,6 +208,9 @@ export class IntentState {
       }
       case 'router':
         for (const i of (o as ObjectOf['router']).interfaces) each(this.routerOfNetwork, i.networkId);
+        break;
+      case 'mirror':
+        each(this.mirrorVnis, (o as ObjectOf['mirror']).vni);
         break;
       case 'token':
         each(this.tokenHashes, (o as ObjectOf['token']).hash);

@@ -22,6 +22,7 @@ export const APP = {
   acl: 7,
   dhcp: 8,
   router: 9,
+  mirror: 10,
 } as const;
 export type AppName = keyof typeof APP;
 

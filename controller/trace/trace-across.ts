@@ -4,7 +4,7 @@ import { formatInstructions } from '../../southbound/openflow/text/format-action
 import { formatMatch } from '../../southbound/openflow/text/format-match.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow } from '../pipeline/flow.js';
-import { tableName } from '../pipeline/tables.js';
+import { TABLE, tableName } from '../pipeline/tables.js';
 import { type SimOutput, type SimStep, simulateBridge } from './bridge-sim.js';
 import { bitsOf, fieldText, onNextBridge, type Packet } from './packet.js';
 
@@ -168,8 +168,10 @@ export function traceAcross(
     hop.steps = sim.steps.map((s) => stepView(s, world));
     hop.notes.push(...sim.notes);
     const ports = world.ports(chassis);
+    const copies = mirrorCopies(sim.steps, sim.outputs);
     for (const out of sim.outputs) {
-      if (out.port === ofpp.CONTROLLER) report(hop, { to: 'controller', port: out.port }, out);
+      if (copies.has(out)) hop.notes.push(copyNote(world, chassis, out));
+      else if (out.port === ofpp.CONTROLLER) report(hop, { to: 'controller', port: out.port }, out);
       else if (isTunnelPort(ports, out.port)) {
         const arrival = intoTunnel(world, hop, out, report);
         if (arrival && hops.length + queue.length >= maxHops)
@@ -184,6 +186,32 @@ export function traceAcross(
     }
   }
   return { hops, packets, sentBy };
+}
+
+/**
+ * The outputs that are port mirroring's copies (apps/mirror): every output of a classify flow
+ * (weft's classify flows output nothing else), and all but the first output of an output-table
+ * flow (the first is the delivery). A trace follows the packet, not its copies: they are noted,
+ * so a copy reaching a capture VM never reads as the packet delivered there.
+ */
+function mirrorCopies(steps: readonly SimStep[], outputs: readonly SimOutput[]): Set<SimOutput> {
+  const first = new Map<number, SimOutput>();
+  for (const o of outputs) if (!first.has(o.step)) first.set(o.step, o);
+  const out = new Set<SimOutput>();
+  for (const o of outputs) {
+    const table = steps[o.step]?.table;
+    if (table === TABLE.CLASSIFY || (table === TABLE.OUTPUT && first.get(o.step) !== o)) out.add(o);
+  }
+  return out;
+}
+
+function copyNote(world: TraceWorld, chassis: string, out: SimOutput): string {
+  const endpoint = world.endpointAt(chassis, out.port);
+  if (endpoint) return `port mirroring: a copy goes to ${endpoint} (port ${out.port})`;
+  const tunnelIp = String(fieldText('tun_dst', out.packet.get('tun_dst') ?? 0n));
+  const next = world.chassisOfTunnelIp(tunnelIp);
+  const vni = Number(out.packet.get('tun_id') ?? 0n);
+  return `port mirroring: a copy goes into the tunnel to ${next ?? tunnelIp}${vni ? ` with VNI ${vni}` : ''}`;
 }
 
 /**

@@ -17,8 +17,9 @@ or none does and the error names the operation as ops[N] (N counts the file's it
 
 FILE (JSON or YAML; - reads stdin) holds a list of items, {ops: [...]}, or YAML documents:
   - kind: network            # tenant, network, endpoint, security-group, acl, chassis, vlan-binding,
-                             # router (list items in order: a router after its networks and
-                             # the endpoints its routes use as next hops)
+                             # router, mirror (list items in order: a router after its
+                             # networks and the endpoints its routes use as next hops, a
+                             # mirror after its endpoints)
     id: blue                 # with an id the default op is replace (create or overwrite)
     tenantId: t1             # the object's fields, inline or under body:
     name: blue
@@ -53,6 +54,7 @@ const KIND_WORDS: Record<string, string> = {
   vlanBinding: 'vlanBinding',
   'vlan-binding': 'vlanBinding',
   router: 'router',
+  mirror: 'mirror',
 };
 const kindOf = (word: string): string | undefined =>
   KIND_WORDS[word] ?? (word.endsWith('s') ? KIND_WORDS[word.slice(0, -1)] : undefined);

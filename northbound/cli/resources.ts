@@ -1,5 +1,6 @@
 import { type CliCommand, UsageError } from '../../controller/cli/command.js';
 import { type Column, cell, col } from './format.js';
+import { mirrorCli } from './mirror-cli.js';
 import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
@@ -348,6 +349,7 @@ export const resourceClis: ResourceCli[] = [
     ],
   },
   routerCli,
+  mirrorCli,
   {
     word: 'token',
     path: 'tokens',

@@ -38,6 +38,7 @@ export const registerOpenApi = async (app: FastifyInstance, opts: OpenApiOptions
         { name: 'chassis' },
         { name: 'vlan-bindings' },
         { name: 'routers' },
+        { name: 'mirrors' },
         { name: 'batch' },
         { name: 'tokens' },
         { name: 'status' },

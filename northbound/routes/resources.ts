@@ -1,7 +1,8 @@
 import { type TObject, Type } from '@sinclair/typebox';
-import type { AnyObject } from '../../controller/intent/model.js';
+import type { AnyObject, Mirror } from '../../controller/intent/model.js';
 import { SCHEMAS } from '../../controller/intent/model.js';
-import { EndpointStatus, RouterStatus, type StatusProvider } from '../status.js';
+import { type MirrorFacts, mirrorState } from '../../controller/mirror-status.js';
+import { EndpointStatus, MirrorStatus, RouterStatus, type StatusProvider } from '../status.js';
 import type { ResourceDef } from './crud.js';
 
 /** Read-only binding status of an endpoint, as shown in its `status` member. */
@@ -26,6 +27,18 @@ const routerOut = (): TObject =>
     { additionalProperties: false, title: 'Router' },
   );
 const nowhere = { chassis: [] };
+const NOTHING_BOUND: MirrorFacts = {
+  chassisOf: () => undefined,
+  chassis: () => undefined,
+  ports: () => undefined,
+};
+
+/** Mirror as the API shows it: the stored intent plus where its copies go. */
+const mirrorOut = (): TObject =>
+  Type.Object(
+    { ...SCHEMAS.mirror.object.properties, status: MirrorStatus },
+    { additionalProperties: false, title: 'Mirror' },
+  );
 
 const titled = (schema: TObject, title: string): TObject => ({ ...schema, title }) as TObject;
 
@@ -130,6 +143,22 @@ export const resourceDefs = (status: StatusProvider): ResourceDef[] => [
     status: {
       schema: RouterStatus,
       of: (obj: AnyObject) => status.router?.(obj.id) ?? nowhere,
+    },
+  },
+  {
+    kind: 'mirror',
+    path: 'mirrors',
+    tag: 'mirrors',
+    noun: 'mirror',
+    adminOnly: false,
+    adminWrites: false,
+    // A mirror references endpoints, not networks: `?network=` would find nothing, so only tenant.
+    filters: ['tenant'],
+    schemas: schemasOf('mirror', 'Mirror', mirrorOut()),
+    status: {
+      schema: MirrorStatus,
+      // Without live facts (no engine), nothing is bound: the state says so, as an endpoint's does.
+      of: (obj: AnyObject) => status.mirror?.(obj.id) ?? mirrorState(obj as Mirror, NOTHING_BOUND),
     },
   },
 ];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCapture } from './capture.js';
 import { expectConverged } from './converged.js';
 import { type E2e, portKeyOn, startE2e } from './harness.js';
 import { createRedBlue, RED_BLUE_VMS } from './red-blue.js';
@@ -57,6 +58,39 @@ describe('the asap2 profile end to end', () => {
     expect(toR2).toMatch(new RegExp(`->tun_dst,output:${ofport}$`));
     expect(toR2).not.toContain('tun_id');
   }, 120_000);
+
+  it("carries a mirror's copies through the fixed-key port of the mirror's VNI, made and removed with it", async () => {
+    // r1 (hv1) is copied to r2 (hv2), what r1 receives: r2 gets its own echo replies back as copies.
+    await e.api.put('/v1/mirrors/m1?wait=applied&timeout=20s', {
+      source: 'r1',
+      destination: 'r2',
+      direction: 'ingress',
+      vni: 7100,
+    });
+    for (const hv of [0, 1])
+      await expect.poll(() => portKey(hv, 'vxlan7100'), { timeout: 20_000 }).toBe('7100');
+    await expect
+      .poll(async () => (await e.api.get('/v1/mirrors/m1')).status, { timeout: 20_000 })
+      .toEqual({
+        active: true,
+        sourceChassis: 'hv1',
+        destinationChassis: 'hv2',
+        path: 'tunnel',
+      });
+    await expectConverged(e.lab, e.controller.engine);
+    const c = await startCapture(e.lab.vm('r2').netns, 'eth0', ['-Q', 'in', 'icmp']);
+    try {
+      expect((await e.lab.ping('r1', '10.0.0.2', { count: 5, intervalMs: 100 })).received).toBe(5);
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      const lines = await c.stop();
+      const copies = lines.filter((l) => l.includes('10.0.0.2 > 10.0.0.1: ICMP echo reply'));
+      expect(copies, lines.join('\n')).toHaveLength(5);
+    }
+    await e.api.delete('/v1/mirrors/m1?wait=applied&timeout=20s');
+    for (const hv of [0, 1])
+      await expect.poll(() => portKey(hv, 'vxlan7100'), { timeout: 20_000 }).toBeUndefined();
+  }, 90_000);
 
   it("reports each chassis's flows that would stay in software under TC flower", async () => {
     const r = await e.api.get('/v1/chassis/hv1/offload');

@@ -37,15 +37,25 @@ export interface RedisOptions {
 /** The durable setting weft documents (docs/STORE.md). */
 export const DURABLE_REDIS = { appendonly: 'yes', appendfsync: 'always' };
 
+/**
+ * A free loopback port below Linux's ephemeral range (32768-60999 by default). An instance is
+ * restarted on its own port (`kill9()` + `start()`); a port from the ephemeral range can be
+ * handed to some other process's outgoing connection or `listen(0)` in that gap, and the restart
+ * would then fail to bind (seen once in CI while other tests ran beside it).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let i = 0; i < 50; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canBind(port)) return port;
+  }
+  throw new Error('no free port in 20000-31999 after 50 tries');
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 

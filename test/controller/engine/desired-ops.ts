@@ -31,9 +31,24 @@ export type Op =
   | { t: 'vlanDel' }
   | { t: 'eth1'; on: number; port: number | null }
   /** The tenant's default limits, as `qos` of `ep` (null: none). */
-  | { t: 'tenantQos'; qos: number | null };
+  | { t: 'tenantQos'; qos: number | null }
+  /** A mirror from one endpoint to another (refused, as by the service, when either is missing). */
+  | { t: 'mirror'; id: string; src: string; dst: string; dir: 'egress' | 'ingress' | 'both'; on: boolean }
+  | { t: 'mirrorDel'; id: string };
+
+export const MIRRORS = ['m1', 'm2'];
 
 const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
+function mirrorOp(): fc.Arbitrary<Op> {
+  return fc.record({
+    t: fc.constant('mirror' as const),
+    id: pick(MIRRORS),
+    src: pick(EPS),
+    dst: pick(EPS),
+    dir: pick(['egress', 'ingress', 'both'] as const),
+    on: fc.boolean(),
+  });
+}
 /** An endpoint written (with these security groups and port security), deleted, bound, unbound. */
 const endpointOps = (sgs: fc.Arbitrary<number[]>, ps: fc.Arbitrary<boolean>): fc.Arbitrary<Op>[] => [
   fc.record(
@@ -108,6 +123,8 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     port: fc.option(fc.constantFrom(7, 8), { nil: null }),
   }),
   fc.record({ t: fc.constant('tenantQos' as const), qos: fc.option(fc.nat(2), { nil: null }) }),
+  { arbitrary: mirrorOp(), weight: 3 },
+  fc.record({ t: fc.constant('mirrorDel' as const), id: pick(MIRRORS) }),
 );
 
 /** Limits by number (0 egress, 1 ingress, 2 both, 3 or absent none); `base` sets the rate apart. */
@@ -118,4 +135,17 @@ export const routingOpArb: fc.Arbitrary<Op> = fc.oneof(
   routerOp,
   routerDelOp,
   netOp,
+);
+
+/** Only what mirrors depend on: endpoints, bindings, mirrors, chassis addresses and tunnel ports. */
+export const mirrorOpArb: fc.Arbitrary<Op> = fc.oneof(
+  ...endpointOps(fc.constant<number[]>([]), fc.boolean()),
+  { arbitrary: mirrorOp(), weight: 3 },
+  fc.record({ t: fc.constant('mirrorDel' as const), id: pick(MIRRORS) }),
+  fc.record({ t: fc.constant('chassis' as const), id: pick(CHASSIS), ip: fc.nat(2), offload: fc.boolean() }),
+  fc.record({
+    t: fc.constant('tunnel' as const),
+    id: pick(CHASSIS),
+    port: fc.option(fc.constantFrom(100, 101), { nil: null }),
+  }),
 );

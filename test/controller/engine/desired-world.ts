@@ -7,6 +7,7 @@ import type {
   AnyObject,
   Endpoint,
   Kind,
+  Mirror,
   NetworkAcl,
   Router,
   SecurityGroup,
@@ -17,9 +18,9 @@ import type { ObjectChange } from '../../../controller/intent/service.js';
 import type { Desired } from '../../../controller/pipeline/flow.js';
 import { bucketsKey, flowKey, instructionsKey } from '../../../controller/reconcile/canonical.js';
 import { chassis, endpoint, network } from '../../apps/fixtures.js';
-import { CHASSIS, NETWORKS, type Op, SGS } from './desired-ops.js';
+import { CHASSIS, MIRRORS, NETWORKS, type Op, SGS } from './desired-ops.js';
 
-export { CHASSIS, EPS, type Op, opArb, routingOpArb } from './desired-ops.js';
+export { CHASSIS, EPS, mirrorOpArb, type Op, opArb, routingOpArb } from './desired-ops.js';
 
 /**
  * The world the DesiredModel tests drive (desired-model*.test.ts): a tiny intent store and facts,
@@ -74,6 +75,7 @@ export class World {
       securityGroups: this.all<SecurityGroup>('securityGroup'),
       routers: this.all<Router>('router'),
       tenants: this.all<Tenant>('tenant'),
+      mirrors: this.all<Mirror>('mirror'),
     };
   }
 
@@ -116,8 +118,29 @@ export class World {
           ...(qos ? { qos } : {}),
         });
       }
-      case 'epDel':
-        return this.del('endpoint', op.id);
+      case 'epDel': {
+        // The service deletes the endpoint's mirrors with it (cascade) or refuses: cascade here.
+        const mirrors = this.all<Mirror>('mirror').filter(
+          (m) => m.source === op.id || m.destination === op.id,
+        );
+        return [...mirrors.flatMap((m) => this.del('mirror', m.id)), ...this.del('endpoint', op.id)];
+      }
+      case 'mirror': {
+        const eps = this.objects.get('endpoint');
+        if (op.src === op.dst || !eps?.has(op.src) || !eps.has(op.dst)) return [];
+        return this.put('mirror', {
+          ...meta,
+          id: op.id,
+          tenantId: 't1',
+          source: op.src,
+          destination: op.dst,
+          direction: op.dir,
+          vni: 2000 + MIRRORS.indexOf(op.id) + 1,
+          enabled: op.on,
+        });
+      }
+      case 'mirrorDel':
+        return this.del('mirror', op.id);
       case 'bind':
         // An ofport is one interface's: unique per endpoint on any chassis.
         this.bindings.set(`iface-${op.id}`, {
@@ -137,7 +160,13 @@ export class World {
         this.ports.set(op.id, {
           ...p,
           tunnelPort: op.port ?? undefined,
-          vniTunnelPorts: op.port ? new Map([[1001, op.port + 1]]) : new Map(),
+          // asap2: a fixed-key port for n1 and for mirror m1 (none for m2: its copies wait for one).
+          vniTunnelPorts: op.port
+            ? new Map([
+                [1001, op.port + 1],
+                [2001, op.port + 2],
+              ])
+            : new Map(),
         });
         return chassisDelta(op.id);
       }
