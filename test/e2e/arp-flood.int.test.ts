@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
+import { type Capture, startCapture } from '../lab/capture.js';
 import { TUNNEL_OFPORT } from '../lab/lab-spec.js';
-import { type Capture, startCapture } from './capture.js';
 import { expectConverged } from './converged.js';
 import { arpRounds as rounds, settledGroupStats, groupStats as stats, whoHas } from './flood-probes.js';
 import { type E2e, startE2e, waitFor } from './harness.js';

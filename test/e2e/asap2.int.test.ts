@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCapture } from './capture.js';
+import { startCapture } from '../lab/capture.js';
 import { expectConverged } from './converged.js';
 import { type E2e, portKeyOn, startE2e } from './harness.js';
 import { createRedBlue, RED_BLUE_VMS } from './red-blue.js';

@@ -54,6 +54,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines.find((l) => l.startsWith('IPv6'))).toMatch(
     /^IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit 63; both learned their default route \(via fe80::857:72ff:fe00:64\) from its router advertisements$/,
   );
+  // Port mirroring: reddb, a capture on the other hypervisor, got a copy of each packet of red1's pings.
+  expect(lines).toContain(
+    'mirror: red1 copied to reddb (red-db network, hv2): tcpdump there saw 3 of 3 echo requests and 3 of 3 replies of red1 -> red2',
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Capture, startCapture } from './capture.js';
+import { type Capture, startCapture } from '../lab/capture.js';
 import { expectConverged } from './converged.js';
 import { arpRounds, whoHas } from './flood-probes.js';
 import { type E2e, startOneNetwork } from './harness.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP_KIND, groupId } from '../../controller/pipeline/groups.js';
 import type { Bucket } from '../../southbound/openflow/codec/buckets.js';
+import { type Capture, startCapture } from '../lab/capture.js';
 import { TUNNEL_OFPORT } from '../lab/lab-spec.js';
-import { type Capture, startCapture } from './capture.js';
 import { expectConverged } from './converged.js';
 import { arpRounds, groupStats, whoHas } from './flood-probes.js';
 import { type E2e, startE2e, waitFor } from './harness.js';

@@ -5,6 +5,7 @@ import { parseServeArgs } from '../../controller/config/serve-config.js';
 import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
 import type { DropsAnswer } from '../../northbound/counters-schema.js';
+import { mirrorProbe } from './demo-mirror.js';
 import { runDhcpClient } from './dhcp-client.js';
 import { tcpTransfer } from './throughput.js';
 import { createLab, type Lab } from './topology.js';
@@ -298,6 +299,8 @@ export async function runDemo(
       `rate limit: red2 may receive 2000 kbit/s (burst 200 kbit): 500 KB from red1 took ${(policed.ms / 1000).toFixed(1)} s at ${policed.kbps} kbit/s (unlimited: ${free.kbps} kbit/s)${limitOk ? '' : ' (SURPRISE)'}`,
     );
     await call('PATCH', '/v1/endpoints/red2?wait=applied&timeout=20s', { qos: {} });
+    const mirror = await mirrorProbe(lab, call);
+    say(mirror.line);
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -316,6 +319,7 @@ export async function runDemo(
       (tracerouteOk ? 0 : 1) +
       (metalOk ? 0 : 1) +
       (limitOk ? 0 : 1) +
+      (mirror.ok ? 0 : 1) +
       (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { killPid, onExitUndo } from '../lab/cleanup.js';
+import { killPid, onExitUndo } from './cleanup.js';
 
 /**
  * tcpdump inside a lab namespace, for tests that must see what arrived where (and what did not).
