@@ -244,8 +244,8 @@ function mirrorIndex(
   const from = new Map<string, Mirror[]>();
   const to = new Map<string, Mirror[]>();
   for (const m of intent.mirrors ?? []) {
-    from.set(m.source, [...(from.get(m.source) ?? []), m]);
-    to.set(m.destination, [...(to.get(m.destination) ?? []), m]);
+    entryOf(from, m.source).push(m);
+    entryOf(to, m.destination).push(m);
   }
   if (from.size === 0) return () => ({});
   const placement = new Map<string, MirrorPlacement>();
@@ -261,4 +261,12 @@ function mirrorIndex(
     const taps = portTaps(view, to.get(endpointId) ?? []);
     return { ...(mirrors ? { mirrors } : {}), ...(taps ? { taps } : {}) };
   };
+}
+
+function entryOf(map: Map<string, Mirror[]>, key: string): Mirror[] {
+  const have = map.get(key);
+  if (have) return have;
+  const list: Mirror[] = [];
+  map.set(key, list);
+  return list;
 }

@@ -159,6 +159,16 @@ export function localPortFlows(
         : outputTo.get(port.ofport),
     ),
   });
+  // Its own broadcasts come back here through its flood bucket: OVS skips the output to their
+  // in_port, but the copies after it would still go out, as if the port had received them.
+  if (ingressCopies?.length)
+    flows.push({
+      tableId: TABLE.OUTPUT,
+      priority: 110,
+      cookie,
+      match: [outPortMatch.get(port.ofport)[0]!, inPortTlv.get(port.ofport)],
+      instructions: [],
+    });
 }
 
 /** Whether `m` is the l2-lookup match of `mac` in the network of `metaMatch` (and may be shared). */

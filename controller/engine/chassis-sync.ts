@@ -41,9 +41,16 @@ export class ChassisSync {
       }
       for (const sys of on) if (this.known(sys)?.offload === 'asap2') void this.provision(sys);
     });
-    // A port bound or unbound on an asap2 chassis can add or drop a network there.
-    manager.on('binding', (e: { systemId: string }) => {
-      if (this.known(e.systemId)?.offload === 'asap2') void this.provision(e.systemId);
+    // A port bound or unbound on an asap2 chassis can add or drop a network there; and where the
+    // other end of one of its mirrors is bound, whether that chassis needs the mirror's port.
+    manager.on('binding', (e: { systemId: string; event?: { binding: { ifaceId: string } } }) => {
+      const on = new Set([e.systemId]);
+      const ep = e.event && this.intents.endpointOfIface(e.event.binding.ifaceId);
+      for (const peer of ep ? this.mirrorPeers(ep.id) : []) {
+        const sys = this.manager.chassisOfIface(peer.ifaceId);
+        if (sys) on.add(sys);
+      }
+      for (const sys of on) if (this.known(sys)?.offload === 'asap2') void this.provision(sys);
     });
   }
 
@@ -108,8 +115,9 @@ export class ChassisSync {
   /**
    * VNIs of networks with an endpoint bound on the chassis, and of the networks their routers
    * join (the chassis routes into those: its packets enter the tunnel with their VNI), and of the
-   * enabled mirrors whose source or destination is bound there (copies leave or arrive with the
-   * mirror's VNI), asap2: one fixed-key port each.
+   * enabled mirrors with one end bound there and the other on another chassis (copies leave or
+   * arrive with the mirror's VNI; a local or half-bound mirror needs no port), asap2: one
+   * fixed-key port each.
    */
   private vnisOn(systemId: string): number[] {
     const agent = this.manager.agentOf(systemId);
@@ -120,7 +128,10 @@ export class ChassisSync {
       if (!ep) continue;
       for (const id of this.intents.referrerIds('endpoint', ep.id, 'mirror')) {
         const m = this.mirror(id);
-        if (m?.enabled) vnis.add(m.vni);
+        if (!m?.enabled) continue;
+        const other = this.endpoint(m.source === ep.id ? m.destination : m.source);
+        const there = other && this.manager.chassisOfIface(other.ifaceId);
+        if (there && there !== systemId) vnis.add(m.vni);
       }
       if (networks.has(ep.networkId)) continue;
       networks.add(ep.networkId);
@@ -135,6 +146,25 @@ export class ChassisSync {
       }
     }
     return [...vnis].sort((a, b) => a - b);
+  }
+
+  /** The endpoints at the other end of an endpoint's mirrors. */
+  private mirrorPeers(endpointId: string): Endpoint[] {
+    const out: Endpoint[] = [];
+    for (const id of this.intents.referrerIds('endpoint', endpointId, 'mirror')) {
+      const m = this.mirror(id);
+      const other = m && this.endpoint(m.source === endpointId ? m.destination : m.source);
+      if (other) out.push(other);
+    }
+    return out;
+  }
+
+  private endpoint(id: string): Endpoint | undefined {
+    try {
+      return this.intents.get('endpoint', id);
+    } catch {
+      return undefined; // deleted meanwhile
+    }
   }
 
   private mirror(id: string): Mirror | undefined {

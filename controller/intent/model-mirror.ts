@@ -5,6 +5,11 @@ import { IdSchema, Name, Vni, withMeta } from './model-base.js';
 
 /** How many mirrors may copy one endpoint's traffic: each is one more copy of every packet. */
 export const MIRROR_MAX_PER_SOURCE = 4;
+/**
+ * How many mirrors may deliver to one endpoint: copies reach it past its own rate limit and
+ * policies, so the number of sources one capture VM can be flooded from is bounded too.
+ */
+export const MIRROR_MAX_PER_DESTINATION = 16;
 
 /**
  * What a mirror copies, from the source endpoint's point of view (as security groups): `egress`

@@ -1,12 +1,13 @@
 import { conflict, invalid } from './errors.js';
 import type { ObjectOf } from './model.js';
-import { MIRROR_MAX_PER_SOURCE, VNI_MAX, VNI_MIN } from './model.js';
+import { MIRROR_MAX_PER_DESTINATION, MIRROR_MAX_PER_SOURCE, VNI_MAX, VNI_MIN } from './model.js';
 import { type Draft, type Fields, immutable, mustRef, type RuleEnv, tenantOf } from './rule-env.js';
 
 /**
  * The mirror's rules: both endpoints exist in the mirror's tenant and differ, a source is copied
  * by a bounded number of mirrors, and the VNI its copies carry is unique among networks and
- * mirrors (the receiving switch tells a copy from a network's traffic by it alone).
+ * mirrors (the receiving switch tells a copy from a network's traffic by it alone); a destination
+ * receives from a bounded number of mirrors too.
  */
 export function mirror(
   env: RuleEnv,
@@ -33,6 +34,16 @@ export function mirror(
     throw conflict(
       'source',
       `endpoint '${sourceId}' is already copied by ${others.length} mirrors (${others.map((m) => m!.id).join(', ')}); at most ${MIRROR_MAX_PER_SOURCE}`,
+    );
+  }
+  const into = env.state
+    .referrersOf('endpoint', destinationId, 'mirror')
+    .map((k) => env.state.get('mirror', k.slice('mirror/'.length)))
+    .filter((m) => m !== undefined && m.id !== d.id && m.destination === destinationId);
+  if (into.length >= MIRROR_MAX_PER_DESTINATION) {
+    throw conflict(
+      'destination',
+      `endpoint '${destinationId}' already receives the copies of ${into.length} mirrors; at most ${MIRROR_MAX_PER_DESTINATION}`,
     );
   }
   let vni = (d.vni as number | undefined) ?? existing?.vni;

@@ -216,8 +216,9 @@ export const PIPELINE: readonly TableDecl[] = [
   {
     id: TABLE.OUTPUT,
     name: 'output',
-    purpose: 'reg7 -> output to the local port (VLAN binding ports get their tag pushed)',
-    matches: ['reg7'],
+    purpose:
+      "reg7 -> output to the local port (VLAN binding ports get their tag pushed); a mirrored port's own frames are not copied as received",
+    matches: ['reg7', 'in_port'],
     next: [],
     miss: { kind: 'drop', why: 'no local port for it' },
   },

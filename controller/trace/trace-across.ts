@@ -190,17 +190,16 @@ export function traceAcross(
 
 /**
  * The outputs that are port mirroring's copies (apps/mirror): every output of a classify flow
- * (weft's classify flows output nothing else), and all but the first output of an output-table
- * flow (the first is the delivery). A trace follows the packet, not its copies: they are noted,
- * so a copy reaching a capture VM never reads as the packet delivered there.
+ * (weft's classify flows output nothing else), and every output of an output-table flow to
+ * another port than the packet's reg7 (the port it is for). A trace follows the packet, not its
+ * copies: they are noted, so a copy reaching a capture VM never reads as the packet delivered there.
  */
 function mirrorCopies(steps: readonly SimStep[], outputs: readonly SimOutput[]): Set<SimOutput> {
-  const first = new Map<number, SimOutput>();
-  for (const o of outputs) if (!first.has(o.step)) first.set(o.step, o);
   const out = new Set<SimOutput>();
   for (const o of outputs) {
     const table = steps[o.step]?.table;
-    if (table === TABLE.CLASSIFY || (table === TABLE.OUTPUT && first.get(o.step) !== o)) out.add(o);
+    if (table === TABLE.CLASSIFY || (table === TABLE.OUTPUT && Number(o.packet.get('reg7')) !== o.port))
+      out.add(o);
   }
   return out;
 }

@@ -67,6 +67,20 @@ describe('mirror', () => {
     expect(classifyOf(hv1, 2)).not.toContain('tun_dst');
   });
 
+  it("drops a mirrored port's own frames coming back to it (flood bucket) before any copy", () => {
+    const hv1 = world([mirror({ id: 'm1', source: 'vm-r1', destination: 'vm-r3', direction: 'ingress' })])(
+      'hv1',
+    );
+    expect(hv1.filter((f) => f.includes('table=60, priority=110'))).toEqual([
+      expect.stringMatching(/table=60, priority=110,reg7=0x1,in_port=1 actions=drop$/),
+    ]);
+    // Only ports copied as they receive need it.
+    const egress = world([mirror({ id: 'm1', source: 'vm-r1', destination: 'vm-r3', direction: 'egress' })])(
+      'hv1',
+    );
+    expect(egress.some((f) => f.includes('priority=110,reg7'))).toBe(false);
+  });
+
   it('copies to a destination on the same hypervisor by output to its port', () => {
     const hv1 = world([mirror({ id: 'm1', source: 'vm-r1', destination: 'vm-r3' })])('hv1');
     expect(classifyOf(hv1, 1)).toMatch(/actions=output:3,set_field:0x1->reg5,/);

@@ -85,6 +85,20 @@ describe('port mirroring', () => {
     const atLocal = await seenIn(LOCAL_TAP.name, () => pingAB());
     expect(atLocal.replies).toBe(5);
     expect(atLocal.requests).toBe(0);
+    // A's own broadcast comes back to its port through the flood group: not a copy of what it
+    // received. ml (same network, same hypervisor) sees each ARP request of A's once, as A sent it.
+    const [fromA, atMl] = await Promise.all([
+      startCapture(e.lab.vm(A.name).netns, 'eth0', ['-Q', 'out', 'arp']),
+      startCapture(e.lab.vm(LOCAL_TAP.name).netns, 'eth0', ['-Q', 'in', 'arp']),
+    ]);
+    captures.push(fromA, atMl);
+    await e.lab.ping(A.name, '10.0.0.99', { count: 1, timeoutS: 2 }); // nobody's: A asks by broadcast
+    await new Promise((r) => setTimeout(r, 300));
+    captures.splice(0);
+    const who = (lines: string[]) => lines.filter((l) => l.includes('Request who-has 10.0.0.99')).length;
+    const [sent, seen] = [who(await fromA.stop()), who(await atMl.stop())];
+    expect(sent).toBeGreaterThan(0);
+    expect(seen).toBe(sent);
     await e.api.delete('/v1/mirrors/m2?wait=applied&timeout=20s');
   }, 60_000);
 

@@ -74,6 +74,30 @@ describe('ChassisSync: fixed-key VXLAN ports of asap2 chassis', () => {
     expect(new Set(m.provisioned.map((p) => p.systemId))).toEqual(new Set(['hv0']));
   });
 
+  it("gives both ends of a mirror across two asap2 chassis the mirror VNI's port, and only then", async () => {
+    await h.svc.put('endpoint', 'src', { networkId: 'n1', ips: ['10.1.0.7'], ifaceId: 'iface-src' });
+    await h.svc.put('endpoint', 'cap', { networkId: 'n2', ips: ['10.2.0.7'], ifaceId: 'iface-cap' });
+    await h.svc.put('mirror', 'm1', { source: 'src', destination: 'cap', vni: 7000 });
+    m.bind('hv0', 'iface-src');
+    await tick();
+    expect(vnisOf('hv0')).toEqual([4001]); // the capture VM is bound nowhere: no copy leaves
+    // The capture VM binds on hv1: hv1 gets the port, and so does hv0 (provisioned again by it).
+    m.bind('hv1', 'iface-cap');
+    await tick();
+    expect(vnisOf('hv1')).toEqual([4002, 7000]);
+    expect(vnisOf('hv0')).toEqual([4001, 7000]);
+    // Disabled: no port on either.
+    await h.svc.update('mirror', 'm1', { enabled: false });
+    await tick();
+    expect([vnisOf('hv0'), vnisOf('hv1')]).toEqual([[4001], [4002]]);
+    // Both ends on one chassis: copies are an output there, no tunnel, no port.
+    await h.svc.update('mirror', 'm1', { enabled: true });
+    m.bound.get('hv1')!.delete('iface-cap');
+    m.bind('hv0', 'iface-cap');
+    await tick();
+    expect(vnisOf('hv0')).toEqual([4001, 4002]);
+  });
+
   it('leaves chassis without the asap2 profile alone on endpoint writes and bindings', async () => {
     m.bind('hv2', 'iface-c');
     await h.svc.put('endpoint', 'c', { networkId: 'n1', ips: ['10.1.0.6'], ifaceId: 'iface-c' });

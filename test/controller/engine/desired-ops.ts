@@ -137,11 +137,17 @@ export const routingOpArb: fc.Arbitrary<Op> = fc.oneof(
   netOp,
 );
 
-/** Only what mirrors depend on: endpoints, bindings, mirrors, chassis addresses and tunnel ports. */
+/**
+ * What mirrors depend on: endpoints, bindings, mirrors, chassis (addresses, profile, deleted and
+ * back), tunnel ports, and routers (which put a mirror's ends on chassis that only route).
+ */
 export const mirrorOpArb: fc.Arbitrary<Op> = fc.oneof(
   ...endpointOps(fc.constant<number[]>([]), fc.boolean()),
   { arbitrary: mirrorOp(), weight: 3 },
   fc.record({ t: fc.constant('mirrorDel' as const), id: pick(MIRRORS) }),
+  fc.record({ t: fc.constant('chassisDel' as const), id: pick(CHASSIS) }),
+  routerOp,
+  routerDelOp,
   fc.record({ t: fc.constant('chassis' as const), id: pick(CHASSIS), ip: fc.nat(2), offload: fc.boolean() }),
   fc.record({
     t: fc.constant('tunnel' as const),

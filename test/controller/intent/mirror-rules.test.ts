@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MIRROR_MAX_PER_SOURCE } from '../../../controller/intent/model.js';
+import { MIRROR_MAX_PER_DESTINATION, MIRROR_MAX_PER_SOURCE } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
 import { openService, rejects } from './helpers.js';
 
@@ -266,6 +266,28 @@ describe('mirror: create', () => {
     // Once one goes, there is room again.
     await svc.delete('mirror', 'm3');
     expect((await svc.create('mirror', { id: 'm4', source: 'a', destination: 'f' })).object.id).toBe('m4');
+  });
+});
+
+describe('mirror: per destination', () => {
+  it(`delivers to one endpoint from at most ${MIRROR_MAX_PER_DESTINATION} mirrors (409 naming destination)`, async () => {
+    for (let i = 0; i <= MIRROR_MAX_PER_DESTINATION; i++)
+      await svc.put('endpoint', `s${i}`, { networkId: 'n1' });
+    for (let i = 0; i < MIRROR_MAX_PER_DESTINATION; i++)
+      await svc.create('mirror', { id: `t${i}`, source: `s${i}`, destination: 'a' });
+    const before = snapshot();
+    const e = await rejects(
+      svc.create('mirror', { id: 'one-more', source: `s${MIRROR_MAX_PER_DESTINATION}`, destination: 'a' }),
+      'conflict',
+      new RegExp(
+        `^destination: endpoint 'a' already receives the copies of ${MIRROR_MAX_PER_DESTINATION} mirrors; at most ${MIRROR_MAX_PER_DESTINATION}$`,
+      ),
+    );
+    expect(e.field).toBe('destination');
+    expect(snapshot()).toEqual(before);
+    // Another destination still works, and a mirror of the sixteen may be rewritten.
+    await svc.create('mirror', { source: `s${MIRROR_MAX_PER_DESTINATION}`, destination: 'b' });
+    expect((await svc.update('mirror', 't0', { direction: 'egress' })).object.direction).toBe('egress');
   });
 });
 

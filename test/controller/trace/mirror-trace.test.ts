@@ -90,6 +90,34 @@ describe('weft trace through mirrored ports', () => {
     ).toBe(false);
   });
 
+  it("copies a mirrored VM's own broadcast once, as sent, never as received back through its flood bucket", () => {
+    const arp = packetOf({
+      in_port: 1,
+      eth_src: R1.mac,
+      eth_dst: 'ff:ff:ff:ff:ff:ff',
+      vlan_vid: 0,
+      eth_type: 0x806,
+      arp_op: 1,
+      arp_spa: R1.ip,
+      arp_tpa: '10.1.0.99', // nobody's: not answered by the switch, flooded
+      arp_sha: R1.mac,
+      arp_tha: '00:00:00:00:00:00',
+    });
+    for (const direction of ['both', 'ingress'] as const) {
+      const world = mirroredWorld([
+        { id: 'm1', source: 'vm-r1', destination: 'vm-r3', direction, vni: 5000 },
+      ]);
+      const sent = traceAcross(world, 'hv1', arp, { ctState: 0x21n }).hops[0]!;
+      expect(sent.notes, direction).toEqual(
+        direction === 'both' ? ['port mirroring: a copy goes to vm-r3 (port 3)'] : [],
+      );
+      // vm-r3 is on red too: it gets the broadcast itself, once; the rest goes to hv2.
+      expect(sent.outputs.filter((o) => o.to === 'endpoint')).toEqual([
+        { to: 'endpoint', port: 3, endpoint: 'vm-r3' },
+      ]);
+    }
+  });
+
   it('says nothing of mirrors where no port is mirrored', () => {
     const run = traceAcross(mirroredWorld([]), 'hv1', ping(R1, R2), { ctState: 0x21n });
     expect(run.hops.flatMap((h) => h.notes).filter((n) => n.includes('mirror'))).toEqual([]);
