@@ -26,20 +26,14 @@ export function mirror(
   mustRef(env, 'endpoint', destinationId, 'destination', tenantId);
   if (destinationId === sourceId)
     throw invalid('destination', `is the source '${sourceId}' itself: a mirror copies to another endpoint`);
-  const others = env.state
-    .referrersOf('endpoint', sourceId, 'mirror')
-    .map((k) => env.state.get('mirror', k.slice('mirror/'.length)))
-    .filter((m) => m !== undefined && m.id !== d.id && m.source === sourceId);
+  const others = otherMirrors(env, d.id, 'source', sourceId);
   if (others.length >= MIRROR_MAX_PER_SOURCE) {
     throw conflict(
       'source',
-      `endpoint '${sourceId}' is already copied by ${others.length} mirrors (${others.map((m) => m!.id).join(', ')}); at most ${MIRROR_MAX_PER_SOURCE}`,
+      `endpoint '${sourceId}' is already copied by ${others.length} mirrors (${others.map((m) => m.id).join(', ')}); at most ${MIRROR_MAX_PER_SOURCE}`,
     );
   }
-  const into = env.state
-    .referrersOf('endpoint', destinationId, 'mirror')
-    .map((k) => env.state.get('mirror', k.slice('mirror/'.length)))
-    .filter((m) => m !== undefined && m.id !== d.id && m.destination === destinationId);
+  const into = otherMirrors(env, d.id, 'destination', destinationId);
   if (into.length >= MIRROR_MAX_PER_DESTINATION) {
     throw conflict(
       'destination',
@@ -66,5 +60,20 @@ export function mirror(
     enabled: (d.enabled as boolean | undefined) ?? true,
   };
   if (d.name !== undefined) out.name = d.name as string;
+  return out;
+}
+
+/** The mirrors other than `selfId` naming `endpointId` as their `end`. */
+function otherMirrors(
+  env: RuleEnv,
+  selfId: string,
+  end: 'source' | 'destination',
+  endpointId: string,
+): ObjectOf['mirror'][] {
+  const out: ObjectOf['mirror'][] = [];
+  for (const key of env.state.referrersOf('endpoint', endpointId, 'mirror')) {
+    const m = env.state.get('mirror', key.slice('mirror/'.length));
+    if (m && m.id !== selfId && m[end] === endpointId) out.push(m);
+  }
   return out;
 }
