@@ -325,8 +325,10 @@ export async function runDemo(
     await atEnd?.(controller, lab);
     return { probes, surprises, drops };
   } finally {
-    await lab?.destroy();
+    // The controller first: taking the lab down under a running controller makes it chase the
+    // vanishing ports with syncs that fail on closed sockets (a warning a reader would not expect).
     await controller?.stop();
+    await lab?.destroy();
     await rm(dir, { recursive: true, force: true });
   }
 }

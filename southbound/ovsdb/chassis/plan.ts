@@ -45,6 +45,19 @@ function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
   return [{ name: d.tunnelPortName, options: base('flow'), ofportRequest: d.tunnelOfport }];
 }
 
+/** VXLAN's IANA port: what OVS uses when a tunnel's options name none. */
+const DEFAULT_VXLAN_PORT = '4789';
+
+/** Whether a tunnel interface carries traffic as `t` wants: VXLAN, the same options (dst_port absent = 4789). */
+function sameTunnel(iface: { type: string; options: ReadonlyMap<string, string> }, t: TunnelSpec): boolean {
+  if (iface.type !== 'vxlan') return false;
+  for (const [k, v] of t.options) {
+    const have = iface.options.get(k) ?? (k === 'dst_port' ? DEFAULT_VXLAN_PORT : undefined);
+    if (have !== v) return false;
+  }
+  return true;
+}
+
 const mapsEqual = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>) =>
   a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 
@@ -202,7 +215,10 @@ function planTunnels(
     const iface = state.interfaces.get(port.interfaces[0] ?? '');
     if (!iface) return; // the replica is mid-update; the next run sees it
     if (!isOwned(port)) {
-      conflicts.push(`port ${t.name} exists but weft did not create it; left as it is`);
+      // An operator's own tunnel port that already does the job (the OVS recipe's `remote_ip=flow
+      // key=flow` port) is used as it is; one that does not is left alone and reported.
+      if (!sameTunnel(iface, t))
+        conflicts.push(`port ${t.name} exists but weft did not create it; left as it is`);
       return;
     }
     if (

@@ -196,6 +196,25 @@ describe('planChassis (pure)', () => {
     expect(plan.txn.ops.some((o) => o.table === 'Interface')).toBe(false);
   });
 
+  it("uses an operator's own tunnel port that already does the job, silently and untouched", () => {
+    const options = (extra: [string, string][]) =>
+      new Map([['remote_ip', 'flow'], ['key', 'flow'], ['local_ip', '10.0.0.1'], ...extra]);
+    // The OVS recipe's port (no dst_port: 4789), as the lab and many operators make it.
+    const theirs = chassis();
+    addPort(theirs, 'br-int', 'vxlan0', { type: 'vxlan', options: options([]) });
+    const plan = planChassis(desired({ encapIp: '10.0.0.1' }), theirs);
+    expect(plan.conflicts).toEqual([]);
+    expect(plan.txn.ops.some((o) => o.table === 'Interface' || o.table === 'Port')).toBe(false);
+    // Another local address or UDP port does not do the job: reported, still untouched.
+    for (const wrong of [options([['local_ip', '10.0.0.9']]), options([['dst_port', '8472']])]) {
+      const other = chassis();
+      addPort(other, 'br-int', 'vxlan0', { type: 'vxlan', options: wrong });
+      const p = planChassis(desired({ encapIp: '10.0.0.1' }), other);
+      expect(p.conflicts).toEqual(['port vxlan0 exists but weft did not create it; left as it is']);
+      expect(p.txn.ops.some((o) => o.table === 'Interface')).toBe(false);
+    }
+  });
+
   it('removes its own controllers and tunnels that are no longer wanted', () => {
     const { s } = configured();
     const plan = planChassis(
