@@ -58,9 +58,10 @@ function firstHost(c: Cidr): Address {
   return { family: 4, value, text: formatIpv4(Number(value)) };
 }
 
-/** The first pair of overlapping subnets (IPv4 or IPv6) between two networks, as text. */
-function overlapOf(a: Network, b: Network): string | undefined {
+/** The first pair of overlapping subnets of one family between two networks, as text. */
+function overlapOf(a: Network, b: Network, family: 4 | 6): string | undefined {
   for (const x of subnetsOf(a)) {
+    if (x.family !== family) continue;
     const y = subnetsOf(b).find((c) => cidrsOverlap(x, c));
     if (y) return `${x.text} of network '${a.id}' overlaps ${y.text} of network '${b.id}'`;
   }
@@ -84,7 +85,7 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
       throw conflict(at('networkId'), `network '${net.id}' is already on router '${owner}'`);
     }
     for (const [j, other] of nets.entries()) {
-      const clash = overlapOf(net, other);
+      const clash = overlapOf(net, other, 4);
       if (clash)
         throw invalid(at('networkId'), `${clash} (interfaces[${j}]); routed subnets must not overlap`);
     }
@@ -129,6 +130,18 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
       mac: routerMac(net.vni),
     };
   });
+  // IPv6 subnets must not overlap where the router routes IPv6 on both networks (ipv6 set).
+  for (const [i, itf] of interfaces.entries()) {
+    if (itf.ipv6 === undefined) continue;
+    for (let j = 0; j < i; j++) {
+      const clash = interfaces[j]!.ipv6 === undefined ? undefined : overlapOf(nets[i]!, nets[j]!, 6);
+      if (clash)
+        throw invalid(
+          `interfaces[${i}].networkId`,
+          `${clash} (interfaces[${j}]); routed subnets must not overlap`,
+        );
+    }
+  }
   // After the interfaces: a route's next hop must be on one of the networks they join.
   const given = (d.routes as RouterRoute[] | undefined) ?? [];
   const routes = routesOf(env.state, given, nets, interfaces, existing);
@@ -151,8 +164,8 @@ export function routerOn(
 
 /**
  * A network's new subnets (PUT or PATCH) against its router: the interface addresses (IPv4, and
- * IPv6 when it has one) must stay usable, the subnets (either family) must not come to overlap
- * those of the router's other networks, nor be the destination of one of its static routes (IPv4
+ * IPv6 when it has one) must stay usable, the subnets must not come to overlap those of the
+ * router's other networks (IPv6 ones: where it routes IPv6 on both), nor be the destination of one of its static routes (IPv4
  * or IPv6), nor leave a route's next hop outside (router-routes.ts).
  */
 export function checkNetworkSubnets(state: IntentState, networkId: string, subnets: readonly Cidr[]): void {
@@ -173,7 +186,10 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
     if (other.networkId === networkId) continue;
     const them = state.get('network', other.networkId);
     const theirs = them ? subnetsOf(them) : [];
+    // IPv6 prefixes meet only where the router routes IPv6 on both networks.
+    const both6 = on.iface.ipv6 !== undefined && other.ipv6 !== undefined;
     for (const c of subnets) {
+      if (c.family === 6 && !both6) continue;
       const y = theirs.find((t) => cidrsOverlap(c, t));
       if (y) {
         throw invalid(

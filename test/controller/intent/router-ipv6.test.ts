@@ -232,16 +232,16 @@ describe("an endpoint may not take the router's IPv6 address", () => {
 });
 
 describe('router interface IPv6 address: subnets and overlap', () => {
-  it('refuses networks with overlapping IPv6 subnets on one router, naming both, with or without ipv6', async () => {
+  it('refuses networks with overlapping IPv6 subnets where the router routes IPv6 on both, naming both', async () => {
     await net('wide', ['10.9.0.0/24', 'fd00::/16']);
-    for (const ipv6 of [undefined, false] as const) {
-      const e = await rejects(
-        router([{ networkId: 'ds' }, { networkId: 'wide', ...(ipv6 === undefined ? {} : { ipv6 }) }]),
-        'invalid',
-        /^interfaces\[1\]\.networkId: fd00::\/16 of network 'wide' overlaps fd00:1::\/64 of network 'ds' \(interfaces\[0\]\); routed subnets must not overlap$/,
-      );
-      expect(e.field).toBe('interfaces[1].networkId');
-    }
+    const refused =
+      /^interfaces\[1\]\.networkId: fd00::\/16 of network 'wide' overlaps fd00:1::\/64 of network 'ds' \(interfaces\[0\]\); routed subnets must not overlap$/;
+    const e = await rejects(router([{ networkId: 'ds' }, { networkId: 'wide' }]), 'invalid', refused);
+    expect(e.field).toBe('interfaces[1].networkId');
+    // Without IPv6 on wide the router sends no IPv6 there: its prefixes meet nothing.
+    await router([{ networkId: 'ds' }, { networkId: 'wide', ipv6: false }]);
+    // Turning IPv6 on there later is checked the same way.
+    await rejects(router([{ networkId: 'ds' }, { networkId: 'wide', ipv6: 'fd00::fe' }]), 'invalid', refused);
     // IPv4 and IPv6 subnets of the same shape never overlap one another.
     await router([{ networkId: 'ds' }, { networkId: 'ds2' }]);
   });
@@ -277,14 +277,20 @@ describe('router interface IPv6 address: subnets and overlap', () => {
     );
   });
 
-  it("refuses an IPv6 subnet overlapping another of the router's networks, naming it and the router", async () => {
-    await router([{ networkId: 'ds' }, { networkId: 'web' }]);
+  it("refuses an IPv6 subnet overlapping another of the router's IPv6 networks, naming it and the router", async () => {
+    await router([{ networkId: 'ds' }, { networkId: 'ds2' }]);
     await rejects(
-      svc.update('network', 'web', { subnets: ['10.0.0.0/24', 'fd00:1:0:0:8000::/65'] }),
+      svc.update('network', 'ds2', { subnets: ['10.2.0.0/24', 'fd00:2::/64', 'fd00:1:0:0:8000::/65'] }),
       'invalid',
       /^subnets: fd00:1:0:0:8000::\/65 overlaps fd00:1::\/64 of network 'ds', also on router 'r1'$/,
     );
-    await svc.update('network', 'web', { subnets: ['10.0.0.0/24', 'fd00:3::/64'] });
+    await svc.update('network', 'ds2', { subnets: ['10.2.0.0/24', 'fd00:2::/64', 'fd00:3::/64'] });
+    // web routes no IPv6 (it had no IPv6 subnet when it joined): an IPv6 prefix there meets nothing.
+    await svc.update('router', 'r1', {
+      interfaces: [{ networkId: 'ds' }, { networkId: 'ds2' }, { networkId: 'web' }],
+    });
+    await svc.update('network', 'web', { subnets: ['10.0.0.0/24', 'fd00:1:0:0:8000::/65'] });
+    expect(svc.get('router', 'r1').interfaces.find((i) => i.networkId === 'web')).not.toHaveProperty('ipv6');
   });
 });
 
