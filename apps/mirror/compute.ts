@@ -28,11 +28,11 @@ export function copyActions(copies: readonly MirrorCopy[]): Action[] {
 }
 
 /**
- * The copies of what a port receives, made after its delivery: what arrived from the tunnel must
- * go back into it (to the destination's chassis), and OVS drops an output to a packet's own
- * in_port, so in_port is cleared first (its 16-bit NXM form, which OVS lets a flow write for this; the datapath flow
- * is plain outputs, as offloadable as before). Delivery comes first so that clearing in_port never
- * lets a frame hairpin back out of the port it came in on.
+ * The copies of what a port receives, made after its delivery. What arrived from the tunnel must
+ * go back into it (to the destination's chassis), and OVS skips an output to a packet's own
+ * in_port, so in_port is cleared before the copies (its 16-bit NXM form, which OVS lets a flow
+ * write; the datapath flow is plain outputs, as offloadable as before). Delivery comes before the
+ * clearing, so a frame never hairpins back out of the port it came in on.
  */
 export function ingressCopyActions(copies: readonly MirrorCopy[]): Action[] {
   return [setField('in_port_nxm', 0), ...copyActions(copies)];

@@ -49,6 +49,8 @@ const perVni = new Interner((vni: number) => {
   const write = writeMetadata(meta, METADATA_VNI_MASK);
   return frozen({
     metaMatch: vniMetadataTlv.get(vni),
+    /** Joins the network (a local port's classify, after marking it local). */
+    write,
     /** A local port's classify instructions: mark local, join the network, on to port security. */
     classify: [MARK_LOCAL, write, TO_PORT_SECURITY],
   });
@@ -132,7 +134,7 @@ export function localPortFlows(
       port,
       'egress',
       egressCopies?.length
-        ? [apply(...copyActions(egressCopies), ...MARK_LOCAL_ACTIONS), ...v.classify.slice(1)]
+        ? [apply(...copyActions(egressCopies), ...MARK_LOCAL_ACTIONS), v.write, TO_PORT_SECURITY]
         : v.classify,
     ),
   });
