@@ -11,7 +11,7 @@ import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
-import { effectiveQos, type Mirror } from './intent/model.js';
+import { effectiveQos } from './intent/model.js';
 import { compareIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
 import { mirrorState } from './mirror-status.js';
@@ -59,13 +59,6 @@ export function statusProvider(
   },
 ): StatusProvider {
   const role = (): 'leader' | 'standby' | 'unknown' => (ha ? ha.status().role : 'leader');
-  const known = (chassisId: string) => {
-    try {
-      return intents.get('chassis', chassisId);
-    } catch {
-      return undefined;
-    }
-  };
   const counterSwitches = (): CounterSwitch[] =>
     switches.list().flatMap((sw) => {
       if (!sw.dpid || sw.state !== 'up') return [];
@@ -135,23 +128,17 @@ export function statusProvider(
       };
     },
     mirror(mirrorId) {
-      let m: Mirror;
-      try {
-        m = intents.get('mirror', mirrorId);
-      } catch {
-        return undefined;
-      }
+      const m = intents.find('mirror', mirrorId);
+      if (!m) return undefined;
       const now = facts.current();
+      const chassis = (id: string) => intents.find('chassis', id);
       return mirrorState(m, {
         chassisOf(endpointId) {
-          try {
-            const b = now.bindings.get(intents.get('endpoint', endpointId).ifaceId);
-            return b && known(b.chassisId) ? b.chassisId : undefined;
-          } catch {
-            return undefined; // deleted meanwhile
-          }
+          const ep = intents.find('endpoint', endpointId);
+          const b = ep && now.bindings.get(ep.ifaceId);
+          return b && chassis(b.chassisId) ? b.chassisId : undefined;
         },
-        chassis: known,
+        chassis,
         ports: (id) => now.ports.get(id),
       });
     },

@@ -90,17 +90,6 @@ const ECHO_REPLY = 0;
 const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
 const TO_L2 = goto(TABLE.L2_LOOKUP);
 
-export {
-  ARP_REPLY_PRIORITY,
-  ARP_WATCH_PRIORITY,
-  ECHO_PRIORITY,
-  NO_ROUTE_PRIORITY,
-  NOT_ROUTED_PRIORITY,
-  ROUTE_PRIORITY_BASE,
-  ROUTER_ADDRESS_PRIORITY,
-  TTL_PRIORITY,
-} from './priorities.js';
-
 const TTL_RUNS_OUT = [frozen({ field: 'nw_ttl', value: 0 }), frozen({ field: 'nw_ttl', value: 1 })];
 
 /** `ipv4_dst=<cidr>` (masked unless a /32), or undefined for a /0 or a non-IPv4 prefix. */

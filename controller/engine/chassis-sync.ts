@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ChassisInfo } from '../../southbound/ovsdb/chassis/agent.js';
 import type { ChassisDesired } from '../../southbound/ovsdb/chassis/desired.js';
 import type { ChassisManager } from '../../southbound/ovsdb/chassis/manager.js';
-import type { Chassis, Endpoint, Mirror } from '../intent/model.js';
+import type { Chassis, Endpoint } from '../intent/model.js';
 import type { IntentService } from '../intent/service.js';
 
 /**
@@ -55,11 +55,7 @@ export class ChassisSync {
   }
 
   private known(id: string): Chassis | undefined {
-    try {
-      return this.intents.get('chassis', id);
-    } catch {
-      return undefined;
-    }
+    return this.intents.find('chassis', id);
   }
 
   async register(info: ChassisInfo): Promise<void> {
@@ -127,9 +123,9 @@ export class ChassisSync {
       const ep = this.intents.endpointOfIface(ifaceId);
       if (!ep) continue;
       for (const id of this.intents.referrerIds('endpoint', ep.id, 'mirror')) {
-        const m = this.mirror(id);
+        const m = this.intents.find('mirror', id);
         if (!m?.enabled) continue;
-        const other = this.endpoint(m.source === ep.id ? m.destination : m.source);
+        const other = this.intents.find('endpoint', m.source === ep.id ? m.destination : m.source);
         const there = other && this.manager.chassisOfIface(other.ifaceId);
         if (there && there !== systemId) vnis.add(m.vni);
       }
@@ -152,26 +148,10 @@ export class ChassisSync {
   private mirrorPeers(endpointId: string): Endpoint[] {
     const out: Endpoint[] = [];
     for (const id of this.intents.referrerIds('endpoint', endpointId, 'mirror')) {
-      const m = this.mirror(id);
-      const other = m && this.endpoint(m.source === endpointId ? m.destination : m.source);
+      const m = this.intents.find('mirror', id);
+      const other = m && this.intents.find('endpoint', m.source === endpointId ? m.destination : m.source);
       if (other) out.push(other);
     }
     return out;
-  }
-
-  private endpoint(id: string): Endpoint | undefined {
-    try {
-      return this.intents.get('endpoint', id);
-    } catch {
-      return undefined; // deleted meanwhile
-    }
-  }
-
-  private mirror(id: string): Mirror | undefined {
-    try {
-      return this.intents.get('mirror', id);
-    } catch {
-      return undefined; // deleted meanwhile
-    }
   }
 }

@@ -102,3 +102,48 @@ export async function routedWorld(opts: { ipv6?: boolean } = {}) {
     trace: tracer(t.engine, svc, current),
   };
 }
+
+/** An endpoint as the trace's destination lookups return it (tenant red). */
+export const lookupEndpoint = (id: string, networkId: string, ips: string[], mac: string) => ({
+  id,
+  tenantId: 'red',
+  networkId,
+  ifaceId: `iface-${id}`,
+  mac,
+  ips,
+  securityGroupIds: [],
+});
+
+/**
+ * r1 as the trace's lookups see it, dual stack: IPv6 addresses on web and db, none on ops (so
+ * ops's IPv6 subnet is no connected route), with these static routes.
+ */
+export const dualStackR1 = (routes: Array<{ destination: string; nexthop: string }>) => ({
+  id: 'r1',
+  interfaces: [
+    {
+      networkId: 'web',
+      ip: '10.1.0.1',
+      ipv6: 'fd00:1::1',
+      mac: WEB_GATEWAY_MAC,
+      subnets: ['10.1.0.0/24'],
+      subnets6: ['fd00:1::/64'],
+    },
+    {
+      networkId: 'db',
+      ip: '10.2.0.1',
+      ipv6: 'fd00:2::1',
+      mac: DB_GATEWAY_MAC,
+      subnets: ['10.2.0.0/24'],
+      subnets6: ['fd00:2::/64'],
+    },
+    {
+      networkId: 'ops',
+      ip: '10.3.0.1',
+      mac: '0a:57:72:00:00:66',
+      subnets: ['10.3.0.0/24'],
+      subnets6: ['fd00:3::/64'],
+    },
+  ],
+  routes,
+});

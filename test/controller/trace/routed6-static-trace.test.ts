@@ -1,61 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE } from '../../../controller/pipeline/tables.js';
 import { type DestinationLookups, destinationOf } from '../../../controller/trace/destination.js';
-import { DB_GATEWAY_MAC, routedWorld, W1_MAC, WEB_GATEWAY_MAC } from './routed-fixture.js';
+import {
+  DB_GATEWAY_MAC,
+  dualStackR1,
+  lookupEndpoint,
+  routedWorld,
+  W1_MAC,
+  WEB_GATEWAY_MAC,
+} from './routed-fixture.js';
 
 /**
  * `weft trace` of IPv6 by a static route of r1 (routed-fixture.ts, dual stack): the VM sends it to
  * its gateway, the router to the route's next hop endpoint, as for IPv4.
  */
 
-const ep = (id: string, networkId: string, ips: string[], mac: string) => ({
-  id,
-  tenantId: 'red',
-  networkId,
-  ifaceId: `iface-${id}`,
-  mac,
-  ips,
-  securityGroupIds: [],
-});
-
 describe('destinationOf with IPv6 static routes', () => {
-  const w1 = ep('w1', 'web', ['fd00:1::5'], W1_MAC);
-  const d2 = ep('d2', 'db', ['10.2.0.6', 'fd00:2::6'], '02:00:00:00:02:06');
+  const w1 = lookupEndpoint('w1', 'web', ['fd00:1::5'], W1_MAC);
+  const d2 = lookupEndpoint('d2', 'db', ['10.2.0.6', 'fd00:2::6'], '02:00:00:00:02:06');
   const lookups: DestinationLookups = {
     endpointByIp: (net, ip) => [w1, d2].find((e) => e.networkId === net && e.ips.includes(ip)) as never,
-    routerOf: () => ({
-      id: 'r1',
-      interfaces: [
-        {
-          networkId: 'web',
-          ip: '10.1.0.1',
-          ipv6: 'fd00:1::1',
-          mac: WEB_GATEWAY_MAC,
-          subnets: ['10.1.0.0/24'],
-          subnets6: ['fd00:1::/64'],
-        },
-        {
-          networkId: 'db',
-          ip: '10.2.0.1',
-          ipv6: 'fd00:2::1',
-          mac: DB_GATEWAY_MAC,
-          subnets: ['10.2.0.0/24'],
-          subnets6: ['fd00:2::/64'],
-        },
-        // No IPv6 address of r1 on ops: its IPv6 subnet is no connected route.
-        {
-          networkId: 'ops',
-          ip: '10.3.0.1',
-          mac: '0a:57:72:00:00:66',
-          subnets: ['10.3.0.0/24'],
-          subnets6: ['fd00:3::/64'],
-        },
-      ],
-      routes: [
+    routerOf: () =>
+      dualStackR1([
         { destination: '::/0', nexthop: 'fd00:2::6' },
         { destination: '0.0.0.0/0', nexthop: '10.2.0.6' },
-      ],
-    }),
+      ]),
   };
   const to = (address: string, v6 = true) =>
     destinationOf(lookups, w1 as never, { to: address, v6, arp: false });

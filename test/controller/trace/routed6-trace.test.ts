@@ -4,7 +4,9 @@ import { TABLE } from '../../../controller/pipeline/tables.js';
 import { type DestinationLookups, destinationOf } from '../../../controller/trace/destination.js';
 import {
   DB_GATEWAY_MAC,
+  dualStackR1,
   FROM_W1,
+  lookupEndpoint,
   routedWorld,
   TUNNEL_PORT,
   W1_MAC,
@@ -199,48 +201,11 @@ describe('weft trace of IPv6 through a router', () => {
 });
 
 describe('destinationOf with the IPv6 subnets of the router networks known', () => {
-  const ep = (id: string, networkId: string, ip: string, mac: string) => ({
-    id,
-    tenantId: 'red',
-    networkId,
-    ifaceId: `iface-${id}`,
-    mac,
-    ips: [ip],
-    securityGroupIds: [],
-  });
-  const w1 = ep('w1', 'web', 'fd00:1::5', W1_MAC);
-  const d2 = ep('d2', 'db', 'fd00:2::6', '02:00:00:00:02:06');
+  const w1 = lookupEndpoint('w1', 'web', ['fd00:1::5'], W1_MAC);
+  const d2 = lookupEndpoint('d2', 'db', ['fd00:2::6'], '02:00:00:00:02:06');
   const lookups: DestinationLookups = {
     endpointByIp: (net, ip) => [w1, d2].find((e) => e.networkId === net && e.ips.includes(ip)) as never,
-    routerOf: () => ({
-      id: 'r1',
-      interfaces: [
-        {
-          networkId: 'web',
-          ip: '10.1.0.1',
-          ipv6: 'fd00:1::1',
-          mac: WEB_GATEWAY_MAC,
-          subnets: ['10.1.0.0/24'],
-          subnets6: ['fd00:1::/64'],
-        },
-        {
-          networkId: 'db',
-          ip: '10.2.0.1',
-          ipv6: 'fd00:2::1',
-          mac: DB_GATEWAY_MAC,
-          subnets: ['10.2.0.0/24'],
-          subnets6: ['fd00:2::/64'],
-        },
-        {
-          networkId: 'ops',
-          ip: '10.3.0.1',
-          mac: '0a:57:72:00:00:66',
-          subnets: ['10.3.0.0/24'],
-          subnets6: ['fd00:3::/64'],
-        },
-      ],
-      routes: [{ destination: '0.0.0.0/0', nexthop: '10.2.0.6' }],
-    }),
+    routerOf: () => dualStackR1([{ destination: '0.0.0.0/0', nexthop: '10.2.0.6' }]),
   };
   const v6 = (to: string) => destinationOf(lookups, w1 as never, { to, v6: true, arp: false });
 
