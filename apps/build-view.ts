@@ -181,6 +181,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
             ips: p.ep.ips,
             portSecurity: p.ep.portSecurity,
             securityGroupIds: p.ep.securityGroupIds,
+            ...(p.ep.allowedAddresses?.length ? { allowedAddresses: p.ep.allowedAddresses } : {}),
             ...qosField(effectiveQos(p.ep.qos, tenantQos.get(net.tenantId), net.mtu)),
             ...mirrorsOf(view, p.ep.id),
           })),
@@ -216,7 +217,7 @@ function resolveSecurityGroups(intent: IntentView): Map<string, ResolvedSecurity
   for (const ep of intent.endpoints) {
     for (const sg of ep.securityGroupIds) {
       const list = members.get(sg) ?? [];
-      list.push(...ep.ips);
+      list.push(...ep.ips, ...(ep.allowedAddresses ?? []));
       members.set(sg, list);
     }
   }

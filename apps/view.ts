@@ -13,6 +13,8 @@ export interface LocalPort {
   ips: string[];
   portSecurity: boolean;
   securityGroupIds: string[];
+  /** Other addresses or prefixes it may send from, with its MAC (absent: none; intent/model-endpoint.ts). */
+  allowedAddresses?: string[];
   /** Rate limits (absent: none), each with its burst filled in by the intent service. */
   qos?: Qos;
   /** Port mirroring: where copies of what the endpoint sends and receives go (absent: nowhere). */

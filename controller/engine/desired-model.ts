@@ -28,7 +28,7 @@ import {
 import type { FactsDelta } from './facts-delta.js';
 import { entry, type IndexedEndpoint, type Placement } from './index-records.js';
 import { IntentIndex } from './intent-index.js';
-import { networkOnChassis } from './network-entry.js';
+import { networkOnChassis, resolvedRules } from './network-entry.js';
 
 export type { ChassisChanges, ChassisDesired } from './desired-state.js';
 
@@ -320,6 +320,7 @@ export class DesiredModel {
       ips: ep.ips,
       portSecurity: ep.portSecurity,
       securityGroupIds: ep.securityGroupIds,
+      allowedAddresses: ep.allowedAddresses,
       qos: ix.qosOf(ep),
       mirrors: from && portMirrors(ctx, from, this.placementOf),
       taps: to && portTaps(ctx, to),
@@ -336,18 +337,10 @@ export class DesiredModel {
     return this.unit(() => networkUnit(st.ctx, entry));
   }
 
-  /** A security group's rules with remote groups resolved to their members' addresses. */
+  /** A security group's rules with remote groups resolved (memoised until the group or its members change). */
   private rulesOf(sgId: string): ResolvedRule[] | undefined {
     if (this.rulesMemo.has(sgId)) return this.rulesMemo.get(sgId);
-    const ix = this.index;
-    const sg = ix.securityGroups.get(sgId);
-    const rules = sg?.rules.map((r): ResolvedRule => {
-      if (!r.remoteGroupId) return r;
-      const ips = new Set<string>();
-      for (const id of ix.sgMembers.get(r.remoteGroupId) ?? [])
-        for (const ip of ix.endpoints.get(id)!.ips) ips.add(ip);
-      return { ...r, remoteIps: [...ips].sort() };
-    });
+    const rules = resolvedRules(this.index, sgId);
     this.rulesMemo.set(sgId, rules);
     return rules;
   }

@@ -31,6 +31,8 @@ export class IndexedEndpoint {
   readonly portSecurity: boolean;
   readonly securityGroupIds: string[];
   readonly qos: Qos | undefined;
+  /** Absent when none (most endpoints): see model-endpoint.ts. */
+  readonly allowedAddresses: string[] | undefined;
   /** Where it is bound (the facts' own record), while its chassis exists. */
   placement: Placement | undefined = undefined;
 
@@ -43,6 +45,7 @@ export class IndexedEndpoint {
     this.portSecurity = ep.portSecurity;
     this.qos = ep.qos;
     this.securityGroupIds = ep.securityGroupIds;
+    this.allowedAddresses = ep.allowedAddresses?.length ? ep.allowedAddresses : undefined;
   }
 }
 

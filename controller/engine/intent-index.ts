@@ -121,7 +121,11 @@ export class IntentIndex {
         const a = after as Endpoint | undefined;
         // Remote-group rules list members' addresses: only a change of those or of membership counts.
         const sameForGroups =
-          b && a && sameItems(b.ips, a.ips) && sameItems(b.securityGroupIds, a.securityGroupIds);
+          b &&
+          a &&
+          sameItems(b.ips, a.ips) &&
+          sameItems(b.allowedAddresses ?? [], a.allowedAddresses ?? []) &&
+          sameItems(b.securityGroupIds, a.securityGroupIds);
         const was = b && this.placementOf(b.id);
         if (b) this.routing.nexthopChanged(b);
         if (a) this.routing.nexthopChanged(a);

@@ -1,6 +1,13 @@
 import { qosField } from '../../apps/qos/compute.js';
 import { networkRouter, routerPorts, staticRoutes } from '../../apps/router/ports.js';
-import type { LocalPort, NetworkOnChassis, NetworkRouter, RemoteChassis, VlanPort } from '../../apps/view.js';
+import type {
+  LocalPort,
+  NetworkOnChassis,
+  NetworkRouter,
+  RemoteChassis,
+  ResolvedRule,
+  VlanPort,
+} from '../../apps/view.js';
 import type { NetworkAcl } from '../intent/model.js';
 import type { IntentIndex } from './intent-index.js';
 
@@ -87,4 +94,21 @@ function boundAt(
   for (const eps of ix.members.get(networkId)?.values() ?? [])
     for (const ep of eps) if (ep.ips.includes(ip)) return { endpointId: ep.id, mac: ep.mac };
   return undefined;
+}
+
+/**
+ * A security group's rules with remote groups resolved to their members' addresses: their own
+ * and their allowed ones (a VIP a member holds is that member speaking), as apps/build-view.ts.
+ */
+export function resolvedRules(ix: IntentIndex, sgId: string): ResolvedRule[] | undefined {
+  return ix.securityGroups.get(sgId)?.rules.map((r): ResolvedRule => {
+    if (!r.remoteGroupId) return r;
+    const ips = new Set<string>();
+    for (const id of ix.sgMembers.get(r.remoteGroupId) ?? []) {
+      const member = ix.endpoints.get(id)!;
+      for (const ip of member.ips) ips.add(ip);
+      for (const a of member.allowedAddresses ?? []) ips.add(a);
+    }
+    return { ...r, remoteIps: [...ips].sort() };
+  });
 }

@@ -6,7 +6,6 @@ import {
   Ethertype,
   IdSchema,
   IpSchema,
-  MacSchema,
   Mtu,
   Name,
   Port,
@@ -15,6 +14,14 @@ import {
   Vni,
   withMeta,
 } from './model-base.js';
+import {
+  type Endpoint,
+  type EndpointCreate,
+  EndpointCreateSchema,
+  type EndpointPatch,
+  EndpointPatchSchema,
+  EndpointSchema,
+} from './model-endpoint.js';
 import { MirrorCreateSchema, MirrorPatchSchema, MirrorSchema } from './model-mirror.js';
 import { QosSchema } from './model-qos.js';
 import {
@@ -50,6 +57,7 @@ export const KINDS = [
 export type Kind = (typeof KINDS)[number];
 
 export * from './model-base.js';
+export * from './model-endpoint.js';
 export * from './model-mirror.js';
 export * from './model-qos.js';
 export * from './model-router.js';
@@ -139,53 +147,6 @@ export const TenantCreateSchema = Type.Object(
   { additionalProperties: false },
 );
 export const TenantPatchSchema = Type.Partial(Type.Object(TenantFields), { additionalProperties: false });
-
-export const EndpointSchema = withMeta({
-  id: IdSchema,
-  tenantId: IdSchema,
-  networkId: IdSchema,
-  name: Type.Optional(Name),
-  mac: MacSchema,
-  ips: Type.Array(IpSchema, { maxItems: 16 }),
-  /** The binding key: OVS Interface external_ids:iface-id. */
-  ifaceId: Type.String({ minLength: 1, maxLength: 255 }),
-  securityGroupIds: Type.Array(IdSchema, { maxItems: 32 }),
-  portSecurity: Type.Boolean(),
-  /** Absent: no limit. */
-  qos: Type.Optional(QosSchema),
-});
-const EndpointMutable = {
-  name: Name,
-  mac: MacSchema,
-  ips: Type.Array(IpSchema, { maxItems: 16 }),
-  ifaceId: Type.String({ minLength: 1, maxLength: 255 }),
-  securityGroupIds: Type.Array(IdSchema, { maxItems: 32 }),
-  portSecurity: Type.Boolean(),
-  /** `{}` removes every limit. */
-  qos: QosSchema,
-};
-export const EndpointCreateSchema = Type.Object(
-  {
-    id: Type.Optional(IdSchema),
-    /** Implied by the network; when given it must match the network's tenant. */
-    tenantId: Type.Optional(IdSchema),
-    networkId: IdSchema,
-    name: Type.Optional(EndpointMutable.name),
-    /** Generated (locally administered unicast 02:…) when absent. */
-    mac: Type.Optional(EndpointMutable.mac),
-    ips: Type.Optional(EndpointMutable.ips),
-    /** Defaults to the endpoint id. */
-    ifaceId: Type.Optional(EndpointMutable.ifaceId),
-    securityGroupIds: Type.Optional(EndpointMutable.securityGroupIds),
-    /** Default true. */
-    portSecurity: Type.Optional(EndpointMutable.portSecurity),
-    qos: Type.Optional(EndpointMutable.qos),
-  },
-  { additionalProperties: false },
-);
-export const EndpointPatchSchema = Type.Partial(Type.Object(EndpointMutable), {
-  additionalProperties: false,
-});
 
 // ---------- security group ----------
 const SgRuleFields = {
@@ -331,9 +292,6 @@ export type Network = Static<typeof NetworkSchema>;
 export type Dhcp = Static<typeof DhcpSchema>;
 export type NetworkCreate = Static<typeof NetworkCreateSchema>;
 export type NetworkPatch = Static<typeof NetworkPatchSchema>;
-export type Endpoint = Static<typeof EndpointSchema>;
-export type EndpointCreate = Static<typeof EndpointCreateSchema>;
-export type EndpointPatch = Static<typeof EndpointPatchSchema>;
 export type SgRule = Static<typeof SgRuleSchema>;
 export type SgRuleInput = Static<typeof SgRuleInputSchema>;
 export type SecurityGroup = Static<typeof SecurityGroupSchema>;

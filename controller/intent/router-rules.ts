@@ -1,4 +1,5 @@
 import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
+import { allowedHolder } from './allowed-addresses.js';
 import { conflict, invalid } from './errors.js';
 import {
   type Network,
@@ -122,7 +123,15 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
         `${what} is already used by endpoint '${holder}' in network '${net.id}'${hint}`,
       );
     }
+    checkNotAllowed(
+      env.state,
+      net.id,
+      a.text,
+      at('ip'),
+      origin && `the first host address of ${origin.text}`,
+    );
     const ipv6 = ipv6Of(env, net, itf, current, i);
+    if (ipv6 !== undefined) checkNotAllowed(env.state, net.id, ipv6, at('ipv6'));
     return {
       networkId: net.id,
       ip: a.text,
@@ -149,6 +158,28 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
   if (d.name !== undefined) out.name = d.name as string;
   if (d.description !== undefined) out.description = d.description as string;
   return out;
+}
+
+/**
+ * A router interface address (`ip`, canonical) that some endpoint of the network allows (exactly
+ * or inside a CIDR): refused, the VM could answer for and send as its gateway. `dflt` says where a
+ * defaulted address came from.
+ */
+function checkNotAllowed(
+  state: IntentState,
+  networkId: string,
+  ip: string,
+  field: string,
+  dflt?: string,
+): void {
+  const held = allowedHolder(state, networkId, ip);
+  if (!held) return;
+  const what = dflt ? `${ip} (the default: ${dflt})` : ip;
+  const inside = held.entry === ip ? 'an allowed address' : `inside allowed address ${held.entry}`;
+  throw conflict(
+    field,
+    `${what} is ${inside} of endpoint '${held.endpointId}' in network '${networkId}'${dflt ? `; give ${field}` : ''}`,
+  );
 }
 
 /** The router on a network and its interface there, if any (a network is on at most one). */

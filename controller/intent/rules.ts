@@ -1,3 +1,4 @@
+import { allowedAddressesOf } from './allowed-addresses.js';
 import { normalizeDhcp } from './dhcp-rules.js';
 import { conflict, invalid } from './errors.js';
 import type { AnyObject, Kind, ObjectOf, Qos, SgRule, SgRuleInput } from './model.js';
@@ -218,6 +219,7 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
       'security groups need port security; remove them or keep portSecurity true',
     );
   }
+  const allowedAddresses = allowedAddressesOf(env, d, net, ips, portSecurity);
   const out: Fields<'endpoint'> = {
     id: d.id,
     tenantId: net.tenantId,
@@ -229,6 +231,7 @@ function endpoint(env: RuleEnv, d: Draft, existing?: ObjectOf['endpoint']): Fiel
     portSecurity,
   };
   if (d.name !== undefined) out.name = d.name as string;
+  if (allowedAddresses) out.allowedAddresses = allowedAddresses;
   // Checked when it changes: a PATCH of something else keeps limits set under an older MTU.
   const qos = qosToStore(d.qos as Qos | undefined, existing?.qos, net);
   adminOnlyQos(env, qos, existing?.qos, "an endpoint's");

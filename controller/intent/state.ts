@@ -85,6 +85,11 @@ export class IntentState {
   readonly macs = new Map<string, Map<string, string>>();
   /** networkId -> canonical ip -> endpointId */
   readonly ips = new Map<string, Map<string, string>>();
+  /**
+   * networkId -> allowed address (as stored: an address or a CIDR) -> ids of the endpoints that
+   * allow it. Not unique: several endpoints may share a VIP (./allowed-addresses.ts).
+   */
+  readonly allowed = new Map<string, Map<string, Set<string>>>();
   readonly ifaceIds = new Map<string, string>();
   readonly tunnelIps = new Map<string, string>();
   readonly vlanSlots = new Map<string, string>();
@@ -161,6 +166,7 @@ export class IntentState {
 
   private index(kind: Kind, o: AnyObject): void {
     this.eachUnique(kind, o, (map, k) => map.set(k, o.id));
+    if (kind === 'endpoint') this.indexAllowed(o as ObjectOf['endpoint'], true);
     for (const ref of referencesOf(kind, o)) {
       let set = this.referrers.get(ref);
       if (!set) {
@@ -176,12 +182,34 @@ export class IntentState {
     this.eachUnique(kind, o, (map, k) => {
       if (map.get(k) === o.id) map.delete(k);
     });
+    if (kind === 'endpoint') this.indexAllowed(o as ObjectOf['endpoint'], false);
     for (const ref of referencesOf(kind, o)) {
       const set = this.referrers.get(ref);
       set?.delete(keyOf(kind, o.id));
       this.sortedReferrers.delete(`${ref}|${kind}`);
       if (set?.size === 0) this.referrers.delete(ref);
     }
+  }
+
+  private indexAllowed(e: ObjectOf['endpoint'], add: boolean): void {
+    if (!e.allowedAddresses?.length) return;
+    let here = this.allowed.get(e.networkId);
+    if (!here) {
+      if (!add) return;
+      here = new Map();
+      this.allowed.set(e.networkId, here);
+    }
+    for (const entry of e.allowedAddresses) {
+      const ids = here.get(entry);
+      if (add) {
+        if (ids) ids.add(e.id);
+        else here.set(entry, new Set([e.id]));
+      } else if (ids) {
+        ids.delete(e.id);
+        if (ids.size === 0) here.delete(entry);
+      }
+    }
+    if (here.size === 0) this.allowed.delete(e.networkId);
   }
 
   private eachUnique(kind: Kind, o: AnyObject, fn: (map: Map<never, string>, key: never) => void): void {

@@ -68,7 +68,7 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.PORT_SECURITY,
     name: 'port-security',
     purpose:
-      "only the endpoint's own source MAC and IPs (and ARP sha/spa, IPv6 ND addresses and link-layer options) leave its port, no router advertisement or redirect; DHCP requests go to the controller (networks with DHCP on)",
+      "only the endpoint's own source MAC and IPs (its allowed addresses too; ARP sha/spa, IPv6 ND addresses and link-layer options) leave its port, no router advertisement or redirect; DHCP requests go to the controller (networks with DHCP on)",
     matches: [
       'metadata',
       'in_port',

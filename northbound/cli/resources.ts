@@ -209,6 +209,12 @@ export const resourceClis: ResourceCli[] = [
         help: 'security group id; repeatable',
       },
       {
+        flag: 'allowed-address',
+        field: 'allowedAddresses',
+        type: 'list',
+        help: "extra source address or CIDR (a VIP); repeat or comma-separate; '' clears",
+      },
+      {
         flag: 'port-security',
         field: 'portSecurity',
         type: 'bool',

@@ -29,6 +29,10 @@ describe('overlay pipeline in real OVS', () => {
     intent.networks = intent.networks.map((n) =>
       n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
     );
+    // red's VM also sends from a VIP and two prefixes (masked arp_spa, ipv6_src and nd_target).
+    intent.endpoints = intent.endpoints.map((e) =>
+      e.id === 'vm-r1' ? { ...e, allowedAddresses: ['10.1.0.100', '192.168.8.0/22', 'fd00:0:0:1::/64'] } : e,
+    );
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
     await installDesired(ovs, desired);
   });
@@ -56,6 +60,20 @@ describe('overlay pipeline in real OVS', () => {
       'in_port=1,dl_src=02:00:00:00:01:01,dl_dst=02:00:00:00:01:02,ip,nw_src=10.1.0.99,nw_dst=10.1.0.2',
     );
     expect(out).toMatch(/Datapath actions: drop/);
+  });
+
+  it("lets an allowed address (a VIP, a prefix) out with the VM's own MAC, and nothing next to it", async () => {
+    const from = (src: string, mac = '02:00:00:00:01:01') =>
+      trace(`in_port=1,dl_src=${mac},dl_dst=02:00:00:00:01:02,ip,nw_src=${src},nw_dst=10.1.0.2`);
+    for (const ok of ['10.1.0.100', '192.168.11.7']) expect(await from(ok)).toMatch(/output:100/);
+    expect(await from('192.168.12.1')).toMatch(/Datapath actions: drop/);
+    expect(await from('10.1.0.100', '02:00:00:00:01:09')).toMatch(/Datapath actions: drop/);
+    const na = (target: string) =>
+      trace(
+        `icmp6,in_port=1,dl_src=02:00:00:00:01:01,dl_dst=33:33:00:00:00:01,ipv6_src=${target},ipv6_dst=ff02::1,icmpv6_type=136,icmpv6_code=0,nd_target=${target},nd_tll=02:00:00:00:01:01`,
+      );
+    expect(await na('fd00:0:0:1::9')).toMatch(/goto_table:20/);
+    expect(await na('fd00:0:0:2::9')).toMatch(/Datapath actions: drop/);
   });
 
   it('sends a DHCP request to the controller in a network serving DHCP, and drops it in one that does not', async () => {

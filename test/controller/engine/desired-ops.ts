@@ -12,7 +12,18 @@ export const SGS = ['sg1', 'sg2'];
 
 export type Op =
   /** qos: 0 egress limit, 1 ingress, 2 both (rates differ by value), absent none. */
-  | { t: 'ep'; id: string; net: number; ip: number; sgs: number[]; ps: boolean; qos?: number; v6?: boolean }
+  /** allowed: 0 a VIP every endpoint may share, 1 an IPv4 and an IPv6 prefix, absent none. */
+  | {
+      t: 'ep';
+      id: string;
+      net: number;
+      ip: number;
+      sgs: number[];
+      ps: boolean;
+      qos?: number;
+      v6?: boolean;
+      allowed?: number;
+    }
   | { t: 'epDel'; id: string }
   | { t: 'bind'; id: string; on: number; port: number }
   | { t: 'unbind'; id: string }
@@ -54,7 +65,7 @@ const endpointOps = (sgs: fc.Arbitrary<number[]>, ps: fc.Arbitrary<boolean>): fc
   fc.record(
     {
       ...{ t: fc.constant('ep' as const), id: pick(EPS), net: fc.nat(1), ip: fc.nat(3), sgs, ps },
-      ...{ qos: fc.nat(3), v6: fc.boolean() },
+      ...{ qos: fc.nat(3), v6: fc.boolean(), allowed: fc.nat(1) },
     },
     { requiredKeys: ['t', 'id', 'net', 'ip', 'sgs', 'ps'] },
   ),

@@ -31,6 +31,8 @@ export { CHASSIS, EPS, mirrorOpArb, type Op, opArb, routingOpArb } from './desir
  */
 
 const meta = { revision: 1, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+/** `ep`'s allowed addresses: a VIP several endpoints share, or prefixes of both families. */
+const ALLOWED = [['10.0.0.100'], ['192.168.0.0/24', 'fd00:9::/64']];
 function qosOf(n: number | undefined, base = 1) {
   if (n === undefined || n === 3) return undefined;
   const limit = { kbps: 1000 * (n + base), burstKb: 800 };
@@ -116,6 +118,8 @@ export class World {
           securityGroupIds: op.sgs.map((i) => SGS[i]!),
           portSecurity: op.ps,
           ...(qos ? { qos } : {}),
+          // The service refuses allowed addresses without port security.
+          ...(op.allowed !== undefined && op.ps ? { allowedAddresses: ALLOWED[op.allowed]! } : {}),
         });
       }
       case 'epDel': {

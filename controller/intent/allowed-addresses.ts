@@ -1,0 +1,175 @@
+import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
+import { conflict, invalid } from './errors.js';
+import type { Network } from './model.js';
+import { type Cidr, cidrContains, cidrsOverlap, formatIpv6, parseCidr, parseIp } from './net.js';
+import type { Draft, RuleEnv } from './rule-env.js';
+import type { IntentState } from './state.js';
+
+/**
+ * An endpoint's allowed addresses (OpenStack's allowed address pairs with the port's own MAC):
+ * extra IPv4/IPv6 addresses or CIDRs its VM may send from past port security, a VIP keepalived
+ * moves between VMs or a prefix a VM routes for. Never answered by the ARP/ND responder, so:
+ * - an exact address (stored plain; `/32` and `/128` are read as the address) must not be another
+ *   endpoint's fixed address in the network (nor the reverse: a fixed address must not be one
+ *   another endpoint allows), while several endpoints may allow the same VIP;
+ * - no entry may hold the address of the network's router interface (IPv4 or IPv6), nor may a
+ *   router interface later take an address some endpoint allows (router-rules.ts);
+ * - broader CIDRs may hold other endpoints' addresses (a router VM): not checked.
+ * Multicast and IPv6 link-local entries are refused (the latter every endpoint may use already),
+ * as is any entry with `portSecurity: false` (nothing is checked then). Throws IntentError naming
+ * `allowedAddresses[i]` (or `ips[i]`, `allowedAddresses`).
+ */
+
+const MULTICAST4 = parseCidr('224.0.0.0/4') as Cidr;
+const MULTICAST6 = parseCidr('ff00::/8') as Cidr;
+const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
+
+/** One normalised entry: its stored text and the prefix it covers (a host: /32 or /128). */
+interface Entry {
+  text: string;
+  cidr: Cidr;
+  host: boolean;
+}
+
+const NOT_AN_ADDRESS = (s: string) => `'${s}' is not an IPv4 or IPv6 address or CIDR`;
+
+/** Parses and normalises one entry; a reason string when it is not one. */
+function entryOf(s: string): Entry | string {
+  const slash = s.indexOf('/');
+  const addr = parseIp(slash < 0 ? s : s.slice(0, slash));
+  if (!addr) return NOT_AN_ADDRESS(s);
+  const max = addr.family === 4 ? 32 : 128;
+  let cidr: Cidr;
+  if (slash < 0) {
+    cidr = { family: addr.family, network: addr.value, prefix: max, text: `${addr.text}/${max}` };
+  } else {
+    const c = parseCidr(s);
+    if (typeof c === 'string') {
+      const prefix = Number(s.slice(slash + 1));
+      if (!/^\d{1,3}$/.test(s.slice(slash + 1)) || prefix > max) return c;
+      // Host bits set: name the network that was probably meant.
+      const mask = ((1n << BigInt(max)) - 1n) ^ ((1n << BigInt(max - prefix)) - 1n);
+      const net = addr.value & mask;
+      const text = addr.family === 4 ? formatIpv4(Number(net)) : formatIpv6(net);
+      return `'${s}' has host bits set (${text}/${prefix}?)`;
+    }
+    cidr = c;
+  }
+  const host = cidr.prefix === max;
+  return { text: host ? addr.text : cidr.text, cidr, host };
+}
+
+/** Why an entry cannot be allowed at all, or undefined. */
+function unusable(e: Entry): string | undefined {
+  const inside = (c: Cidr) => cidrsOverlap(e.cidr, c) && e.cidr.prefix >= c.prefix;
+  if (inside(MULTICAST4) || inside(MULTICAST6)) {
+    const mc = e.cidr.family === 4 ? MULTICAST4 : MULTICAST6;
+    return `${e.text} is multicast (${mc.text}); only unicast sources can be allowed`;
+  }
+  if (inside(LINK_LOCAL6)) {
+    return `${e.text} is link-local (fe80::/10): every endpoint may send from those already`;
+  }
+  return undefined;
+}
+
+/** The smallest id of a set other than `self` (messages name one, the same one every time). */
+function firstOther(ids: Iterable<string> | undefined, self: string): string | undefined {
+  let best: string | undefined;
+  for (const id of ids ?? []) if (id !== self && (best === undefined || id < best)) best = id;
+  return best;
+}
+
+/**
+ * The router interface addresses (IPv4, IPv6) on a network, with the router's id (as routerOn of
+ * router-rules.ts, which imports this file).
+ */
+function routerAddresses(state: IntentState, networkId: string): { id: string; ips: string[] } | undefined {
+  const id = state.routerOfNetwork.get(networkId);
+  const iface =
+    id === undefined ? undefined : state.get('router', id)?.interfaces.find((x) => x.networkId === networkId);
+  if (id === undefined || !iface) return undefined;
+  return { id, ips: iface.ipv6 === undefined ? [iface.ip] : [iface.ip, iface.ipv6] };
+}
+
+/**
+ * The endpoint's allowed addresses as stored (normalised, in the given order), or undefined when
+ * none (the key is then left out). `ips` are its own addresses, already checked.
+ */
+export function allowedAddressesOf(
+  env: RuleEnv,
+  d: Draft,
+  net: Network,
+  ips: readonly string[],
+  portSecurity: boolean,
+): string[] | undefined {
+  const state = env.state;
+  // A fixed address answers ARP for itself: it would take the answers of a VIP other VMs share.
+  const allowedHere = state.allowed.get(net.id);
+  for (const [i, ip] of ips.entries()) {
+    const holder = firstOther(allowedHere?.get(ip), d.id);
+    if (holder !== undefined) {
+      throw conflict(
+        `ips[${i}]`,
+        `${ip} is an allowed address (a VIP) of endpoint '${holder}' in network '${net.id}'; a fixed address would take its ARP answers`,
+      );
+    }
+  }
+  const given = (d.allowedAddresses as string[] | undefined) ?? [];
+  if (given.length === 0) return undefined;
+  if (!portSecurity) {
+    throw invalid(
+      'allowedAddresses',
+      'allowed addresses widen port security; with portSecurity false nothing is checked (remove them or keep portSecurity true)',
+    );
+  }
+  const router = routerAddresses(state, net.id);
+  const taken = state.ips.get(net.id);
+  const out: string[] = [];
+  for (const [i, s] of given.entries()) {
+    const field = `allowedAddresses[${i}]`;
+    const e = entryOf(s);
+    if (typeof e === 'string') throw invalid(field, e);
+    const why = unusable(e);
+    if (why) throw invalid(field, why);
+    const twice = out.indexOf(e.text);
+    if (twice >= 0) throw invalid(field, `${e.text} is listed twice (allowedAddresses[${twice}])`);
+    if (e.host && ips.includes(e.text)) throw invalid(field, `${e.text} is already one of its ips`);
+    const owner = e.host ? taken?.get(e.text) : undefined;
+    if (owner !== undefined && owner !== d.id) {
+      throw conflict(
+        field,
+        `${e.text} is an address of another endpoint of network '${net.id}' ('${owner}'); only addresses no endpoint holds as its own can be allowed`,
+      );
+    }
+    for (const ip of router?.ips ?? []) {
+      if (!cidrContains(e.cidr, parseIp(ip)!)) continue;
+      const what = e.host ? `${e.text} is` : `${e.text} holds ${ip},`;
+      throw conflict(field, `${what} the address of router '${router!.id}' on network '${net.id}'`);
+    }
+    out.push(e.text);
+  }
+  return out;
+}
+
+/**
+ * Which endpoint of the network allows `ip` (canonical address text), exactly or inside a CIDR,
+ * and by which entry: the one with the smallest id. Undefined when none does.
+ */
+export function allowedHolder(
+  state: IntentState,
+  networkId: string,
+  ip: string,
+): { endpointId: string; entry: string } | undefined {
+  const a = parseIp(ip);
+  const here = state.allowed.get(networkId);
+  if (!a || !here) return undefined;
+  let found: { endpointId: string; entry: string } | undefined;
+  for (const [entry, ids] of here) {
+    const c = entry.includes('/') ? parseCidr(entry) : undefined;
+    const holds = c === undefined ? entry === a.text : typeof c !== 'string' && cidrContains(c, a);
+    if (!holds) continue;
+    const id = firstOther(ids, '');
+    if (id !== undefined && (found === undefined || id < found.endpointId)) found = { endpointId: id, entry };
+  }
+  return found;
+}

@@ -1,0 +1,470 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { allowedHolder } from '../../../controller/intent/allowed-addresses.js';
+import type { BatchOp } from '../../../controller/intent/batch.js';
+import type { Endpoint } from '../../../controller/intent/model.js';
+import type { IntentService } from '../../../controller/intent/service.js';
+import { IntentState } from '../../../controller/intent/state.js';
+import { openService, rejects } from './helpers.js';
+
+/**
+ * An endpoint's allowed addresses (VIPs, routed prefixes): normalised, kept in order, cleared by
+ * `[]`; never another endpoint's fixed address nor the router's; indexed per network.
+ */
+
+let h: Awaited<ReturnType<typeof openService>>;
+let svc: IntentService;
+beforeEach(async () => {
+  h = await openService();
+  svc = h.svc;
+  await svc.put('tenant', 't1', { name: 'one' });
+  await svc.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24', 'fd00:1::/64'] });
+  await svc.put('network', 'n2', { tenantId: 't1', name: 'n2', subnets: ['10.9.0.0/24'] });
+});
+afterEach(() => h.close());
+
+const ep = (id: string, body: Record<string, unknown> = {}) =>
+  svc.put('endpoint', id, { networkId: 'n1', ...body } as never);
+
+/** Runs a write that must be refused and checks nothing changed: same revision, same objects. */
+async function refused(
+  write: () => Promise<unknown>,
+  code: 'invalid' | 'conflict',
+  message: RegExp,
+  field: string,
+) {
+  const revision = svc.revision();
+  const before = svc.list('endpoint').items;
+  const routers = svc.list('router').items;
+  const e = await rejects(write, code, message);
+  expect(e.field).toBe(field);
+  expect(svc.revision()).toBe(revision);
+  expect(svc.list('endpoint').items).toEqual(before);
+  expect(svc.list('router').items).toEqual(routers);
+  return e;
+}
+
+describe('allowed addresses: stored form', () => {
+  it('stores host CIDRs as the address, other CIDRs canonical, in the order given', async () => {
+    const { object } = await ep('vm1', {
+      ips: ['10.0.0.5'],
+      allowedAddresses: ['10.0.0.100/32', '10.1.0.0/16', '2001:DB8::/64', 'fd00:1::64/128', '10.0.0.101'],
+    });
+    const want = ['10.0.0.100', '10.1.0.0/16', '2001:db8::/64', 'fd00:1::64', '10.0.0.101'];
+    expect(object.allowedAddresses).toEqual(want);
+    expect(svc.get('endpoint', 'vm1').allowedAddresses).toEqual(want);
+  });
+
+  it('has no key without any, nor with [] on create; [] in a PATCH removes them, other PATCHes keep them', async () => {
+    expect('allowedAddresses' in (await ep('vm0')).object).toBe(false);
+    const empty = await svc.create('endpoint', { id: 'vm1', networkId: 'n1', allowedAddresses: [] });
+    expect('allowedAddresses' in empty.object).toBe(false);
+    await svc.update('endpoint', 'vm1', { allowedAddresses: ['10.0.0.100', '10.1.0.0/16'] });
+    const renamed = await svc.update('endpoint', 'vm1', { name: 'web' });
+    expect(renamed.object.allowedAddresses).toEqual(['10.0.0.100', '10.1.0.0/16']);
+    const replaced = await svc.update('endpoint', 'vm1', { allowedAddresses: ['10.1.0.0/16'] });
+    expect(replaced.object.allowedAddresses).toEqual(['10.1.0.0/16']);
+    const cleared = await svc.update('endpoint', 'vm1', { allowedAddresses: [] });
+    expect('allowedAddresses' in cleared.object).toBe(false);
+    expect('allowedAddresses' in svc.get('endpoint', 'vm1')).toBe(false);
+    expect(svc.get('endpoint', 'vm1').name).toBe('web');
+    // A PUT without them has none.
+    await svc.update('endpoint', 'vm1', { allowedAddresses: ['10.0.0.100'] });
+    expect('allowedAddresses' in (await ep('vm1')).object).toBe(false);
+  });
+
+  it('a CIDR may hold its own ips (a VM routing for its subnet), and need not lie in the subnets', async () => {
+    const { object } = await ep('vm1', {
+      ips: ['10.0.0.5'],
+      allowedAddresses: ['10.0.0.0/25', '192.168.0.0/16'],
+    });
+    expect(object.allowedAddresses).toEqual(['10.0.0.0/25', '192.168.0.0/16']);
+  });
+});
+
+describe('allowed addresses: invalid entries', () => {
+  const bad: Array<[string, RegExp]> = [
+    ['nope', /'nope' is not an IPv4 or IPv6 address or CIDR$/],
+    ['10.0.0.300', /'10\.0\.0\.300' is not an IPv4 or IPv6 address or CIDR$/],
+    ['nope/24', /'nope\/24' is not an IPv4 or IPv6 address or CIDR$/],
+    ['10.0.0.5/24', /'10\.0\.0\.5\/24' has host bits set \(10\.0\.0\.0\/24\?\)$/],
+    ['fd00:1::5/64', /'fd00:1::5\/64' has host bits set \(fd00:1::\/64\?\)$/],
+    ['10.0.0.0/33', /'10\.0\.0\.0\/33' has a prefix length outside 0-32$/],
+    ['224.0.0.18', /224\.0\.0\.18 is multicast \(224\.0\.0\.0\/4\); only unicast sources can be allowed$/],
+    ['239.0.0.0/8', /239\.0\.0\.0\/8 is multicast \(224\.0\.0\.0\/4\)/],
+    ['ff02::12', /ff02::12 is multicast \(ff00::\/8\)/],
+    ['fe80::1', /fe80::1 is link-local \(fe80::\/10\): every endpoint may send from those already$/],
+    ['fe80::/64', /fe80::\/64 is link-local \(fe80::\/10\)/],
+  ];
+  it('refuses what is not a unicast address or CIDR, naming the entry; nothing is stored', async () => {
+    for (const [value, why] of bad) {
+      await refused(
+        () => ep('vm1', { allowedAddresses: ['10.0.0.100', value] }),
+        'invalid',
+        new RegExp(`^allowedAddresses\\[1\\]: ${why.source}`),
+        'allowedAddresses[1]',
+      );
+    }
+    expect(() => svc.get('endpoint', 'vm1')).toThrow(/not found/);
+    // On PATCH too: the stored list stays.
+    await ep('vm1', { allowedAddresses: ['10.0.0.100'] });
+    for (const [value, why] of bad) {
+      await refused(
+        () => svc.update('endpoint', 'vm1', { allowedAddresses: [value] }),
+        'invalid',
+        new RegExp(`^allowedAddresses\\[0\\]: ${why.source}`),
+        'allowedAddresses[0]',
+      );
+    }
+    expect(svc.get('endpoint', 'vm1').allowedAddresses).toEqual(['10.0.0.100']);
+  });
+
+  it('refuses an entry listed twice after normalisation, and one of its own ips', async () => {
+    await refused(
+      () => ep('vm1', { allowedAddresses: ['10.0.0.100', '10.1.0.0/16', '10.0.0.100/32'] }),
+      'invalid',
+      /^allowedAddresses\[2\]: 10\.0\.0\.100 is listed twice \(allowedAddresses\[0\]\)$/,
+      'allowedAddresses[2]',
+    );
+    await refused(
+      () => ep('vm1', { allowedAddresses: ['2001:db8::/64', '2001:DB8:0::/64'] }),
+      'invalid',
+      /^allowedAddresses\[1\]: 2001:db8::\/64 is listed twice \(allowedAddresses\[0\]\)$/,
+      'allowedAddresses[1]',
+    );
+    await refused(
+      () => ep('vm1', { ips: ['10.0.0.5', 'fd00:1::5'], allowedAddresses: ['fd00:1::5/128'] }),
+      'invalid',
+      /^allowedAddresses\[0\]: fd00:1::5 is already one of its ips$/,
+      'allowedAddresses[0]',
+    );
+    // PATCH: the allowed list kept, the new ips take one of its addresses.
+    await ep('vm1', { ips: ['10.0.0.5'], allowedAddresses: ['10.0.0.100'] });
+    await refused(
+      () => svc.update('endpoint', 'vm1', { ips: ['10.0.0.5', '10.0.0.100'] }),
+      'invalid',
+      /^allowedAddresses\[0\]: 10\.0\.0\.100 is already one of its ips$/,
+      'allowedAddresses[0]',
+    );
+    // Moving it from allowed to fixed in one PATCH is fine, and back again.
+    const fixed = await svc.update('endpoint', 'vm1', {
+      ips: ['10.0.0.5', '10.0.0.100'],
+      allowedAddresses: [],
+    });
+    expect(fixed.object.ips).toEqual(['10.0.0.5', '10.0.0.100']);
+    const back = await svc.update('endpoint', 'vm1', { ips: ['10.0.0.5'], allowedAddresses: ['10.0.0.100'] });
+    expect(back.object.allowedAddresses).toEqual(['10.0.0.100']);
+  });
+
+  it('refuses them with portSecurity false, on create and on a PATCH of either field', async () => {
+    const msg =
+      /^allowedAddresses: allowed addresses widen port security; with portSecurity false nothing is checked/;
+    await refused(
+      () => ep('vm1', { portSecurity: false, allowedAddresses: ['10.0.0.100'] }),
+      'invalid',
+      msg,
+      'allowedAddresses',
+    );
+    await ep('vm1', { allowedAddresses: ['10.0.0.100'] });
+    await refused(
+      () => svc.update('endpoint', 'vm1', { portSecurity: false }),
+      'invalid',
+      msg,
+      'allowedAddresses',
+    );
+    await ep('nat', { portSecurity: false });
+    await refused(
+      () => svc.update('endpoint', 'nat', { allowedAddresses: ['10.1.0.0/16'] }),
+      'invalid',
+      msg,
+      'allowedAddresses',
+    );
+    // Both in one PATCH: fine.
+    const off = await svc.update('endpoint', 'vm1', { portSecurity: false, allowedAddresses: [] });
+    expect(off.object.portSecurity).toBe(false);
+    expect('allowedAddresses' in off.object).toBe(false);
+  });
+});
+
+describe('allowed addresses and other endpoints', () => {
+  it("refuses another endpoint's fixed address of the network (exact or /32); CIDRs may hold them", async () => {
+    await ep('vm2', { ips: ['10.0.0.7', 'fd00:1::7'] });
+    for (const [value, text] of [
+      ['10.0.0.7', '10\\.0\\.0\\.7'],
+      ['10.0.0.7/32', '10\\.0\\.0\\.7'],
+      ['fd00:1::7', 'fd00:1::7'],
+    ] as const) {
+      await refused(
+        () => ep('vm1', { allowedAddresses: [value] }),
+        'conflict',
+        new RegExp(
+          `^allowedAddresses\\[0\\]: ${text} is an address of another endpoint of network 'n1' \\('vm2'\\)`,
+        ),
+        'allowedAddresses[0]',
+      );
+    }
+    await ep('vm1', { allowedAddresses: ['10.0.0.100'] });
+    await refused(
+      () => svc.update('endpoint', 'vm1', { allowedAddresses: ['10.0.0.100', '10.0.0.7'] }),
+      'conflict',
+      /^allowedAddresses\[1\]: 10\.0\.0\.7 is an address of another endpoint of network 'n1'/,
+      'allowedAddresses[1]',
+    );
+    expect(svc.get('endpoint', 'vm1').allowedAddresses).toEqual(['10.0.0.100']);
+    // A broader CIDR (a router VM) may hold other endpoints' addresses.
+    const routed = await svc.update('endpoint', 'vm1', { allowedAddresses: ['10.0.0.0/28', 'fd00:1::/64'] });
+    expect(routed.object.allowedAddresses).toEqual(['10.0.0.0/28', 'fd00:1::/64']);
+    // The same address in another network is another address.
+    const other = await svc.create('endpoint', { id: 'x1', networkId: 'n2', allowedAddresses: ['10.0.0.7'] });
+    expect(other.object.allowedAddresses).toEqual(['10.0.0.7']);
+  });
+
+  it('lets several endpoints allow the same VIP, and refuses it as a fixed address of any other one', async () => {
+    await ep('vm1', { ips: ['10.0.0.11'], allowedAddresses: ['10.0.0.100', 'fd00:1::100'] });
+    await ep('vm2', { ips: ['10.0.0.12'], allowedAddresses: ['10.0.0.100/32'] });
+    expect(svc.get('endpoint', 'vm2').allowedAddresses).toEqual(['10.0.0.100']);
+    const vip =
+      /^ips\[1\]: 10\.0\.0\.100 is an allowed address \(a VIP\) of endpoint 'vm1' in network 'n1'; a fixed address would take its ARP answers$/;
+    await refused(() => ep('vm3', { ips: ['10.0.0.13', '10.0.0.100'] }), 'conflict', vip, 'ips[1]');
+    await refused(
+      () => ep('vm3', { ips: ['fd00:1::100'] }),
+      'conflict',
+      /^ips\[0\]: fd00:1::100 is an allowed address \(a VIP\) of endpoint 'vm1' in network 'n1'/,
+      'ips[0]',
+    );
+    await ep('vm3', { ips: ['10.0.0.13'] });
+    await refused(
+      () => svc.update('endpoint', 'vm3', { ips: ['10.0.0.13', '10.0.0.100'] }),
+      'conflict',
+      vip,
+      'ips[1]',
+    );
+    // vm2 allows it too: it still cannot take it as its own fixed address.
+    await refused(
+      () => svc.update('endpoint', 'vm2', { ips: ['10.0.0.12', '10.0.0.100'], allowedAddresses: [] }),
+      'conflict',
+      vip,
+      'ips[1]',
+    );
+    // Only exact entries reserve an address: inside an allowed CIDR, a fixed address is fine.
+    await svc.update('endpoint', 'vm2', { allowedAddresses: ['10.0.0.100', '10.0.0.64/26'] });
+    expect((await ep('vm4', { ips: ['10.0.0.70'] })).object.ips).toEqual(['10.0.0.70']);
+  });
+
+  it('frees the address when the endpoints allowing it are deleted or drop it', async () => {
+    await ep('vm1', { allowedAddresses: ['10.0.0.100', '10.0.0.101'] });
+    await ep('vm2', { allowedAddresses: ['10.0.0.100'] });
+    await svc.delete('endpoint', 'vm1');
+    // vm2 still allows it.
+    await refused(
+      () => ep('vm3', { ips: ['10.0.0.100'] }),
+      'conflict',
+      /^ips\[0\]: 10\.0\.0\.100 is an allowed address \(a VIP\) of endpoint 'vm2'/,
+      'ips[0]',
+    );
+    // vm1's other entry went with it.
+    expect((await ep('vm3', { ips: ['10.0.0.101'] })).object.ips).toEqual(['10.0.0.101']);
+    await svc.update('endpoint', 'vm2', { allowedAddresses: ['10.1.0.0/16'] });
+    expect((await ep('vm4', { ips: ['10.0.0.100'] })).object.ips).toEqual(['10.0.0.100']);
+    await svc.delete('endpoint', 'vm2');
+    await svc.delete('endpoint', 'vm4');
+    expect((await ep('vm5', { allowedAddresses: ['10.0.0.100'] })).object.allowedAddresses).toEqual([
+      '10.0.0.100',
+    ]);
+  });
+});
+
+describe('allowed addresses and the router', () => {
+  it("refuses an entry holding the router's IPv4 or IPv6 address on the network", async () => {
+    await svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1' }] });
+    expect(svc.get('router', 'r1').interfaces[0]).toMatchObject({ ip: '10.0.0.1', ipv6: 'fd00:1::1' });
+    const cases: Array<[string, RegExp]> = [
+      ['10.0.0.0/24', /10\.0\.0\.0\/24 holds 10\.0\.0\.1, the address of router 'r1' on network 'n1'$/],
+      ['10.0.0.1', /10\.0\.0\.1 is the address of router 'r1' on network 'n1'$/],
+      ['10.0.0.1/32', /10\.0\.0\.1 is the address of router 'r1' on network 'n1'$/],
+      ['0.0.0.0/0', /0\.0\.0\.0\/0 holds 10\.0\.0\.1, the address of router 'r1'/],
+      ['fd00:1::/64', /fd00:1::\/64 holds fd00:1::1, the address of router 'r1' on network 'n1'$/],
+      ['fd00:1::1', /fd00:1::1 is the address of router 'r1' on network 'n1'$/],
+    ];
+    for (const [value, why] of cases) {
+      await refused(
+        () => ep('vm1', { allowedAddresses: ['10.0.0.100', value] }),
+        'conflict',
+        new RegExp(`^allowedAddresses\\[1\\]: ${why.source}`),
+        'allowedAddresses[1]',
+      );
+    }
+    // Beside it is fine; the router of another network is not this one's.
+    const ok = await ep('vm1', { allowedAddresses: ['10.0.0.128/25', 'fd00:1::100', '10.0.0.2'] });
+    expect(ok.object.allowedAddresses).toEqual(['10.0.0.128/25', 'fd00:1::100', '10.0.0.2']);
+    expect((await ep('x1', { networkId: 'n2', allowedAddresses: ['10.0.0.0/24'] })).object.networkId).toBe(
+      'n2',
+    );
+  });
+
+  it('refuses a router interface (given or default, IPv4 or IPv6) on an address an endpoint allows', async () => {
+    await ep('vm1', { allowedAddresses: ['10.0.0.0/28'] });
+    await refused(
+      () => svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1' }] }),
+      'conflict',
+      /^interfaces\[0\]\.ip: 10\.0\.0\.1 \(the default: the first host address of 10\.0\.0\.0\/24\) is inside allowed address 10\.0\.0\.0\/28 of endpoint 'vm1' in network 'n1'; give interfaces\[0\]\.ip$/,
+      'interfaces[0].ip',
+    );
+    await refused(
+      () => svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1', ip: '10.0.0.9' }] }),
+      'conflict',
+      /^interfaces\[0\]\.ip: 10\.0\.0\.9 is inside allowed address 10\.0\.0\.0\/28 of endpoint 'vm1' in network 'n1'$/,
+      'interfaces[0].ip',
+    );
+    await ep('vm2', { allowedAddresses: ['fd00:1::1'] });
+    await refused(
+      () => svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1', ip: '10.0.0.254' }] }),
+      'conflict',
+      /^interfaces\[0\]\.ipv6: fd00:1::1 is an allowed address of endpoint 'vm2' in network 'n1'$/,
+      'interfaces[0].ipv6',
+    );
+    // A router already elsewhere, patched to join n1: refused the same way, kept as it was.
+    await svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n2' }] });
+    await refused(
+      () => svc.update('router', 'r1', { interfaces: [{ networkId: 'n2' }, { networkId: 'n1' }] }),
+      'conflict',
+      /^interfaces\[1\]\.ip: 10\.0\.0\.1 \(the default: .*\) is inside allowed address 10\.0\.0\.0\/28 of endpoint 'vm1'/,
+      'interfaces[1].ip',
+    );
+    expect(svc.get('router', 'r1').interfaces.map((i) => i.networkId)).toEqual(['n2']);
+    // Elsewhere in the subnet, without the allowed IPv6 address: fine.
+    const r = await svc.update('router', 'r1', {
+      interfaces: [{ networkId: 'n2' }, { networkId: 'n1', ip: '10.0.0.254', ipv6: 'fd00:1::fe' }],
+    });
+    expect(r.object.interfaces[1]).toMatchObject({ ip: '10.0.0.254', ipv6: 'fd00:1::fe' });
+    // Once the endpoints let go, the default is free again.
+    await svc.delete('endpoint', 'vm1');
+    await svc.update('endpoint', 'vm2', { allowedAddresses: [] });
+    const moved = await svc.update('router', 'r1', {
+      interfaces: [{ networkId: 'n2' }, { networkId: 'n1', ip: '10.0.0.1', ipv6: 'fd00:1::1' }],
+    });
+    expect(moved.object.interfaces[1]).toMatchObject({ ip: '10.0.0.1', ipv6: 'fd00:1::1' });
+  });
+});
+
+describe('allowed addresses in a batch', () => {
+  const create = (id: string, body: Record<string, unknown>): BatchOp => ({
+    op: 'create',
+    kind: 'endpoint',
+    id,
+    body: { networkId: 'n1', ...body },
+  });
+
+  it('sees the VIP an earlier op allowed, either way round; nothing is written', async () => {
+    const revision = svc.revision();
+    const a = await rejects(
+      svc.batch([
+        create('vm1', { allowedAddresses: ['10.0.0.100'] }),
+        create('vm2', { ips: ['10.0.0.100'] }),
+      ]),
+      'conflict',
+      /^ops\[1\] \(endpoint 'vm2'\): ips\[0\]: 10\.0\.0\.100 is an allowed address \(a VIP\) of endpoint 'vm1' in network 'n1'/,
+    );
+    expect(a.field).toBe('ops[1].body.ips[0]');
+    const b = await rejects(
+      svc.batch([
+        create('vm2', { ips: ['10.0.0.100'] }),
+        create('vm1', { allowedAddresses: ['10.0.0.100/32'] }),
+      ]),
+      'conflict',
+      /^ops\[1\] \(endpoint 'vm1'\): allowedAddresses\[0\]: 10\.0\.0\.100 is an address of another endpoint of network 'n1' \('vm2'\)/,
+    );
+    expect(b.field).toBe('ops[1].body.allowedAddresses[0]');
+    const c = await rejects(
+      svc.batch([
+        create('vm1', { allowedAddresses: ['10.0.0.0/24'] }),
+        {
+          op: 'create',
+          kind: 'router',
+          id: 'r1',
+          body: { tenantId: 't1', interfaces: [{ networkId: 'n1' }] },
+        },
+      ]),
+      'conflict',
+      /^ops\[1\] \(router 'r1'\): interfaces\[0\]\.ip: 10\.0\.0\.1 .*inside allowed address 10\.0\.0\.0\/24 of endpoint 'vm1'/,
+    );
+    expect(c.field).toBe('ops[1].body.interfaces[0].ip');
+    expect(svc.revision()).toBe(revision);
+    expect(svc.list('endpoint').items).toEqual([]);
+    expect(svc.list('router').items).toEqual([]);
+  });
+
+  it('shares a VIP between endpoints of one batch, and frees it for a later op once deleted', async () => {
+    const r = await svc.batch([
+      create('vm1', { ips: ['10.0.0.11'], allowedAddresses: ['10.0.0.100'] }),
+      create('vm2', { ips: ['10.0.0.12'], allowedAddresses: ['10.0.0.100'] }),
+    ]);
+    expect(r.committed).toBe(true);
+    expect(svc.get('endpoint', 'vm2').allowedAddresses).toEqual(['10.0.0.100']);
+    await svc.batch([
+      { op: 'delete', kind: 'endpoint', id: 'vm1' },
+      { op: 'delete', kind: 'endpoint', id: 'vm2' },
+      create('vm3', { ips: ['10.0.0.100'] }),
+    ]);
+    expect(svc.get('endpoint', 'vm3').ips).toEqual(['10.0.0.100']);
+    expect(() => svc.get('endpoint', 'vm1')).toThrow(/not found/);
+  });
+});
+
+describe('the allowed index (IntentState)', () => {
+  const put = (s: IntentState, e: Partial<Endpoint> & { id: string }) =>
+    s.apply({
+      type: 'put',
+      key: `endpoint/${e.id}`,
+      value: {
+        tenantId: 't1',
+        networkId: 'n1',
+        mac: '02:00:00:00:00:01',
+        ips: [],
+        ifaceId: e.id,
+        securityGroupIds: [],
+        portSecurity: true,
+        revision: 1,
+        createdAt: '',
+        updatedAt: '',
+        ...e,
+      } as never,
+    });
+  const view = (s: IntentState) =>
+    Object.fromEntries(
+      [...s.allowed].map(([net, m]) => [
+        net,
+        Object.fromEntries([...m].map(([k, ids]) => [k, [...ids].sort()])),
+      ]),
+    );
+
+  it('maps network -> entry -> endpoints, follows rewrites and deletes, and drops empty sets and maps', () => {
+    const s = new IntentState();
+    put(s, { id: 'e1', allowedAddresses: ['10.0.0.100', '10.1.0.0/16'] });
+    put(s, { id: 'e2', allowedAddresses: ['10.0.0.100'] });
+    put(s, { id: 'e3', networkId: 'n2', allowedAddresses: ['10.0.0.100'] });
+    put(s, { id: 'e4' });
+    expect(view(s)).toEqual({
+      n1: { '10.0.0.100': ['e1', 'e2'], '10.1.0.0/16': ['e1'] },
+      n2: { '10.0.0.100': ['e3'] },
+    });
+    put(s, { id: 'e1', allowedAddresses: ['10.1.0.0/16'] });
+    expect(view(s).n1).toEqual({ '10.0.0.100': ['e2'], '10.1.0.0/16': ['e1'] });
+    s.apply({ type: 'delete', key: 'endpoint/e2' });
+    expect(view(s).n1).toEqual({ '10.1.0.0/16': ['e1'] });
+    put(s, { id: 'e1' });
+    s.apply({ type: 'delete', key: 'endpoint/e3' });
+    expect(s.allowed.size).toBe(0);
+  });
+
+  it('allowedHolder: exact entries and CIDRs holding the address, the smallest endpoint id', () => {
+    const s = new IntentState();
+    put(s, { id: 'b', allowedAddresses: ['10.0.0.0/28', 'fd00::1'] });
+    put(s, { id: 'a', allowedAddresses: ['10.0.0.5'] });
+    put(s, { id: 'c', allowedAddresses: ['10.0.0.5'] });
+    expect(allowedHolder(s, 'n1', '10.0.0.5')).toEqual({ endpointId: 'a', entry: '10.0.0.5' });
+    expect(allowedHolder(s, 'n1', '10.0.0.9')).toEqual({ endpointId: 'b', entry: '10.0.0.0/28' });
+    expect(allowedHolder(s, 'n1', 'fd00::1')).toEqual({ endpointId: 'b', entry: 'fd00::1' });
+    expect(allowedHolder(s, 'n1', '10.0.0.16')).toBeUndefined();
+    expect(allowedHolder(s, 'n2', '10.0.0.5')).toBeUndefined();
+  });
+});
