@@ -139,11 +139,12 @@ export const RouterFlowKind = Type.Union(
     Type.Literal('noRoute'),
     Type.Literal('notIpv4'),
     Type.Literal('neighborArp'),
+    Type.Literal('spoofDropped'),
     Type.Literal('other'),
   ],
   {
     description:
-      'routed: into a network of the router (l3-route, on to l3-neighbor); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); other: a flow of the router this version does not know',
+      'routed: into a network of the router (l3-route, on to l3-neighbor); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
   },
 );
 export type RouterFlowKind = Static<typeof RouterFlowKind>;
@@ -160,6 +161,7 @@ const byKind = {
   noRoute: Count,
   notIpv4: Count,
   neighborArp: Count,
+  spoofDropped: Count,
   other: Count,
 };
 

@@ -26,7 +26,7 @@ import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
-import { endpointNeighbor6Flows, routerNetworkFlows6 } from './ipv6.js';
+import { endpointNeighbor6Flows, ROUTER_SPOOF_PRIORITY, routerNetworkFlows6 } from './ipv6.js';
 import {
   ARP_REPLY_PRIORITY,
   ARP_WATCH_PRIORITY,
@@ -111,6 +111,20 @@ export function routerNetworkFlows(
   const meta = vniMetadataTlv.get(net.vni);
   const toGateway = { field: 'eth_dst', value: r.self.mac };
   flows.push(arpAnswerFlow(meta, r.self.ip, r.self.mac, cookie));
+  // No VM speaks as the gateway, even one allowed a prefix holding its address (allowedAddresses):
+  // its ARP would take the network's routed traffic.
+  for (const match of [
+    [meta, IS_ARP, { field: 'arp_spa', value: r.self.ip }],
+    [meta, IS_IP, { field: 'ipv4_src', value: r.self.ip }],
+  ]) {
+    flows.push({
+      tableId: TABLE.PORT_SECURITY,
+      priority: ROUTER_SPOOF_PRIORITY,
+      cookie,
+      match,
+      instructions: [],
+    });
+  }
   for (const p of r.ports) {
     flows.push(echoReplyFlow(cookie, [meta, toGateway], r.self.mac, p.ip, [output(ofpp.IN_PORT)]));
     // From a host behind a VLAN binding: the reply goes back tagged (classify took the tag off).

@@ -99,21 +99,24 @@ export function routerNetworkFlows6(
   flows.push(ndRouterAnswerFlow(meta, self.ipv6, self.mac, cookie));
   flows.push(ndRouterAnswerFlow(meta, linkLocal, self.mac, cookie));
   // No VM may speak as the router: its link-local address is where VMs' default route points
-  // (router advertisements), and port security lets any link-local source and ND target by.
-  flows.push({
-    tableId: TABLE.PORT_SECURITY,
-    priority: ROUTER_SPOOF_PRIORITY,
-    cookie,
-    match: [meta, IS_IPV6, { field: 'ipv6_src', value: linkLocal }],
-    instructions: [],
-  });
-  flows.push({
-    tableId: TABLE.PORT_SECURITY,
-    priority: ROUTER_SPOOF_PRIORITY,
-    cookie,
-    match: [meta, IS_IPV6, IS_ICMPV6, IS_NA, CODE_0, { field: 'nd_target', value: linkLocal }],
-    instructions: [],
-  });
+  // (router advertisements), and port security lets any link-local source and ND target by; its
+  // global address may lie in a prefix an endpoint is allowed (allowedAddresses).
+  for (const address of [linkLocal, self.ipv6]) {
+    flows.push({
+      tableId: TABLE.PORT_SECURITY,
+      priority: ROUTER_SPOOF_PRIORITY,
+      cookie,
+      match: [meta, IS_IPV6, { field: 'ipv6_src', value: address }],
+      instructions: [],
+    });
+    flows.push({
+      tableId: TABLE.PORT_SECURITY,
+      priority: ROUTER_SPOOF_PRIORITY,
+      cookie,
+      match: [meta, IS_IPV6, IS_ICMPV6, IS_NA, CODE_0, { field: 'nd_target', value: address }],
+      instructions: [],
+    });
+  }
   flows.push({
     tableId: TABLE.ARP_RESPONDER,
     priority: ROUTER_SOLICITATION_PRIORITY,

@@ -55,6 +55,8 @@ export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | '
   // neighbour resolution's (controller/router), forwarded nowhere by these flows.
   if (outputsTo(f, ofpp.CONTROLLER) && arpOp !== undefined) return 'neighborArp';
   if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
+  // A VM posing as the router (apps/router: ROUTER_SPOOF_PRIORITY), dropped before any policy.
+  if (f.tableId === TABLE.PORT_SECURITY && f.instructions.length === 0) return 'spoofDropped';
   if (f.tableId !== TABLE.L3_ROUTE) return 'other';
   if (f.instructions.length === 0) return 'notIpv4';
   const routes = (i: (typeof f.instructions)[number]) =>
@@ -77,6 +79,7 @@ const KINDS: readonly RouterFlowKind[] = [
   'noRoute',
   'notIpv4',
   'neighborArp',
+  'spoofDropped',
   'other',
 ];
 type ByKind = Record<RouterFlowKind, { packets: number; bytes: number }>;

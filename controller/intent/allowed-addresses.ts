@@ -12,8 +12,11 @@ import type { IntentState } from './state.js';
  * - an exact address (stored plain; `/32` and `/128` are read as the address) must not be another
  *   endpoint's fixed address in the network (nor the reverse: a fixed address must not be one
  *   another endpoint allows), while several endpoints may allow the same VIP;
- * - no entry may hold the address of the network's router interface (IPv4 or IPv6), nor may a
- *   router interface later take an address some endpoint allows (router-rules.ts);
+ * - no exact entry may be the address of the network's router interface (IPv4 or IPv6), nor may a
+ *   router interface later take an address some endpoint allows exactly (router-rules.ts); a
+ *   broader prefix may hold it (a NAT VM allowed 0.0.0.0/0): the router's own flows drop ARP,
+ *   IPv4, IPv6 and neighbour advertisements from its addresses before port security lets an
+ *   allowed prefix by (apps/router, ROUTER_SPOOF_PRIORITY);
  * - broader CIDRs may hold other endpoints' addresses (a router VM): not checked.
  * Multicast and IPv6 link-local entries are refused (the latter every endpoint may use already),
  * as is any entry with `portSecurity: false` (nothing is checked then). Throws IntentError naming
@@ -141,10 +144,8 @@ export function allowedAddressesOf(
         `${e.text} is an address of another endpoint of network '${net.id}' ('${owner}'); only addresses no endpoint holds as its own can be allowed`,
       );
     }
-    for (const ip of router?.ips ?? []) {
-      if (!cidrContains(e.cidr, parseIp(ip)!)) continue;
-      const what = e.host ? `${e.text} is` : `${e.text} holds ${ip},`;
-      throw conflict(field, `${what} the address of router '${router!.id}' on network '${net.id}'`);
+    if (e.host && router?.ips.includes(e.text)) {
+      throw conflict(field, `${e.text} is the address of router '${router.id}' on network '${net.id}'`);
     }
     out.push(e.text);
   }
@@ -152,24 +153,26 @@ export function allowedAddressesOf(
 }
 
 /**
- * Which endpoint of the network allows `ip` (canonical address text), exactly or inside a CIDR,
- * and by which entry: the one with the smallest id. Undefined when none does.
+ * Which endpoint of the network allows exactly `ip` (canonical address text, a VIP), the one with
+ * the smallest id; undefined when none does. Prefixes holding it do not count.
  */
-export function allowedHolder(
-  state: IntentState,
-  networkId: string,
-  ip: string,
-): { endpointId: string; entry: string } | undefined {
+export function allowedHolder(state: IntentState, networkId: string, ip: string): string | undefined {
+  return firstOther(state.allowed.get(networkId)?.get(ip), '');
+}
+
+/**
+ * Every endpoint of the network allowed `ip` (canonical address text), exactly or inside a
+ * prefix, sorted by id: who may hold it right now.
+ */
+export function endpointsAllowing(state: IntentState, networkId: string, ip: string): string[] {
   const a = parseIp(ip);
   const here = state.allowed.get(networkId);
-  if (!a || !here) return undefined;
-  let found: { endpointId: string; entry: string } | undefined;
+  if (!a || !here) return [];
+  const out = new Set<string>();
   for (const [entry, ids] of here) {
     const c = entry.includes('/') ? parseCidr(entry) : undefined;
     const holds = c === undefined ? entry === a.text : typeof c !== 'string' && cidrContains(c, a);
-    if (!holds) continue;
-    const id = firstOther(ids, '');
-    if (id !== undefined && (found === undefined || id < found.endpointId)) found = { endpointId: id, entry };
+    if (holds) for (const id of ids) out.add(id);
   }
-  return found;
+  return [...out].sort();
 }

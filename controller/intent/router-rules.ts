@@ -161,9 +161,10 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
 }
 
 /**
- * A router interface address (`ip`, canonical) that some endpoint of the network allows (exactly
- * or inside a CIDR): refused, the VM could answer for and send as its gateway. `dflt` says where a
- * defaulted address came from.
+ * A router interface address (`ip`, canonical) that some endpoint of the network allows exactly
+ * (a VIP): refused, the VIP's holder would be answering for its gateway. One inside an allowed
+ * prefix is fine: the router's flows drop a VM speaking as it. `dflt` says where a defaulted
+ * address came from.
  */
 function checkNotAllowed(
   state: IntentState,
@@ -172,13 +173,12 @@ function checkNotAllowed(
   field: string,
   dflt?: string,
 ): void {
-  const held = allowedHolder(state, networkId, ip);
-  if (!held) return;
+  const holder = allowedHolder(state, networkId, ip);
+  if (holder === undefined) return;
   const what = dflt ? `${ip} (the default: ${dflt})` : ip;
-  const inside = held.entry === ip ? 'an allowed address' : `inside allowed address ${held.entry}`;
   throw conflict(
     field,
-    `${what} is ${inside} of endpoint '${held.endpointId}' in network '${networkId}'${dflt ? `; give ${field}` : ''}`,
+    `${what} is an allowed address (a VIP) of endpoint '${holder}' in network '${networkId}'${dflt ? `; give ${field}` : ''}`,
   );
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCapture } from '../lab/capture.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startOneNetwork, waitFor } from './harness.js';
 
@@ -76,6 +77,42 @@ describe('allowed addresses (a VIP shared by two VMs)', () => {
     const spoofed = await e.lab.exec(X.name, `ping -c 2 -W 1 -I ${VIP} ${ip(C)} >/dev/null 2>&1; echo rc=$?`);
     expect(spoofed.trim()).toBe('rc=1');
     await dropVip(X.name);
+  }, 60_000);
+
+  it('a prefix (a NAT VM allowed 0.0.0.0/0) sends from anywhere, but cannot pose as the gateway', async () => {
+    const router = await e.api.put('/v1/routers/r1?wait=applied&timeout=20s', {
+      tenantId: 't1',
+      interfaces: [{ networkId: 'n1' }],
+    });
+    const gw = (router.interfaces as Array<{ ip: string; mac: string }>)[0]!;
+    expect((await e.lab.ping(C.name, gw.ip, { count: 1, timeoutS: 2 })).received).toBe(1);
+    await allow(X.name, ['0.0.0.0/0']);
+    // From an address of its own choosing: the client's ARP for it floods, X answers, replies flow.
+    await e.lab.exec(X.name, ['ip', 'addr', 'add', '10.0.0.200/24', 'dev', 'eth0']);
+    const from = `ping -c 2 -W 1 -I 10.0.0.200 ${ip(C)} >/dev/null 2>&1; echo rc=$?`;
+    expect((await e.lab.exec(X.name, from)).trim()).toBe('rc=0');
+    // Its gratuitous ARP for the gateway address goes nowhere: the client sees none of it and keeps
+    // the router's MAC; the router's counters show the drops.
+    await e.lab.exec(X.name, ['ip', 'addr', 'add', `${gw.ip}/24`, 'dev', 'eth0']);
+    const capture = await startCapture(e.lab.vm(C.name).netns, 'eth0', ['arp']);
+    try {
+      // Both forms: a request (answered by the switch for the gateway anyway) and a broadcast reply.
+      for (const mode of ['-U', '-A'])
+        await e.lab.exec(X.name, ['busybox', 'arping', mode, '-c', '2', '-w', '2', '-I', 'eth0', gw.ip]);
+    } finally {
+      const seen = await capture.stop();
+      expect(seen.filter((l) => l.includes(X.mac))).toEqual([]);
+    }
+    const neigh = await e.lab.exec(C.name, ['ip', 'neigh', 'show', gw.ip]);
+    expect(neigh).toContain(gw.mac);
+    const counters = await e.api.get('/v1/routers/r1/counters');
+    expect((counters.totals as { spoofDropped: { packets: number } }).spoofDropped.packets).toBeGreaterThan(
+      0,
+    );
+    for (const a of ['10.0.0.200', gw.ip])
+      await e.lab.exec(X.name, ['ip', 'addr', 'del', `${a}/24`, 'dev', 'eth0']);
+    await allow(X.name, []);
+    await e.api.delete('/v1/routers/r1?wait=applied&timeout=20s');
   }, 60_000);
 
   it('losing the allowance cuts the holder off; every bridge holds exactly the desired flows', async () => {

@@ -78,6 +78,7 @@ const routerAnswer = (id: string): RouterCounters => ({
     noRoute: count(2),
     notIpv4: count(6),
     neighborArp: count(0),
+    spoofDropped: count(0),
     other: count(0),
   },
   switches: [
@@ -92,6 +93,7 @@ const routerAnswer = (id: string): RouterCounters => ({
       noRoute: count(0),
       notIpv4: count(0),
       neighborArp: count(0),
+      spoofDropped: count(0),
       other: count(0),
       flows: [
         {
@@ -115,6 +117,7 @@ const routerAnswer = (id: string): RouterCounters => ({
       noRoute: count(2),
       notIpv4: count(6),
       neighborArp: count(0),
+      spoofDropped: count(0),
       other: count(0),
       flows: [],
     },

@@ -21,6 +21,9 @@ describe('router app', () => {
     expect(new Set(flows.map((f) => appOf(f.cookie)))).toEqual(new Set(['router']));
     expect(text(flows)).toEqual([
       'table=30, priority=100,arp,metadata=0x64,arp_tpa=10.0.0.1,arp_op=1 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,goto_table:31',
+      // No VM speaks as the gateway (not even one allowed a prefix holding its address).
+      'table=10, priority=130,arp,metadata=0x64,arp_spa=10.0.0.1 actions=drop',
+      'table=10, priority=130,ip,metadata=0x64,nw_src=10.0.0.1 actions=drop',
       'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.1.1->ip_src,set_field:0->icmp_type,IN_PORT',
       'table=35, priority=290,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1 actions=CONTROLLER:65535',
       'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
@@ -55,6 +58,8 @@ describe('router app', () => {
       // No VM speaks from the router's link-local address or advertises it.
       'table=10, priority=130,ipv6,metadata=0x64,ipv6_src=fe80::857:72ff:fe00:64 actions=drop',
       'table=10, priority=130,icmp6,metadata=0x64,icmp_type=136,icmp_code=0,nd_target=fe80::857:72ff:fe00:64 actions=drop',
+      'table=10, priority=130,ipv6,metadata=0x64,ipv6_src=fd00:1::1 actions=drop',
+      'table=10, priority=130,icmp6,metadata=0x64,icmp_type=136,icmp_code=0,nd_target=fd00:1::1 actions=drop',
       // A router solicitation: the controller answers it.
       'table=30, priority=100,icmp6,metadata=0x64,icmp_type=133,icmp_code=0 actions=CONTROLLER:65535',
       echo('fe80::857:72ff:fe00:64'),

@@ -90,7 +90,8 @@ describe('routing in the datapath views', () => {
     expect(added).toHaveLength(routerFlows.length);
     // web: ARP + 2 pings + 2 other-traffic-to-the-router + 2 routes + 2 TTL run-outs + no-route +
     // not-IPv4; db the same; l3-neighbor: w1, w3, d1, d2.
-    expect(routerFlows).toHaveLength(11 + 11 + 4);
+    // Each network also drops ARP from and IPv4 sent from its gateway address (no VM speaks as it).
+    expect(routerFlows).toHaveLength(13 + 13 + 4);
   });
 });
 
@@ -107,6 +108,8 @@ describe('routing under the asap2 offload check', () => {
     const sorted = (l: number[][]) => l.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
     expect(sorted(software.map((f) => [f.tableId, f.priority]))).toEqual(
       sorted([
+        // The guard against a VM posing as the gateway by ARP (an arp_spa match runs in software).
+        ...Array(2).fill([10, 130]),
         ...Array(2).fill([30, 100]),
         ...Array(4).fill([35, 300]),
         ...Array(4).fill([35, 290]),

@@ -104,6 +104,9 @@ describe('routerFlowKind', () => {
     ];
     const network = (staticRoutes: unknown[][]) => [
       [30, 100, '-', '-', 'arpAnswered'],
+      // ARP from and IPv4 sent from the gateway address by a VM: dropped.
+      [10, 130, '-', '-', 'spoofDropped'],
+      [10, 130, '-', '-', 'spoofDropped'],
       ...perAddress('10.0.1.1', '10.0.1.0'),
       ...perAddress('10.0.0.1', '10.0.0.0'),
       [35, 250, '-', 0, 'ttlExpired'],
@@ -270,11 +273,13 @@ describe('routerCounters', () => {
       noRoute: { packets: 2, bytes: 200 },
       notIpv4: { packets: 6, bytes: 600 },
       neighborArp: none,
+      spoofDropped: none,
       other: none,
     });
     // Both networks' flows on each switch: two of each per network, one no-route and one not-IPv4.
     const rows = (n: number, row: unknown[]) => Array.from({ length: n }, () => row);
     expect(s1!.flows.map((f) => [f.table, f.tableName, f.priority, f.does])).toEqual([
+      ...rows(4, [10, 'port-security', 130, 'spoofDropped']),
       ...rows(2, [30, 'arp-responder', 100, 'arpAnswered']),
       ...rows(4, [35, 'l3-route', 300, 'pingsAnswered']),
       ...rows(4, [35, 'l3-route', 290, 'toRouter']),

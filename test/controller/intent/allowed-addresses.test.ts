@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { allowedHolder } from '../../../controller/intent/allowed-addresses.js';
+import { allowedHolder, endpointsAllowing } from '../../../controller/intent/allowed-addresses.js';
 import type { BatchOp } from '../../../controller/intent/batch.js';
 import type { Endpoint } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
@@ -274,16 +274,14 @@ describe('allowed addresses and other endpoints', () => {
 });
 
 describe('allowed addresses and the router', () => {
-  it("refuses an entry holding the router's IPv4 or IPv6 address on the network", async () => {
+  it("refuses the router's IPv4 or IPv6 address on the network as an allowed address", async () => {
     await svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1' }] });
     expect(svc.get('router', 'r1').interfaces[0]).toMatchObject({ ip: '10.0.0.1', ipv6: 'fd00:1::1' });
     const cases: Array<[string, RegExp]> = [
-      ['10.0.0.0/24', /10\.0\.0\.0\/24 holds 10\.0\.0\.1, the address of router 'r1' on network 'n1'$/],
       ['10.0.0.1', /10\.0\.0\.1 is the address of router 'r1' on network 'n1'$/],
       ['10.0.0.1/32', /10\.0\.0\.1 is the address of router 'r1' on network 'n1'$/],
-      ['0.0.0.0/0', /0\.0\.0\.0\/0 holds 10\.0\.0\.1, the address of router 'r1'/],
-      ['fd00:1::/64', /fd00:1::\/64 holds fd00:1::1, the address of router 'r1' on network 'n1'$/],
       ['fd00:1::1', /fd00:1::1 is the address of router 'r1' on network 'n1'$/],
+      ['fd00:1::1/128', /fd00:1::1 is the address of router 'r1' on network 'n1'$/],
     ];
     for (const [value, why] of cases) {
       await refused(
@@ -293,33 +291,36 @@ describe('allowed addresses and the router', () => {
         'allowedAddresses[1]',
       );
     }
-    // Beside it is fine; the router of another network is not this one's.
+    // Beside it is fine, and so is a prefix holding it (a NAT VM: the router's flows drop a VM
+    // speaking as it); the router of another network is not this one's.
     const ok = await ep('vm1', { allowedAddresses: ['10.0.0.128/25', 'fd00:1::100', '10.0.0.2'] });
     expect(ok.object.allowedAddresses).toEqual(['10.0.0.128/25', 'fd00:1::100', '10.0.0.2']);
+    const nat = await ep('nat', { allowedAddresses: ['0.0.0.0/0', '::/0', '10.0.0.0/24'] });
+    expect(nat.object.allowedAddresses).toEqual(['0.0.0.0/0', '::/0', '10.0.0.0/24']);
     expect((await ep('x1', { networkId: 'n2', allowedAddresses: ['10.0.0.0/24'] })).object.networkId).toBe(
       'n2',
     );
   });
 
-  it('refuses a router interface (given or default, IPv4 or IPv6) on an address an endpoint allows', async () => {
-    await ep('vm1', { allowedAddresses: ['10.0.0.0/28'] });
+  it('refuses a router interface (given or default, IPv4 or IPv6) on a VIP an endpoint allows', async () => {
+    await ep('vm1', { allowedAddresses: ['10.0.0.1', '10.0.0.9', '10.0.0.0/28'] });
     await refused(
       () => svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1' }] }),
       'conflict',
-      /^interfaces\[0\]\.ip: 10\.0\.0\.1 \(the default: the first host address of 10\.0\.0\.0\/24\) is inside allowed address 10\.0\.0\.0\/28 of endpoint 'vm1' in network 'n1'; give interfaces\[0\]\.ip$/,
+      /^interfaces\[0\]\.ip: 10\.0\.0\.1 \(the default: the first host address of 10\.0\.0\.0\/24\) is an allowed address \(a VIP\) of endpoint 'vm1' in network 'n1'; give interfaces\[0\]\.ip$/,
       'interfaces[0].ip',
     );
     await refused(
       () => svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1', ip: '10.0.0.9' }] }),
       'conflict',
-      /^interfaces\[0\]\.ip: 10\.0\.0\.9 is inside allowed address 10\.0\.0\.0\/28 of endpoint 'vm1' in network 'n1'$/,
+      /^interfaces\[0\]\.ip: 10\.0\.0\.9 is an allowed address \(a VIP\) of endpoint 'vm1' in network 'n1'$/,
       'interfaces[0].ip',
     );
     await ep('vm2', { allowedAddresses: ['fd00:1::1'] });
     await refused(
       () => svc.put('router', 'r1', { tenantId: 't1', interfaces: [{ networkId: 'n1', ip: '10.0.0.254' }] }),
       'conflict',
-      /^interfaces\[0\]\.ipv6: fd00:1::1 is an allowed address of endpoint 'vm2' in network 'n1'$/,
+      /^interfaces\[0\]\.ipv6: fd00:1::1 is an allowed address \(a VIP\) of endpoint 'vm2' in network 'n1'$/,
       'interfaces[0].ipv6',
     );
     // A router already elsewhere, patched to join n1: refused the same way, kept as it was.
@@ -327,7 +328,7 @@ describe('allowed addresses and the router', () => {
     await refused(
       () => svc.update('router', 'r1', { interfaces: [{ networkId: 'n2' }, { networkId: 'n1' }] }),
       'conflict',
-      /^interfaces\[1\]\.ip: 10\.0\.0\.1 \(the default: .*\) is inside allowed address 10\.0\.0\.0\/28 of endpoint 'vm1'/,
+      /^interfaces\[1\]\.ip: 10\.0\.0\.1 \(the default: .*\) is an allowed address \(a VIP\) of endpoint 'vm1'/,
       'interfaces[1].ip',
     );
     expect(svc.get('router', 'r1').interfaces.map((i) => i.networkId)).toEqual(['n2']);
@@ -376,7 +377,7 @@ describe('allowed addresses in a batch', () => {
     expect(b.field).toBe('ops[1].body.allowedAddresses[0]');
     const c = await rejects(
       svc.batch([
-        create('vm1', { allowedAddresses: ['10.0.0.0/24'] }),
+        create('vm1', { allowedAddresses: ['10.0.0.1'] }),
         {
           op: 'create',
           kind: 'router',
@@ -385,7 +386,7 @@ describe('allowed addresses in a batch', () => {
         },
       ]),
       'conflict',
-      /^ops\[1\] \(router 'r1'\): interfaces\[0\]\.ip: 10\.0\.0\.1 .*inside allowed address 10\.0\.0\.0\/24 of endpoint 'vm1'/,
+      /^ops\[1\] \(router 'r1'\): interfaces\[0\]\.ip: 10\.0\.0\.1 .*is an allowed address \(a VIP\) of endpoint 'vm1'/,
     );
     expect(c.field).toBe('ops[1].body.interfaces[0].ip');
     expect(svc.revision()).toBe(revision);
@@ -456,15 +457,18 @@ describe('the allowed index (IntentState)', () => {
     expect(s.allowed.size).toBe(0);
   });
 
-  it('allowedHolder: exact entries and CIDRs holding the address, the smallest endpoint id', () => {
+  it('allowedHolder: the smallest id allowing exactly that address; endpointsAllowing: prefixes too', () => {
     const s = new IntentState();
     put(s, { id: 'b', allowedAddresses: ['10.0.0.0/28', 'fd00::1'] });
     put(s, { id: 'a', allowedAddresses: ['10.0.0.5'] });
     put(s, { id: 'c', allowedAddresses: ['10.0.0.5'] });
-    expect(allowedHolder(s, 'n1', '10.0.0.5')).toEqual({ endpointId: 'a', entry: '10.0.0.5' });
-    expect(allowedHolder(s, 'n1', '10.0.0.9')).toEqual({ endpointId: 'b', entry: '10.0.0.0/28' });
-    expect(allowedHolder(s, 'n1', 'fd00::1')).toEqual({ endpointId: 'b', entry: 'fd00::1' });
-    expect(allowedHolder(s, 'n1', '10.0.0.16')).toBeUndefined();
+    expect(allowedHolder(s, 'n1', '10.0.0.5')).toBe('a');
+    expect(allowedHolder(s, 'n1', '10.0.0.9')).toBeUndefined();
+    expect(allowedHolder(s, 'n1', 'fd00::1')).toBe('b');
     expect(allowedHolder(s, 'n2', '10.0.0.5')).toBeUndefined();
+    expect(endpointsAllowing(s, 'n1', '10.0.0.5')).toEqual(['a', 'b', 'c']);
+    expect(endpointsAllowing(s, 'n1', '10.0.0.9')).toEqual(['b']);
+    expect(endpointsAllowing(s, 'n1', '10.0.0.16')).toEqual([]);
+    expect(endpointsAllowing(s, 'n2', '10.0.0.5')).toEqual([]);
   });
 });
