@@ -38,6 +38,8 @@ export interface TraceRouter {
 
 export interface DestinationLookups {
   endpointByIp(networkId: string, ip: string): Endpoint | undefined;
+  /** Endpoints allowed to send from this address (a VIP, a prefix): which holds it, only they know. */
+  endpointsAllowing?(networkId: string, ip: string): string[];
   /** The router with an interface on this network, if any (a network is on at most one). */
   routerOf(networkId: string): TraceRouter | undefined;
 }
@@ -89,7 +91,12 @@ export function destinationOf(
     const dstMac = req.dstMac ?? target?.mac ?? (to === BROADCAST_IP ? BROADCAST_MAC : undefined);
     return { ...(dstMac ? { dstMac } : {}), ...(target ? { target } : {}) };
   }
-  const hint = 'give dstMac to trace to a host outside the intent (behind a VLAN binding)';
+  // An allowed address (a VIP): the VM holding it answers its ARP; the intent cannot say which.
+  const allowing = lookups.endpointsAllowing?.(net, to) ?? [];
+  const hint =
+    allowing.length > 0
+      ? `endpoint${allowing.length > 1 ? 's' : ''} ${allowing.join(', ')} may hold it (allowed addresses): give dstMac, the MAC of the one that does`
+      : 'give dstMac to trace to a host outside the intent (behind a VLAN binding)';
   if (!router || !own) {
     const noGateway = req.v6 ? `, and ${net} has no IPv6 gateway (no router joins it)` : '';
     throw invalid('to', `no endpoint of network ${net} has address ${to}${noGateway}; ${hint}`);

@@ -128,6 +128,7 @@ export function traceLookups(
       }
     },
     endpointByIp: (networkId, ip) => intents.endpointByIp(networkId, ip),
+    endpointsAllowing: (networkId, ip) => intents.endpointsAllowing(networkId, ip),
     binding: (ifaceId) => facts().bindings.get(ifaceId),
     routerOf(networkId) {
       const on = intents.routerOnNetwork(networkId);

@@ -24,7 +24,8 @@ Probe (default --icmp):
   --arp             an ARP request for TO; to an IPv6 TO, the neighbour solicitation (ICMPv6 135)
                     a VM sends to TO's solicited-node multicast group
   --src-port N      source port of --tcp / --udp (default 40000)
-  --dst-mac MAC     destination MAC, for an address no endpoint holds (a host behind a VLAN binding)
+  --dst-mac MAC     destination MAC, for an address no endpoint holds (a host behind a VLAN binding,
+                    or a VIP: the MAC of the endpoint holding it)
   --established     a packet of an established connection (conntrack +est) instead of a new one
   --ttl N           the probe's TTL, 1 to 255 (default 64): --ttl 1 meets the first router's time
                     exceeded, as a traceroute probe does
