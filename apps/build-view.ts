@@ -21,6 +21,7 @@ import type {
   RemoteEndpoint,
   ResolvedSecurityGroup,
 } from './view.js';
+import { isSingleAddress } from './view.js';
 
 /** The intent objects the overlay apps read (a consistent snapshot at one revision). */
 export interface IntentView {
@@ -217,7 +218,7 @@ function resolveSecurityGroups(intent: IntentView): Map<string, ResolvedSecurity
   for (const ep of intent.endpoints) {
     for (const sg of ep.securityGroupIds) {
       const list = members.get(sg) ?? [];
-      list.push(...ep.ips, ...(ep.allowedAddresses ?? []));
+      list.push(...ep.ips, ...(ep.allowedAddresses ?? []).filter(isSingleAddress));
       members.set(sg, list);
     }
   }

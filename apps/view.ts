@@ -182,3 +182,9 @@ export interface DatapathView extends DatapathCtx {
 export function tunnelPortFor(view: DatapathCtx, vni: number): number | undefined {
   return view.offload === 'asap2' ? view.vniTunnelPorts.get(vni) : view.tunnelPort;
 }
+
+/**
+ * Whether an allowed address is a single address (a VIP), not a prefix: the intent stores a
+ * host-length prefix as the plain address (controller/intent/allowed-addresses.ts).
+ */
+export const isSingleAddress = (allowed: string): boolean => !allowed.includes('/');

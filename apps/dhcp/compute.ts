@@ -13,6 +13,7 @@ const BOOTP_CLIENT = 68;
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 const IS_UDP = frozen({ field: 'ip_proto', value: UDP });
 const FROM_CLIENT = frozen({ field: 'udp_src', value: BOOTP_CLIENT });
+const FROM_SERVER = frozen({ field: 'udp_src', value: BOOTP_SERVER });
 const TO_SERVER = frozen({ field: 'udp_dst', value: BOOTP_SERVER });
 
 /**
@@ -22,7 +23,9 @@ const TO_SERVER = frozen({ field: 'udp_dst', value: BOOTP_SERVER });
  * renewing sends to the server it knows. The controller answers only a request whose port,
  * MAC and network are an endpoint's, with that endpoint's address; everything else is ignored
  * there, so this flow opens nothing port security closes. Requests never reach other VMs or the
- * overlay: a tenant's own DHCP server would be unreachable in such a network, by design.
+ * overlay: a tenant's own DHCP server would be unreachable in such a network, by design; and no
+ * VM may answer as one (UDP from port 67 is dropped: a rogue server's offer would hand its
+ * neighbours another gateway, even from weft's own server address).
  */
 export function dhcpNetworkFlows(
   net: Pick<NetworkOnChassis, 'networkId' | 'vni' | 'dhcp'>,
@@ -35,5 +38,12 @@ export function dhcpNetworkFlows(
     cookie: objectCookie('dhcp', 'network', net.networkId),
     match: [vniMetadataTlv.get(net.vni), IS_IP, IS_UDP, FROM_CLIENT, TO_SERVER],
     instructions: TO_CONTROLLER,
+  });
+  flows.push({
+    tableId: TABLE.PORT_SECURITY,
+    priority: DHCP_PRIORITY,
+    cookie: objectCookie('dhcp', 'network', net.networkId),
+    match: [vniMetadataTlv.get(net.vni), IS_IP, IS_UDP, FROM_SERVER],
+    instructions: [],
   });
 }

@@ -6,6 +6,7 @@ import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv, familyOf } from '../acl/l3l4.js';
 import { frozen, inPortTlv } from '../interned.js';
 import type { DatapathView, LocalPort } from '../view.js';
+import { isSingleAddress } from '../view.js';
 
 const ETH_IP = 0x0800;
 const ETH_ARP = 0x0806;
@@ -14,8 +15,10 @@ const ETH_IPV6 = 0x86dd;
 /**
  * Only an endpoint's own MAC and IPs leave its port: IPv4 with its source address, ARP with its
  * sha/spa, IPv6 with its source address or any link-local one (neighbour discovery needs them).
- * Its allowed addresses (a VIP, a prefix it routes for) are its own addresses here, prefixes
- * matched masked, always with its own MAC.
+ * Its allowed addresses are more sources, always with its own MAC: a single address (a VIP) as
+ * one of its own (ARP and neighbour advertisements for it too), a prefix it routes for as IP
+ * sources only, masked (it never needs to ARP as those addresses, and must not be able to
+ * poison its neighbours' caches for the addresses in it).
  * Anything else from the port meets the table's drop miss. An endpoint with port security off
  * passes unchecked; one with no IPs yet may send anything from its own MAC.
  */
@@ -59,8 +62,10 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
     if (familyOf(allowed) === 4) {
       const spa = addressTlv('src', allowed, 4);
       flows.push(pass(cookie, 100, [inPort, src, IS_IP, ...(spa ? [spa] : [])]));
-      const arp = [inPort, src, IS_ARP, ...(spa ? [{ ...spa, field: 'arp_spa' }] : [])];
-      flows.push(pass(cookie, 100, [...arp, { field: 'arp_sha', value: port.mac }]));
+      if (spa && isSingleAddress(allowed)) {
+        const arp = [inPort, src, IS_ARP, { ...spa, field: 'arp_spa' }];
+        flows.push(pass(cookie, 100, [...arp, { field: 'arp_sha', value: port.mac }]));
+      }
     } else {
       anyV6 = true;
       const from = addressTlv('src', allowed, 6);
@@ -115,26 +120,16 @@ function ndGuardFlows(cookie: bigint, port: LocalPort, flows: DesiredFlow[]): vo
   const icmp = (type: number): OxmTlv[] => [inPort, IS_IPV6, ICMPV6, { field: 'icmpv6_type', value: type }];
   noRouterFlows(cookie, inPort, flows);
   for (const type of [135, 136]) flows.push(drop(cookie, ND_GUARD_PRIORITY, [...icmp(type), CODE_0]));
-  // Undefined: any address (an allowed ::/0).
-  const own: Array<{ value: string; mask?: string } | undefined> = [LINK_LOCAL];
+  // Its VIPs are its own here; the prefixes it is allowed never speak neighbour discovery.
+  const own: Array<{ value: string; mask?: string }> = [LINK_LOCAL];
   for (const ip of port.ips) if (!isIpv4(ip)) own.push({ value: ip });
-  for (const allowed of port.allowedAddresses ?? []) {
-    if (familyOf(allowed) !== 6) continue;
-    const t = addressTlv('src', allowed, 6);
-    own.push(
-      t &&
-        (t.mask === undefined
-          ? { value: t.value as string }
-          : { value: t.value as string, mask: t.mask as string }),
-    );
-  }
+  for (const a of port.allowedAddresses ?? []) if (isSingleAddress(a) && !isIpv4(a)) own.push({ value: a });
   for (const from of own) {
-    const addr = (field: string): OxmTlv[] => (from ? [{ field, ...from }] : []);
-    const nd = (type: number): OxmTlv[] => [...icmp(type), CODE_0, src, ...addr('ipv6_src')];
+    const nd = (type: number): OxmTlv[] => [...icmp(type), CODE_0, src, { field: 'ipv6_src', ...from }];
     for (const mac of [port.mac, NO_MAC]) {
       flows.push(pass(cookie, ND_CHECKED_PRIORITY, [...nd(135), { field: 'nd_sll', value: mac }]));
       // An advertisement comes from the address it advertises (RFC 4861 7.2.4, as Linux sends it).
-      const na = [...nd(136), ...addr('nd_target'), { field: 'nd_tll', value: mac }];
+      const na = [...nd(136), { field: 'nd_target', ...from }, { field: 'nd_tll', value: mac }];
       flows.push(pass(cookie, ND_CHECKED_PRIORITY, na));
     }
   }

@@ -8,6 +8,7 @@ import type {
   ResolvedRule,
   VlanPort,
 } from '../../apps/view.js';
+import { isSingleAddress } from '../../apps/view.js';
 import type { NetworkAcl } from '../intent/model.js';
 import type { IntentIndex } from './intent-index.js';
 
@@ -98,7 +99,9 @@ function boundAt(
 
 /**
  * A security group's rules with remote groups resolved to their members' addresses: their own
- * and their allowed ones (a VIP a member holds is that member speaking), as apps/build-view.ts.
+ * and their allowed single addresses (a VIP a member holds is that member speaking; a prefix it
+ * routes for is not: a member allowed 0.0.0.0/0 must not open the group to the world), as
+ * apps/build-view.ts.
  */
 export function resolvedRules(ix: IntentIndex, sgId: string): ResolvedRule[] | undefined {
   return ix.securityGroups.get(sgId)?.rules.map((r): ResolvedRule => {
@@ -107,7 +110,7 @@ export function resolvedRules(ix: IntentIndex, sgId: string): ResolvedRule[] | u
     for (const id of ix.sgMembers.get(r.remoteGroupId) ?? []) {
       const member = ix.endpoints.get(id)!;
       for (const ip of member.ips) ips.add(ip);
-      for (const a of member.allowedAddresses ?? []) ips.add(a);
+      for (const a of member.allowedAddresses ?? []) if (isSingleAddress(a)) ips.add(a);
     }
     return { ...r, remoteIps: [...ips].sort() };
   });

@@ -73,6 +73,11 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
     case TABLE.CLASSIFY:
       return 'nothing classifies a packet from this port (not the port of a bound endpoint, the tunnel or a VLAN binding)';
     case TABLE.PORT_SECURITY:
+      // The network's own guards, above every endpoint's flows there.
+      if (!isMiss && owner?.startsWith('router/'))
+        return `no VM may speak as router ${owner.slice('router/'.length)} (ARP, packets from or advertisements of its addresses)`;
+      if (!isMiss && owner?.startsWith('network/'))
+        return 'weft serves DHCP on this network: no VM may answer as a DHCP server (UDP from port 67)';
       return "port security: only the endpoint's own MAC and addresses may leave its port";
     case TABLE.EGRESS_ACL:
     case TABLE.INGRESS_ACL:

@@ -29,13 +29,13 @@ const ps = 'cookie=0x570500001fbfb1aa, table=10, ';
 const own = 'in_port=1,dl_src=02:00:00:00:01:01';
 
 describe('allowed addresses', () => {
-  it('port-security: a VIP and a prefix leave with the own MAC, ARP too; nothing else is widened', () => {
+  it('port-security: a VIP leaves with the own MAC, its ARP too; a prefix as IP sources only', () => {
     const flows = text(portSecurity(view('hv1', { allowedAddresses: ['10.1.0.100', '192.168.8.0/22'] })));
     expect(flows.filter((f) => f.includes('in_port=1,'))).toEqual([
       `${ps}priority=100,ip,${own},nw_src=10.1.0.100 actions=goto_table:20`,
       `${ps}priority=100,arp,${own},arp_spa=10.1.0.100,arp_sha=02:00:00:00:01:01 actions=goto_table:20`,
+      // No ARP for the prefix: it could poison its neighbours' caches for the addresses in it.
       `${ps}priority=100,ip,${own},nw_src=192.168.8.0/22 actions=goto_table:20`,
-      `${ps}priority=100,arp,${own},arp_spa=192.168.8.0/22,arp_sha=02:00:00:00:01:01 actions=goto_table:20`,
       `${ps}priority=100,ip,${own},nw_src=10.1.0.1 actions=goto_table:20`,
       `${ps}priority=100,arp,${own},arp_spa=10.1.0.1,arp_sha=02:00:00:00:01:01 actions=goto_table:20`,
     ]);
@@ -43,28 +43,29 @@ describe('allowed addresses', () => {
     expect(flows.filter((f) => f.includes('in_port=2,'))).toHaveLength(2);
   });
 
-  it('port-security: 0.0.0.0/0 lets any IPv4 source and ARP sender address out, still only from its MAC', () => {
+  it('port-security: 0.0.0.0/0 lets any IPv4 source out, still only from its MAC; ARP only for its own address', () => {
     const flows = text(portSecurity(view('hv1', { allowedAddresses: ['0.0.0.0/0'] })));
     expect(flows).toContain(`${ps}priority=100,ip,${own} actions=goto_table:20`);
-    expect(flows).toContain(`${ps}priority=100,arp,${own},arp_sha=02:00:00:00:01:01 actions=goto_table:20`);
+    expect(flows.filter((f) => f.includes(',arp,') && f.includes('in_port=1,'))).toEqual([
+      `${ps}priority=100,arp,${own},arp_spa=10.1.0.1,arp_sha=02:00:00:00:01:01 actions=goto_table:20`,
+    ]);
   });
 
-  it('port-security, IPv6: an allowed prefix is a source and an advertised target, masked; the ND guard stays', () => {
-    const flows = text(
-      portSecurity(view('hv1', { ips: ['fd00::1'], allowedAddresses: ['fd00:0:0:1::/64'] })),
-    ).filter((f) => f.includes('in_port=1,'));
-    const p = 'fd00:0:0:1::/64';
-    expect(flows).toContain(`${ps}priority=100,ipv6,${own},ipv6_src=${p} actions=goto_table:20`);
-    expect(flows).toContain(
-      `${ps}priority=125,icmp6,${own},ipv6_src=${p},icmp_type=136,icmp_code=0,nd_target=${p},nd_tll=02:00:00:00:01:01 actions=goto_table:20`,
-    );
-    expect(flows).toContain(
-      `${ps}priority=125,icmp6,${own},ipv6_src=${p},icmp_type=135,icmp_code=0,nd_sll=02:00:00:00:01:01 actions=goto_table:20`,
-    );
-    // Still no router advertisement, and unchecked ND still dropped.
-    expect(flows).toContain(`${ps}priority=120,icmp6,in_port=1,icmp_type=134 actions=drop`);
-    expect(flows).toContain(`${ps}priority=120,icmp6,in_port=1,icmp_type=136,icmp_code=0 actions=drop`);
-    expect(flows.filter((f) => f.includes('priority=125'))).toHaveLength(12);
+  it('port-security, IPv6: an allowed prefix (::/0 too) is a source, masked, and never a neighbour discovery speaker', () => {
+    for (const [p, from] of [
+      ['fd00:0:0:1::/64', ',ipv6_src=fd00:0:0:1::/64'],
+      ['::/0', ''],
+    ] as const) {
+      const flows = text(portSecurity(view('hv1', { ips: ['fd00::1'], allowedAddresses: [p] }))).filter((f) =>
+        f.includes('in_port=1,'),
+      );
+      expect(flows).toContain(`${ps}priority=100,ipv6,${own}${from} actions=goto_table:20`);
+      // Neighbour discovery only as its link-local and own address: the prefix's NS and NA meet the guard.
+      expect(flows.filter((f) => f.includes('priority=125'))).toHaveLength(8);
+      expect(flows.some((f) => f.includes('priority=125') && f.includes('fd00:0:0:1'))).toBe(false);
+      expect(flows).toContain(`${ps}priority=120,icmp6,in_port=1,icmp_type=134 actions=drop`);
+      expect(flows).toContain(`${ps}priority=120,icmp6,in_port=1,icmp_type=136,icmp_code=0 actions=drop`);
+    }
   });
 
   it('port-security, IPv6 only from allowed addresses: the ND guard comes with them', () => {
@@ -80,12 +81,12 @@ describe('allowed addresses', () => {
   it('arp-responder: never answers for an allowed address (whoever holds it answers), on any chassis', () => {
     for (const hv of ['hv1', 'hv2']) {
       const flows = text(arpResponder(view(hv, { allowedAddresses: ['10.1.0.100', '10.1.0.128/25'] })));
-      expect(flows.some((f) => f.includes('10.1.0.1'))).toBe(true); // its own address is answered
+      expect(flows.some((f) => f.includes('arp_tpa=10.1.0.1,'))).toBe(true); // its own address is answered
       expect(flows.some((f) => f.includes('10.1.0.100') || f.includes('10.1.0.128'))).toBe(false);
     }
   });
 
-  it("security groups: a remote-group rule admits the members' allowed addresses with their own", () => {
+  it("security groups: a remote-group rule admits the members' VIPs with their own addresses, not their prefixes", () => {
     const db: SecurityGroup = {
       id: 'db',
       tenantId: 't-red',
@@ -95,7 +96,11 @@ describe('allowed addresses', () => {
       updatedAt: '',
       rules: [{ id: 'r1', direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', remoteGroupId: 'web' }],
     };
-    const v = view('hv2', { allowedAddresses: ['10.1.0.100'], securityGroupIds: ['web'] }, ({ intent }) => {
+    const allowed = {
+      allowedAddresses: ['10.1.0.100', '0.0.0.0/0', '192.168.0.0/16'],
+      securityGroupIds: ['web'],
+    };
+    const v = view('hv2', allowed, ({ intent }) => {
       (intent.securityGroups as SecurityGroup[]).push(db, { ...db, id: 'web', name: 'web', rules: [] });
       (intent.endpoints[1] as { securityGroupIds: string[] }).securityGroupIds = ['db'];
     });

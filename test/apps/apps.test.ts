@@ -214,14 +214,14 @@ describe('offload report', () => {
     expect(r.examples.every((e) => !e.flow.startsWith('table=40'))).toBe(true);
   });
 
-  it("counts the DHCP flow (output to the controller) as software, and nothing else of the network's changes", () => {
+  it("counts the DHCP flow (output to the controller) as software, and nothing else of the network's changes (the server guard offloads)", () => {
     const f = twoTenants();
     const before = offloadReport('hv1', computeDatapath(buildDatapathViews(f.intent, f.facts).get('hv1')!));
     f.intent.networks = f.intent.networks.map((n) =>
       n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
     );
     const after = offloadReport('hv1', computeDatapath(buildDatapathViews(f.intent, f.facts).get('hv1')!));
-    expect(after.totalFlows - before.totalFlows).toBe(1);
+    expect(after.totalFlows - before.totalFlows).toBe(2);
     expect(after.softwareFlows - before.softwareFlows).toBe(1);
     const toController = 'sends packets to the controller (userspace)';
     expect((after.reasons[toController] ?? 0) - (before.reasons[toController] ?? 0)).toBe(1);

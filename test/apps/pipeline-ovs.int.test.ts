@@ -31,7 +31,9 @@ describe('overlay pipeline in real OVS', () => {
     );
     // red's VM also sends from a VIP and two prefixes (masked arp_spa, ipv6_src and nd_target).
     intent.endpoints = intent.endpoints.map((e) =>
-      e.id === 'vm-r1' ? { ...e, allowedAddresses: ['10.1.0.100', '192.168.8.0/22', 'fd00:0:0:1::/64'] } : e,
+      e.id === 'vm-r1'
+        ? { ...e, allowedAddresses: ['10.1.0.100', '192.168.8.0/22', 'fd00:0:0:1::/64', 'fd00:0:0:2::7'] }
+        : e,
     );
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
     await installDesired(ovs, desired);
@@ -72,8 +74,22 @@ describe('overlay pipeline in real OVS', () => {
       trace(
         `icmp6,in_port=1,dl_src=02:00:00:00:01:01,dl_dst=33:33:00:00:00:01,ipv6_src=${target},ipv6_dst=ff02::1,icmpv6_type=136,icmpv6_code=0,nd_target=${target},nd_tll=02:00:00:00:01:01`,
       );
-    expect(await na('fd00:0:0:1::9')).toMatch(/goto_table:20/);
-    expect(await na('fd00:0:0:2::9')).toMatch(/Datapath actions: drop/);
+    // A VIP speaks neighbour discovery; addresses of a prefix it routes for only send.
+    expect(await na('fd00:0:0:2::7')).toMatch(/goto_table:20/);
+    for (const other of ['fd00:0:0:1::9', 'fd00:0:0:3::9'])
+      expect(await na(other)).toMatch(/Datapath actions: drop/);
+    const udp6 = (src: string) =>
+      trace(
+        `udp6,in_port=1,dl_src=02:00:00:00:01:01,dl_dst=02:00:00:00:01:02,ipv6_src=${src},ipv6_dst=fd00::2`,
+      );
+    expect(await udp6('fd00:0:0:1::9')).toMatch(/output:100/);
+    expect(await udp6('fd00:0:0:3::9')).toMatch(/Datapath actions: drop/);
+  });
+
+  it('drops a DHCP answer (UDP from port 67) from a VM where weft serves DHCP, not elsewhere', async () => {
+    const offer = 'dl_dst=ff:ff:ff:ff:ff:ff,nw_src=10.1.0.1,nw_dst=255.255.255.255,udp_src=67,udp_dst=68';
+    expect(await trace(`udp,in_port=1,dl_src=02:00:00:00:01:01,${offer}`)).toMatch(/Datapath actions: drop/);
+    expect(await trace(`udp,in_port=2,dl_src=02:00:00:00:02:01,${offer}`)).toMatch(/goto_table:20/);
   });
 
   it('sends a DHCP request to the controller in a network serving DHCP, and drops it in one that does not', async () => {

@@ -87,9 +87,10 @@ describe('allowed addresses (a VIP shared by two VMs)', () => {
     const gw = (router.interfaces as Array<{ ip: string; mac: string }>)[0]!;
     expect((await e.lab.ping(C.name, gw.ip, { count: 1, timeoutS: 2 })).received).toBe(1);
     await allow(X.name, ['0.0.0.0/0']);
-    // From an address of its own choosing: the client's ARP for it floods, X answers, replies flow.
-    await e.lab.exec(X.name, ['ip', 'addr', 'add', '10.0.0.200/24', 'dev', 'eth0']);
-    const from = `ping -c 2 -W 1 -I 10.0.0.200 ${ip(C)} >/dev/null 2>&1; echo rc=$?`;
+    // From a prefix it routes for (a NAT VM's outside addresses): the client routes it via X.
+    await e.lab.exec(X.name, ['ip', 'addr', 'add', '192.168.77.1/32', 'dev', 'eth0']);
+    await e.lab.exec(C.name, ['ip', 'route', 'add', '192.168.77.0/24', 'via', ip(X)]);
+    const from = `ping -c 2 -W 1 -I 192.168.77.1 ${ip(C)} >/dev/null 2>&1; echo rc=$?`;
     expect((await e.lab.exec(X.name, from)).trim()).toBe('rc=0');
     // Its gratuitous ARP for the gateway address goes nowhere: the client sees none of it and keeps
     // the router's MAC; the router's counters show the drops.
@@ -109,8 +110,9 @@ describe('allowed addresses (a VIP shared by two VMs)', () => {
     expect((counters.totals as { spoofDropped: { packets: number } }).spoofDropped.packets).toBeGreaterThan(
       0,
     );
-    for (const a of ['10.0.0.200', gw.ip])
-      await e.lab.exec(X.name, ['ip', 'addr', 'del', `${a}/24`, 'dev', 'eth0']);
+    await e.lab.exec(X.name, ['ip', 'addr', 'del', '192.168.77.1/32', 'dev', 'eth0']);
+    await e.lab.exec(X.name, ['ip', 'addr', 'del', `${gw.ip}/24`, 'dev', 'eth0']);
+    await e.lab.exec(C.name, ['ip', 'route', 'del', '192.168.77.0/24']);
     await allow(X.name, []);
     await e.api.delete('/v1/routers/r1?wait=applied&timeout=20s');
   }, 60_000);

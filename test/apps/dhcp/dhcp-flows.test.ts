@@ -8,11 +8,12 @@ import { formatFlow } from '../../../southbound/openflow/text/index.js';
 import { twoTenants } from '../fixtures.js';
 
 describe('dhcp app', () => {
-  it('sends DHCP client requests of a network serving DHCP to the controller, whole, from port-security', () => {
+  it('sends DHCP client requests of a network serving DHCP to the controller, whole, from port-security; no VM answers as a server', () => {
     const flows: DesiredFlow[] = [];
     dhcpNetworkFlows({ networkId: 'red', vni: 100, dhcp: true }, flows);
     expect(flows.map((f) => formatFlow(f))).toEqual([
       'cookie=0x57080000f5a639b5, table=10, priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67 actions=CONTROLLER:65535',
+      'cookie=0x57080000f5a639b5, table=10, priority=110,udp,metadata=0x64,tp_src=67 actions=drop',
     ]);
     expect(appOf(flows[0]!.cookie)).toBe('dhcp');
     for (const f of flows) checkFlow(f);
@@ -24,7 +25,7 @@ describe('dhcp app', () => {
     expect(flows).toEqual([]);
   });
 
-  it('adds exactly one flow per chassis hosting the network once DHCP is on (the rest unchanged)', () => {
+  it('adds exactly its two flows per chassis hosting the network once DHCP is on (the rest unchanged)', () => {
     const before = twoTenants();
     const after = twoTenants();
     after.intent.networks = after.intent.networks.map((n) =>
@@ -39,7 +40,12 @@ describe('dhcp app', () => {
       expect(now.filter((l) => was.includes(l))).toHaveLength(was.length);
       // red (VNI 100) is on hv1 and hv2, not hv3.
       expect(added).toEqual(
-        hv === 'hv3' ? [] : [expect.stringContaining('priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67')],
+        hv === 'hv3'
+          ? []
+          : [
+              expect.stringContaining('priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67 '),
+              expect.stringContaining('priority=110,udp,metadata=0x64,tp_src=67 actions=drop'),
+            ],
       );
     }
   });
