@@ -1,26 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, type Harness, startHarness } from './harness.js';
-import { runWeft } from './run-weft.js';
+import { describe, expect, it } from 'vitest';
+import { cliHarness } from './cli-harness.js';
 
 /** `weft endpoint create|update --allowed-address`: the list sent, replaced, cleared; shown. */
-let h: Harness;
-let env: Record<string, string>;
-beforeAll(async () => {
-  h = await startHarness();
-  env = { WEFT_API: await h.app.listen({ host: '127.0.0.1', port: 0 }), WEFT_TOKEN: ADMIN };
-  await h.intents.put('tenant', 't1', { name: 'one' });
-  await h.intents.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24'] });
-});
-afterAll(async () => {
-  await h.close();
-});
-
-const weft = (args: string) => runWeft(args, env);
-const json = async (args: string) => {
-  const r = await weft(`${args} --json`);
-  expect(r.code, r.err).toBe(0);
-  return JSON.parse(r.out);
-};
+const cli = cliHarness();
+const { weft, json } = cli;
 
 describe('weft endpoint: allowed addresses', () => {
   it('create sends every --allowed-address (repeated or comma-separated), normalised by the API', async () => {
@@ -28,7 +11,7 @@ describe('weft endpoint: allowed addresses', () => {
       'endpoint create --id a1 --network n1 --ip 10.0.0.5 --allowed-address 10.0.0.100/32 --allowed-address 10.1.0.0/16,2001:db8::/64',
     );
     expect(ep.allowedAddresses).toEqual(['10.0.0.100', '10.1.0.0/16', '2001:db8::/64']);
-    expect(h.intents.get('endpoint', 'a1').allowedAddresses).toEqual([
+    expect(cli.h.intents.get('endpoint', 'a1').allowedAddresses).toEqual([
       '10.0.0.100',
       '10.1.0.0/16',
       '2001:db8::/64',
@@ -51,11 +34,11 @@ describe('weft endpoint: allowed addresses', () => {
     const cleared = await json("endpoint update a1 --allowed-address ''");
     expect(cleared.allowedAddresses).toBeUndefined();
     expect(cleared.name).toBe('web');
-    expect('allowedAddresses' in h.intents.get('endpoint', 'a1')).toBe(false);
+    expect('allowedAddresses' in cli.h.intents.get('endpoint', 'a1')).toBe(false);
   });
 
   it("passes the API's refusal through (exit 1, naming the entry); nothing is stored", async () => {
-    const revision = h.intents.get('endpoint', 'a1').revision;
+    const revision = cli.h.intents.get('endpoint', 'a1').revision;
     const bad = await weft('endpoint update a1 --allowed-address 10.0.0.100 --allowed-address 10.0.0.5/24');
     expect(bad.code).toBe(1);
     expect(bad.err).toContain("allowedAddresses[1]: '10.0.0.5/24' has host bits set (10.0.0.0/24?)");
@@ -64,8 +47,8 @@ describe('weft endpoint: allowed addresses', () => {
     expect(taken.code).toBe(1);
     expect(taken.err).toContain("10.0.0.5 is an address of another endpoint of network 'n1' ('a1')");
     expect(taken.err).toMatch(/HTTP 409 conflict/);
-    expect(h.intents.get('endpoint', 'a1').revision).toBe(revision);
-    expect(h.intents.list('endpoint').items.map((e) => e.id)).toEqual(['a0', 'a1']);
+    expect(cli.h.intents.get('endpoint', 'a1').revision).toBe(revision);
+    expect(cli.h.intents.list('endpoint').items.map((e) => e.id)).toEqual(['a0', 'a1']);
   });
 
   it('lists the flag in the help', async () => {

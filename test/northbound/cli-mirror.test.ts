@@ -1,32 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { toOp } from '../../northbound/cli/apply-command.js';
 import { parseDirection } from '../../northbound/cli/mirror-cli.js';
-import { ADMIN, type Harness, startHarness } from './harness.js';
-import { runWeft } from './run-weft.js';
+import { cliHarness } from './cli-harness.js';
 
 /** `weft mirror create|list|show|update|delete` against a listening app. */
-let h: Harness;
-let env: Record<string, string>;
-beforeAll(async () => {
-  h = await startHarness();
-  env = { WEFT_API: await h.app.listen({ host: '127.0.0.1', port: 0 }), WEFT_TOKEN: ADMIN };
-  await h.intents.put('tenant', 't1', { name: 'one' });
-  await h.intents.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24'] });
-  for (const id of ['a', 'b', 'c']) await h.intents.put('endpoint', id, { networkId: 'n1' });
+const cli = cliHarness(async (_h) => {
+  for (const id of ['a', 'b', 'c']) await cli.h.intents.put('endpoint', id, { networkId: 'n1' });
 });
-afterAll(async () => {
-  await h.close();
-});
+const { weft, json } = cli;
 afterEach(async () => {
-  for (const m of h.intents.list('mirror').items) await h.intents.delete('mirror', m.id);
+  for (const m of cli.h.intents.list('mirror').items) await cli.h.intents.delete('mirror', m.id);
 });
-
-const weft = (args: string) => runWeft(args, env);
-const json = async (args: string) => {
-  const r = await weft(`${args} --json`);
-  expect(r.code, r.err).toBe(0);
-  return JSON.parse(r.out);
-};
 
 describe('parseDirection', () => {
   it('takes egress, ingress or both (the last given) and refuses anything else', () => {
@@ -63,7 +47,7 @@ describe('weft mirror', () => {
     expect(r.out).toMatch(/^direction:\s+egress$/m);
     expect(r.out).toMatch(/^enabled:\s+true$/m);
     expect(r.out).toMatch(/^vni:\s+\d+$/m);
-    const [m] = h.intents.list('mirror').items;
+    const [m] = cli.h.intents.list('mirror').items;
     expect(m).toMatchObject({ source: 'a', destination: 'b', direction: 'egress', enabled: true });
   });
 
@@ -94,7 +78,7 @@ describe('weft mirror', () => {
     const del = await weft('mirror delete m1');
     expect(del.code, del.err).toBe(0);
     expect(del.out).toMatch(/^deleted mirror m1 \(revision \d+\)$/m);
-    expect(h.intents.list('mirror').items).toEqual([]);
+    expect(cli.h.intents.list('mirror').items).toEqual([]);
   });
 
   it('refuses usage mistakes (exit 2) and prints API errors (exit 1)', async () => {
@@ -109,7 +93,7 @@ describe('weft mirror', () => {
     const self = await weft('mirror create --source a --destination a');
     expect(self.code).toBe(1);
     expect(self.err).toContain("destination: is the source 'a' itself");
-    expect(h.intents.list('mirror').items).toEqual([]);
+    expect(cli.h.intents.list('mirror').items).toEqual([]);
     const help = await weft('mirror --help');
     expect(help.code).toBe(0);
     expect(help.out).toContain('weft mirror create|list|show|update|delete');

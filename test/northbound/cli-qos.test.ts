@@ -1,27 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkQos, qosColumn, qosText } from '../../northbound/cli/qos-flags.js';
-import { ADMIN, type Harness, startHarness } from './harness.js';
-import { runWeft } from './run-weft.js';
+import { cliHarness } from './cli-harness.js';
 
 /** `weft endpoint create|update` rate-limit flags, and the limits in show and list. */
-let h: Harness;
-let env: Record<string, string>;
-beforeAll(async () => {
-  h = await startHarness();
-  env = { WEFT_API: await h.app.listen({ host: '127.0.0.1', port: 0 }), WEFT_TOKEN: ADMIN };
-  await h.intents.put('tenant', 't1', { name: 'one' });
-  await h.intents.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['10.0.0.0/24'] });
-});
-afterAll(async () => {
-  await h.close();
-});
-
-const weft = (args: string) => runWeft(args, env);
-const json = async (args: string) => {
-  const r = await weft(`${args} --json`);
-  expect(r.code, r.err).toBe(0);
-  return JSON.parse(r.out);
-};
+const cli = cliHarness();
+const { weft, json } = cli;
 
 describe('weft endpoint: rate limits', () => {
   it('makes the qos object from the flags; the API fills in a burst left out', async () => {
