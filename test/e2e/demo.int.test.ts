@@ -58,6 +58,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     'mirror: red1 copied to reddb (red-db network, hv2): tcpdump there saw 3 of 3 echo requests and 3 of 3 replies of red1 -> red2',
   );
+  // A VIP two VMs share (allowed addresses) follows a keepalived-style failover across hypervisors.
+  expect(lines).toContain(
+    'VIP: 10.0.0.100 allowed to red1 (hv1) and red2 (hv2): metal reached it on red1 (3 of 3 pings), then on red2 (3 of 3) after red1 let go and red2 announced it, as keepalived does',
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

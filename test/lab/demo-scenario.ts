@@ -6,6 +6,7 @@ import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
 import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { mirrorProbe } from './demo-mirror.js';
+import { vipProbe } from './demo-vip.js';
 import { runDhcpClient } from './dhcp-client.js';
 import { tcpTransfer } from './throughput.js';
 import { createLab, type Lab } from './topology.js';
@@ -301,6 +302,8 @@ export async function runDemo(
     await call('PATCH', '/v1/endpoints/red2?wait=applied&timeout=20s', { qos: {} });
     const mirror = await mirrorProbe(lab, call);
     say(mirror.line);
+    const vip = await vipProbe(lab, call);
+    say(vip.line);
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -320,6 +323,7 @@ export async function runDemo(
       (metalOk ? 0 : 1) +
       (limitOk ? 0 : 1) +
       (mirror.ok ? 0 : 1) +
+      (vip.ok ? 0 : 1) +
       (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
