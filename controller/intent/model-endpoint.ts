@@ -10,7 +10,8 @@ export const ALLOWED_ADDRESSES_MAX = 16;
  * Addresses an endpoint may also send from, with its own MAC, past port security: a VIP that
  * moves between VMs (keepalived, pacemaker), or a prefix a VM routes for (pods, a VPN). OpenStack's
  * allowed address pairs with the port's MAC. Never answered by the ARP/ND responder: the VM that
- * holds the address right now answers for itself.
+ * holds the address right now answers for itself. A prefix is an IP source only (no ARP or ND for
+ * its addresses: apps/port-security).
  */
 const AllowedAddresses = Type.Array(
   Type.String({ minLength: 2, maxLength: 49, description: 'IPv4 or IPv6 address or CIDR' }),
