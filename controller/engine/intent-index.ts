@@ -20,6 +20,7 @@ import type {
 import { effectiveQos } from '../intent/model.js';
 import type { ObjectChange } from '../intent/service.js';
 import type { FactsDelta } from './facts-delta.js';
+import { GroupIndex } from './group-index.js';
 import {
   Dirty,
   entry,
@@ -52,17 +53,18 @@ export class IntentIndex {
   readonly chassis = new Map<string, IndexedChassis>();
   readonly vlanBindings = new Map<string, VlanBinding>();
   readonly acls = new Map<string, NetworkAcl>();
-  readonly securityGroups = new Map<string, SecurityGroup>();
   readonly ports = new Map<string, ChassisPorts>();
   /** network -> chassis -> placed endpoints. */
   readonly members = new Map<string, Map<string, Set<IndexedEndpoint>>>();
   readonly vlansByNetwork = new Map<string, Set<string>>();
   readonly aclsByNetwork = new Map<string, Set<string>>();
-  /** security group -> endpoints naming it (placed or not: remote-group rules use every member). */
-  readonly sgMembers = new Map<string, Set<string>>();
-  /** security group -> groups with a rule naming it as remote group. */
-  readonly sgReferrers = new Map<string, Set<string>>();
   readonly dirty = new Dirty();
+  readonly groups = new GroupIndex(this.dirty);
+  readonly securityGroups = this.groups.securityGroups;
+  /** security group -> endpoints naming it (placed or not: remote-group rules use every member). */
+  readonly sgMembers = this.groups.members;
+  /** Security groups whose resolved rules must be recomputed (DesiredModel drops its cache of them). */
+  readonly staleRules = this.groups.staleRules;
   readonly routing = new RouterIndex(this.dirty);
   readonly mirroring = new MirrorIndex(this.dirty);
   /** iface-id -> its binding in the last facts and the endpoints naming it. */
@@ -75,7 +77,7 @@ export class IntentIndex {
     for (const t of intent.tenants ?? []) if (t.qos) this.tenantQos.set(t.id, t.qos);
     for (const v of intent.vlanBindings) this.putVlan(v);
     for (const a of intent.networkAcls) this.putAcl(a);
-    for (const sg of intent.securityGroups) this.putSecurityGroup(sg);
+    for (const sg of intent.securityGroups) this.groups.load(sg);
     for (const r of intent.routers ?? []) this.routing.changed(undefined, r);
     for (const m of intent.mirrors ?? []) this.mirroring.load(m);
     // forEach, not for-of over entries: no [key, value] pair allocated per binding.
@@ -156,9 +158,7 @@ export class IntentIndex {
         if (after) this.putAcl(after as NetworkAcl);
         return;
       case 'securityGroup':
-        if (before) this.removeSecurityGroup(before as SecurityGroup);
-        if (after) this.putSecurityGroup(after as SecurityGroup);
-        this.sgChanged(c.id);
+        this.groups.changed(c.id, before as SecurityGroup | undefined, after as SecurityGroup | undefined);
         return;
       default:
         return;
@@ -339,10 +339,7 @@ export class IntentIndex {
     } else f.endpoints.add(ep.id);
     this.place(ep, this.placeOf(ep));
     if (markDirty) addTo(this.dirty.endpoints, ep.networkId, ep.id);
-    for (const sg of ep.securityGroupIds) {
-      addTo(this.sgMembers, sg, ep.id);
-      if (groupsChanged) this.membersChanged(sg);
-    }
+    for (const sg of ep.securityGroupIds) this.groups.join(sg, ep.id, groupsChanged);
   }
 
   private removeEndpoint(ep: Endpoint, groupsChanged = true): void {
@@ -357,12 +354,7 @@ export class IntentIndex {
     if (f && f.endpoints === undefined && f.binding === undefined) this.ifaces.delete(ep.ifaceId);
     if (indexed) this.unplace(indexed, indexed.placement);
     addTo(this.dirty.endpoints, ep.networkId, ep.id);
-    for (const sg of ep.securityGroupIds) {
-      const set = this.sgMembers.get(sg);
-      set?.delete(ep.id);
-      if (set?.size === 0) this.sgMembers.delete(sg);
-      if (groupsChanged) this.membersChanged(sg);
-    }
+    for (const sg of ep.securityGroupIds) this.groups.leave(sg, ep.id, groupsChanged);
   }
 
   private putVlan(v: VlanBinding): void {
@@ -388,30 +380,6 @@ export class IntentIndex {
     this.aclsByNetwork.get(a.networkId)?.delete(a.id);
     this.dirty.networkUnits.add(a.networkId);
   }
-
-  private putSecurityGroup(sg: SecurityGroup): void {
-    this.securityGroups.set(sg.id, sg);
-    for (const r of sg.rules) if (r.remoteGroupId) addTo(this.sgReferrers, r.remoteGroupId, sg.id);
-  }
-
-  private removeSecurityGroup(sg: SecurityGroup): void {
-    this.securityGroups.delete(sg.id);
-    for (const r of sg.rules) if (r.remoteGroupId) this.sgReferrers.get(r.remoteGroupId)?.delete(sg.id);
-  }
-
-  /** A group's rules changed: its members' local units are stale. */
-  private sgChanged(sgId: string): void {
-    this.staleRules.add(sgId);
-    for (const ep of this.sgMembers.get(sgId) ?? []) this.dirty.localUnits.add(ep);
-  }
-
-  /** A group's membership (or a member's addresses) changed: groups naming it as remote are stale. */
-  private membersChanged(sgId: string): void {
-    for (const referrer of this.sgReferrers.get(sgId) ?? []) this.sgChanged(referrer);
-  }
-
-  /** Security groups whose resolved rules must be recomputed (DesiredModel drops its cache of them). */
-  readonly staleRules = new Set<string>();
 }
 
 const stableQos = (q: Qos | undefined): string => JSON.stringify(q ?? null);
