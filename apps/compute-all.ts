@@ -30,9 +30,10 @@ export function computeDatapath(view: DatapathView): Desired {
   for (const net of view.networks) {
     parts.push(networkUnit(view, net));
     const arpNet = { vni: net.vni, routed: net.router !== undefined };
+    const localNet = net.router ? { vni: net.vni, gatewayMac: net.router.self.mac } : { vni: net.vni };
     for (const port of net.local) {
       const rules = port.securityGroupIds.flatMap((id) => view.securityGroups.get(id)?.rules ?? []);
-      parts.push(localEndpointUnit(net, port, rules), endpointArpUnit(arpNet, port));
+      parts.push(localEndpointUnit(localNet, port, rules), endpointArpUnit(arpNet, port));
     }
     for (const ep of net.remote)
       parts.push(

@@ -11,6 +11,7 @@ import { compute as pipeline } from './pipeline/compute.js';
 import { portFlows as portSecurityFlows } from './port-security/compute.js';
 import { portMeters } from './qos/compute.js';
 import { endpointNeighborFlows, routerNetworkFlows } from './router/compute.js';
+import { vipWatchFlows } from './router/vip-watch.js';
 import type { DatapathCtx, LocalPort, NetworkOnChassis, RemoteEndpoint, ResolvedRule } from './view.js';
 import { vlanNetworkFlows } from './vlan/compute.js';
 
@@ -25,7 +26,8 @@ import { vlanNetworkFlows } from './vlan/compute.js';
  *   flood groups and flows, VLAN ports, network ACLs, DHCP, its router gateway. Reads the network's local ports (for flood
  *   buckets), remote chassis, VLAN ports and ACLs; never its remote endpoints.
  * - local endpoint unit: an endpoint bound to this chassis: its overlay flows (with its mirrors'
- *   copies), the flows delivering mirrors' copies to it, port security and security groups.
+ *   copies), the flows delivering mirrors' copies to it, port security and security groups, and
+ *   (in a routed network) the flows sending its VIPs' ARP up to the router's neighbour resolution.
  * - remote endpoint unit: an endpoint of the network bound elsewhere: the unicast flow into the
  *   tunnel. It reads only the endpoint, the VNI and the chassis's tunnel port and profile, so
  *   chassis alike in those share one computed result.
@@ -57,8 +59,9 @@ export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
   return { flows, groups };
 }
 
+/** `net.gatewayMac`: the router's MAC on the network, when it is on one (its VIPs are neighbours to resolve). */
 export function localEndpointUnit(
-  net: Pick<NetworkOnChassis, 'vni'>,
+  net: Pick<NetworkOnChassis, 'vni'> & { gatewayMac?: string },
   port: LocalPort,
   rules: ResolvedRule[],
 ): Desired {
@@ -67,6 +70,7 @@ export function localEndpointUnit(
   mirrorTapFlows(port, flows);
   portSecurityFlows(port, flows);
   portSecurityGroupFlows(port, rules, flows);
+  if (net.gatewayMac !== undefined) vipWatchFlows({ vni: net.vni, gatewayMac: net.gatewayMac }, port, flows);
   return port.qos ? { flows, groups: [], meters: portMeters(port) } : { flows, groups: [] };
 }
 

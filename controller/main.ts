@@ -30,8 +30,8 @@ import {
 } from './heap-tuning.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
-import { DEFAULT_NEIGHBOR_TIMINGS } from './router/neighbor-resolver.js';
 import { NeighborService } from './router/neighbor-service.js';
+import { DEFAULT_NEIGHBOR_TIMINGS } from './router/neighbor-timings.js';
 import { DEFAULT_RA_TIMINGS } from './router/ra-periodic.js';
 import { raContext, startRouterAdvertisements } from './router/ra-responder.js';
 import { neighborContext, routerIcmpContext } from './router/router-context.js';

@@ -184,6 +184,7 @@ export function statusProvider(
                 ...(n.chassisId === undefined ? {} : { chassisId: n.chassisId }),
                 ...(n.bindingId === undefined ? {} : { bindingId: n.bindingId }),
                 ...(n.vlan === undefined ? {} : { vlan: n.vlan }),
+                ...(n.endpointId === undefined ? {} : { endpointId: n.endpointId }),
                 ...(n.confirmedAgoMs === undefined ? {} : { confirmedAgoMs: n.confirmedAgoMs }),
                 installedOn: [...new Set(n.installedOn.map(chassisOf))].sort(),
               }));

@@ -182,17 +182,29 @@ export type MirrorStatus = Static<typeof MirrorStatus>;
 export const RouterNeighbor = Type.Object(
   {
     networkId: Type.String({ description: 'the router interface network the address is on' }),
-    ip: Type.String({ description: 'the address resolved (no endpoint holds it)' }),
+    ip: Type.String({
+      description:
+        'the address resolved (no endpoint holds it as its own: a host behind a VLAN binding, or a VIP)',
+    }),
     state: Type.Union([Type.Literal('incomplete'), Type.Literal('reachable'), Type.Literal('failed')], {
       description:
         'incomplete: ARP requests out, no answer yet; reachable: answered, flows installed; failed: no answer to the requests (the sender gets host unreachable for a while, then the next packet asks again)',
     }),
     mac: Type.Optional(Type.String({ description: 'the MAC it answered with' })),
     chassisId: Type.Optional(
-      Type.String({ description: 'where it sits: the chassis of the VLAN binding its answer came from' }),
+      Type.String({
+        description:
+          'where it sits: the chassis of the VLAN binding (or of the endpoint holding the VIP) its answer came from',
+      }),
     ),
     bindingId: Type.Optional(Type.String({ description: 'the VLAN binding its answer came from' })),
     vlan: Type.Optional(Type.Integer({ minimum: 1, maximum: 4094, description: "that binding's VLAN" })),
+    endpointId: Type.Optional(
+      Type.String({
+        description:
+          'the endpoint holding it: a VIP several endpoints are allowed (allowedAddresses), the one that answered',
+      }),
+    ),
     confirmedAgoMs: Type.Optional(
       Type.Integer({
         minimum: 0,

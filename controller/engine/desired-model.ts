@@ -328,7 +328,9 @@ export class DesiredModel {
     };
     const rules =
       ep.securityGroupIds.length === 0 ? [] : ep.securityGroupIds.flatMap((id) => this.rulesOf(id) ?? []);
-    return unitOf(this.keyed(() => localEndpointUnit({ vni }, port, rules), tunnel));
+    const gatewayMac = ix.routing.gatewayMacOf(ep.networkId);
+    const net = gatewayMac === undefined ? { vni } : { vni, gatewayMac };
+    return unitOf(this.keyed(() => localEndpointUnit(net, port, rules), tunnel));
   }
 
   /** `hosts`: every chassis the network is present on; `real`: those hosting it (not only routing into it). */

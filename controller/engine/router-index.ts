@@ -18,6 +18,13 @@ export class RouterIndex {
     return id === undefined ? undefined : this.routers.get(id);
   }
 
+  /** The MAC of the router's interface on this network (lowercase), if a router has one there. */
+  gatewayMacOf(networkId: string): string | undefined {
+    return this.of(networkId)
+      ?.interfaces.find((i) => i.networkId === networkId)
+      ?.mac.toLowerCase();
+  }
+
   /** The networks on the same router as this one (itself included), or none. */
   matesOf(networkId: string): string[] {
     return this.of(networkId)?.interfaces.map((i) => i.networkId) ?? [];

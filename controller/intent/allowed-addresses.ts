@@ -160,6 +160,11 @@ export function allowedHolder(state: IntentState, networkId: string, ip: string)
   return firstOther(state.allowed.get(networkId)?.get(ip), '');
 }
 
+/** Every endpoint of the network allowed exactly `ip` (canonical address text, a VIP), sorted by id. */
+export function endpointsAllowedExactly(state: IntentState, networkId: string, ip: string): string[] {
+  return [...(state.allowed.get(networkId)?.get(ip) ?? [])].sort();
+}
+
 /**
  * Every endpoint of the network allowed `ip` (canonical address text), exactly or inside a
  * prefix, sorted by id: who may hold it right now.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Logger, pino } from 'pino';
 import { type Store, StoreError } from '../store/store.js';
 import { checkIfMatch, randomMac, stamp, visible, writable } from './access.js';
-import { endpointsAllowing } from './allowed-addresses.js';
+import { endpointsAllowedExactly, endpointsAllowing } from './allowed-addresses.js';
 import { type ApplyTracker, type PendingSwitch, pendingOf } from './apply-tracker.js';
 import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './batch.js';
 import { planDelete } from './deletion.js';
@@ -205,9 +205,9 @@ export class IntentService {
     return id === undefined ? undefined : state.get('endpoint', id);
   }
 
-  /** The endpoints of a network allowed to send from this address (a VIP, a prefix), sorted by id. */
-  endpointsAllowing(networkId: string, ip: string): string[] {
-    return endpointsAllowing(this.replica.committed, networkId, ip);
+  /** The endpoints of a network allowed to send from this address (a VIP, a prefix; `exactly`: as a VIP), by id. */
+  endpointsAllowing(networkId: string, ip: string, exactly = false): string[] {
+    return (exactly ? endpointsAllowedExactly : endpointsAllowing)(this.replica.committed, networkId, ip);
   }
 
   /** The endpoint of a network with this MAC (unique per network; lower case), if any. */

@@ -119,13 +119,14 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.ARP_RESPONDER,
     name: 'arp-responder',
     purpose:
-      "answer ARP requests and IPv6 neighbour solicitations for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src (an NS becomes an NA with its flags), on to arp-reply; a solicitation without a source link-layer option goes on unanswered; other ARP requests (and broadcast replies) from a VLAN binding port of a routed network are copied to the controller (a neighbour announcing a new MAC) and go on",
+      "answer ARP requests and IPv6 neighbour solicitations for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src (an NS becomes an NA with its flags), on to arp-reply; a solicitation without a source link-layer option goes on unanswered; other ARP requests (and broadcast replies) from a VLAN binding port of a routed network, or from a VIP of an endpoint's there, are copied to the controller (a neighbour announcing a new MAC) and go on",
     matches: [
       'in_port',
       'metadata',
       'eth_dst',
       'eth_type',
       'arp_op',
+      'arp_spa',
       'arp_tpa',
       'ip_proto',
       'icmpv6_type',
@@ -149,7 +150,7 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L3_ROUTE,
     name: 'l3-route',
     purpose:
-      "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error",
+      "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error; ARP replies to the router (from a VLAN binding port, or from an endpoint's VIP) go to the controller, which learns its neighbours from them",
     matches: [
       'in_port',
       'metadata',
@@ -162,6 +163,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'icmpv6_type',
       'nw_ttl',
       'arp_op',
+      'arp_spa',
     ],
     next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },

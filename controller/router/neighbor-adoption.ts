@@ -6,6 +6,7 @@ import { LEARNED_COOKIE_TAG } from '../pipeline/cookies.js';
 import { type LearnedOnSwitch, readLearnedFlows } from './neighbor-flows.js';
 import type { NeighborPlace, NeighborResolver } from './neighbor-resolver.js';
 import type { NeighborContext } from './neighbor-service.js';
+import { learnedHardTimeoutSeconds } from './neighbor-timings.js';
 
 /** The FLOW stats request for every learned flow of a switch (cookie tag 0x4c). */
 const LEARNED_FLOWS: MultipartRequestBody = {
@@ -30,7 +31,14 @@ export class NeighborAdoption {
   /** Neighbours read back from holders whose place's switch has not been read yet. */
   readonly #orphans = new Map<
     string,
-    { networkId: string; ip: string; mac: string; holders: Set<string>; place?: NeighborPlace }
+    {
+      networkId: string;
+      ip: string;
+      mac: string;
+      holders: Set<string>;
+      place?: NeighborPlace;
+      readAt: number;
+    }
   >();
 
   constructor(
@@ -67,7 +75,12 @@ export class NeighborAdoption {
           ? [{ sw, dpid: sw.dpid }]
           : [],
       );
-    if (fresh.length === 0) return;
+    if (fresh.length === 0) {
+      // A VIP's holder may be bound only once its chassis's facts arrive, after the switch holding
+      // its flows was read: try again each tick while they can still be refreshed in time.
+      if (this.#orphans.size > 0) this.#adoptOrphans();
+      return;
+    }
     this.#adopting = true;
     for (const f of fresh) this.#read.add(f.dpid);
     const read = fresh.map(({ sw, dpid }) =>
@@ -103,6 +116,7 @@ export class NeighborAdoption {
         ip: l.ip,
         mac: l.mac,
         holders: new Set<string>(),
+        readAt: this.now(),
       };
       o.holders.add(dpid);
       // Its place only while that port still carries that VLAN for the network: a flow left from
@@ -130,8 +144,14 @@ export class NeighborAdoption {
 
   #adoptOrphans(): void {
     const now = this.now();
+    const hardTimeoutMs = learnedHardTimeoutSeconds(this.resolver.timings) * 1000;
     for (const [key, o] of this.#orphans) {
-      if (!o.place) continue;
+      o.place ??= this.#vipPlace(o);
+      if (!o.place) {
+        // Its flows have expired by now: nothing left to adopt.
+        if (now - o.readAt > hardTimeoutMs) this.#orphans.delete(key);
+        continue;
+      }
       this.resolver.adopt({ networkId: o.networkId, ip: o.ip }, o.mac, o.place, [...o.holders], now);
       this.log.info(
         { network: o.networkId, ip: o.ip, mac: o.mac, chassis: o.place.chassisId, holders: o.holders.size },
@@ -139,5 +159,27 @@ export class NeighborAdoption {
       );
       this.#orphans.delete(key);
     }
+  }
+
+  /**
+   * A VIP's flows carry no place (no l2 flow of theirs leads anywhere): its holder is the endpoint
+   * allowed it whose MAC they name, where that endpoint is bound now.
+   */
+  #vipPlace(o: { networkId: string; ip: string; mac: string }): NeighborPlace | undefined {
+    const h = this.ctx.vipHolders(o.networkId, o.ip).find((x) => x.mac === o.mac);
+    const dpid = h && this.ctx.datapathOfChassis(h.chassisId);
+    const net = this.ctx.network(o.networkId);
+    const gatewayMac = this.ctx.routerInterface(o.networkId)?.mac.toLowerCase();
+    if (!h || !dpid || !net) return undefined;
+    return {
+      dpid,
+      chassisId: h.chassisId,
+      bindingId: '',
+      endpointId: h.endpointId,
+      ofport: h.ofport,
+      vlan: 0,
+      vni: net.vni,
+      ...(gatewayMac ? { gatewayMac } : {}),
+    };
   }
 }

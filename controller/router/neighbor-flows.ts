@@ -24,6 +24,9 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
  *   table=40 priority=91  metadata=<VNI>,dl_src=<gateway MAC>,dl_dst=<its MAC> -> (its own chassis) the
  *             same with in_port cleared: routed to it from another VLAN of the same trunk port
  *
+ * A VIP's holder (an endpoint allowed the address) gets the table=36 flows only: the intent's
+ * l2-lookup flows of its MAC lead there already.
+ *
  * Below the intent's own flows of the same tables (endpoints at 100 in both), so an endpoint given
  * the address or MAC later wins at once; the next hop's flow is above the pipeline's unresolved
  * next-hop flow (105), which sends a packet without it up for resolution.
@@ -69,6 +72,11 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
       instructions: toMac,
     },
   ];
+  // A VIP's holder is an endpoint: the intent's l2-lookup flows of its MAC lead to it everywhere.
+  if (n.place.endpointId !== undefined) {
+    for (const f of flows) checkFlow(f);
+    return flows;
+  }
   const here = at.ctx.chassisId === n.place.chassisId;
   const tunnelPort = tunnelPortFor(at.ctx, at.vni);
   const toMacL2 = [meta, { field: 'eth_dst', value: n.mac }];

@@ -1,10 +1,12 @@
 import { compareIp } from '../intent/net.js';
+import { DEFAULT_NEIGHBOR_TIMINGS, type NeighborTimings } from './neighbor-timings.js';
 
 /**
  * The routers' neighbour table: the MACs of addresses weft does not place (hosts and physical
- * routers behind a VLAN binding), resolved by ARP as a Linux router resolves its neighbours
- * (RFC 1122 2.3.2): a routed packet to an unknown address starts a resolution (a broadcast request
- * out of the network's VLAN binding ports, repeated each second, given up after three), the
+ * routers behind a VLAN binding, VIPs several endpoints are allowed), resolved by ARP as a Linux
+ * router resolves its neighbours (RFC 1122 2.3.2): a routed packet to an unknown address starts a
+ * resolution (a broadcast request out of the network's VLAN binding ports, or to the VIP's
+ * endpoints: neighbor-place.ts; repeated each second, given up after three), the
  * answer is learned with the place it came from, and a learned entry is re-validated by a unicast
  * request every refresh interval and forgotten when it stops answering.
  *
@@ -12,11 +14,15 @@ import { compareIp } from '../intent/net.js';
  * flows to install or remove on a datapath) that controller/router/neighbor-service.ts carries out.
  */
 
-/** Where a learned neighbour sits: a VLAN binding's port on one chassis. */
+/**
+ * Where a learned neighbour sits: a VLAN binding's port on one chassis, or the port of an endpoint
+ * allowed the address (a VIP: `endpointId` set, `bindingId` empty, `vlan` 0).
+ */
 export interface NeighborPlace {
   dpid: string;
   chassisId: string;
   bindingId: string;
+  endpointId?: string;
   ofport: number;
   vlan: number;
   /**
@@ -38,7 +44,7 @@ export interface LearnedNeighbor extends NeighborKey {
 }
 
 export type NeighborEffect =
-  /** Ask for `ip`: broadcast out of every VLAN binding port of the network, or unicast to a known place. */
+  /** Ask for `ip`: broadcast (out of every VLAN binding port of the network, or to a VIP's endpoints), or unicast to a known place. */
   | { kind: 'request'; key: NeighborKey; unicast?: { mac: string; place: NeighborPlace } }
   /** (Re)install the learned flows on a datapath (an add replaces them and restarts their timeout). */
   | { kind: 'install'; dpid: string; neighbor: LearnedNeighbor }
@@ -46,48 +52,6 @@ export type NeighborEffect =
   | { kind: 'remove'; dpid: string; neighbor: LearnedNeighbor };
 
 export type NeighborState = 'incomplete' | 'reachable' | 'failed';
-
-export interface NeighborTimings {
-  /** Between two requests of one resolution (Linux: retrans_time, 1 s). */
-  retransmitMs: number;
-  /** Requests before a resolution fails (Linux: mcast_solicit, 3). */
-  requests: number;
-  /** How long a failed resolution answers host unreachable before the next packet tries again. */
-  failedHoldMs: number;
-  /** Between two re-validations of a learned neighbour (a unicast request). */
-  refreshMs: number;
-  /** Re-validations in a row without an answer after which the neighbour is forgotten. */
-  refreshesMissed: number;
-  /** At most this many entries (a VM sweeping a /16 must not grow the table without bound). */
-  maxEntries: number;
-  /** At most this many in one network (one tenant's sweep must not fill the table for all). */
-  maxPerNetwork: number;
-  /**
-   * A learned neighbour's MAC or place changes no sooner than this after its last answer (Linux:
-   * locktime, 1 s): of two hosts claiming one address at once, the first keeps it.
-   */
-  lockMs: number;
-}
-
-export const DEFAULT_NEIGHBOR_TIMINGS: NeighborTimings = {
-  retransmitMs: 1000,
-  requests: 3,
-  failedHoldMs: 5000,
-  refreshMs: 30_000,
-  refreshesMissed: 3,
-  maxEntries: 4096,
-  maxPerNetwork: 1024,
-  lockMs: 1000,
-};
-
-/**
- * The hard timeout of learned flows, in seconds: a little longer than the refreshes a neighbour
- * may miss, so the flows of a controller that stops refreshing (it died, or lost leadership)
- * leave the switches by themselves, and an answered refresh always comes first.
- */
-export function learnedHardTimeoutSeconds(t: NeighborTimings): number {
-  return Math.ceil((t.refreshMs * (t.refreshesMissed + 1)) / 1000) + 1;
-}
 
 interface Entry extends NeighborKey {
   state: NeighborState;
@@ -102,6 +66,12 @@ interface Entry extends NeighborKey {
   waiting: Set<string>;
   /** Datapaths holding its flows. */
   installedOn: Set<string>;
+  /**
+   * Datapaths that routed to it: they keep its flows when it moves. Adopted ones count all the
+   * switches holding them, its place's too (the flows cannot say whether it routed there): at
+   * worst a switch keeps a way it does not use, rather than drop a packet after a failover.
+   */
+  routedFrom: Set<string>;
 }
 
 /** What a routed packet to an address without flows gets. */
@@ -124,6 +94,8 @@ export interface NeighborView extends NeighborKey {
   chassisId?: string;
   bindingId?: string;
   vlan?: number;
+  /** The endpoint holding it (a VIP it is allowed), instead of a VLAN binding. */
+  endpointId?: string;
   /** Milliseconds since it last answered. */
   confirmedAgoMs?: number;
   /** Datapaths holding its flows. */
@@ -155,10 +127,12 @@ export class NeighborResolver {
         lastAskedAt: now,
         waiting: new Set([dpid]),
         installedOn: new Set(),
+        routedFrom: new Set([dpid]),
       };
       this.#put(fresh);
       return { kind: 'resolving', effects: [{ kind: 'request', key }] };
     }
+    e.routedFrom.add(dpid);
     if (e.state === 'reachable') {
       e.installedOn.add(dpid);
       return { kind: 'learned', effects: [{ kind: 'install', dpid, neighbor: learned(e) }] };
@@ -210,7 +184,8 @@ export class NeighborResolver {
       // Its old place's datapath leads the MAC to a port it left: take that away first.
       effects.push({ kind: 'remove', dpid: before.place.dpid, neighbor: before });
     }
-    if (moved) e.installedOn.delete(before.place.dpid);
+    // Unless a VM there routes to it (a VIP's old holder's chassis often does).
+    if (moved && !e.routedFrom.has(before.place.dpid)) e.installedOn.delete(before.place.dpid);
     for (const dpid of e.waiting) e.installedOn.add(dpid);
     e.waiting.clear();
     e.installedOn.add(place.dpid);
@@ -228,7 +203,11 @@ export class NeighborResolver {
   adopt(key: NeighborKey, mac: string, place: NeighborPlace, holders: readonly string[], now: number): void {
     const e = this.#entries.get(keyOf(key));
     if (e) {
-      if (e.state === 'reachable' && e.mac === mac) for (const d of holders) e.installedOn.add(d);
+      if (e.state === 'reachable' && e.mac === mac)
+        for (const d of holders) {
+          e.installedOn.add(d);
+          e.routedFrom.add(d);
+        }
       return;
     }
     if (this.#entries.size >= this.timings.maxEntries) return;
@@ -243,6 +222,7 @@ export class NeighborResolver {
       confirmedAt: due,
       waiting: new Set(),
       installedOn: new Set([...holders, place.dpid]),
+      routedFrom: new Set(holders),
     });
   }
 
@@ -299,8 +279,9 @@ export class NeighborResolver {
           continue;
         }
         if (now - e.lastAskedAt < t.refreshMs || since < t.refreshMs) continue;
-        // First to where it was, by unicast; unanswered, out of every VLAN port again (it may have
-        // moved without a word: a migrated server announces itself by RARP, not ARP).
+        // First to where it was, by unicast; unanswered, broadcast again (every VLAN port, or every
+        // endpoint allowed the VIP): it may have moved without a word (a migrated server announces
+        // itself by RARP, not ARP).
         const unicast = e.asked === 0 ? { mac: n.mac, place: n.place } : undefined;
         e.asked++;
         e.lastAskedAt = now;
@@ -316,6 +297,7 @@ export class NeighborResolver {
     for (const e of this.#entries.values()) {
       e.waiting.delete(dpid);
       e.installedOn.delete(dpid);
+      e.routedFrom.delete(dpid);
     }
   }
 
@@ -397,8 +379,11 @@ function view(e: Entry, now: number): NeighborView {
   if (e.mac !== undefined) v.mac = e.mac;
   if (e.place) {
     v.chassisId = e.place.chassisId;
-    v.bindingId = e.place.bindingId;
-    v.vlan = e.place.vlan;
+    if (e.place.endpointId !== undefined) v.endpointId = e.place.endpointId;
+    else {
+      v.bindingId = e.place.bindingId;
+      v.vlan = e.place.vlan;
+    }
   }
   if (e.confirmedAt !== undefined && now > 0) v.confirmedAgoMs = Math.max(0, Math.round(now - e.confirmedAt));
   return v;

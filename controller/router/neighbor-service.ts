@@ -1,19 +1,15 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DatapathCtx } from '../../apps/view.js';
-import { taggedOutput } from '../../apps/vlan/compute.js';
 import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OfpMessage, PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, RouterInterface } from '../intent/model.js';
-import { ROUTER_MAC_PREFIX } from '../intent/model-router.js';
-import { isMulticastMac, prefixHolding } from '../intent/net.js';
 import { PortRateLimit, packetInField } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
 import { ARP_OP, ArpParseError, buildArpRequest, isArpFrame, parseArpFrame } from './arp-frame.js';
-import { whyNoHostAt } from './icmp-error.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
 import {
   installMessages,
@@ -23,16 +19,19 @@ import {
   neighborOwner,
   removeMessages,
 } from './neighbor-flows.js';
+import { actionsToward, answerPlace, broadcastPlaces, resolvable, staleness } from './neighbor-place.js';
 import {
-  DEFAULT_NEIGHBOR_TIMINGS,
   type LearnedNeighbor,
-  learnedHardTimeoutSeconds,
   type NeighborEffect,
   type NeighborKey,
   NeighborResolver,
-  type NeighborTimings,
   type NeighborView,
 } from './neighbor-resolver.js';
+import {
+  DEFAULT_NEIGHBOR_TIMINGS,
+  learnedHardTimeoutSeconds,
+  type NeighborTimings,
+} from './neighbor-timings.js';
 
 /** A VLAN binding of a network whose port the chassis reported (its OpenFlow number known). */
 export interface VlanPortOf {
@@ -40,6 +39,15 @@ export interface VlanPortOf {
   chassisId: string;
   ofport: number;
   vlan: number;
+}
+
+/** A bound endpoint allowed a VIP exactly: the port it may answer for it from. */
+export interface VipHolder {
+  endpointId: string;
+  /** Lower case. */
+  mac: string;
+  chassisId: string;
+  ofport: number;
 }
 
 /** What the neighbour service reads of the running controller (intent, OVSDB facts, switches). */
@@ -54,6 +62,10 @@ export interface NeighborContext {
   /** The chassis's tunnel ports and profile, as the apps see them. */
   datapathCtx(chassisId: string): DatapathCtx | undefined;
   vlanPorts(networkId: string): VlanPortOf[];
+  /** The endpoints of the network allowed exactly `ip` (a VIP), bound or not, sorted by id. */
+  vipAllowed(networkId: string, ip: string): string[];
+  /** Those of them bound now (on a chassis of the intent), with their ports, sorted by id. */
+  vipHolders(networkId: string, ip: string): VipHolder[];
   isLeader(): boolean;
 }
 
@@ -66,7 +78,7 @@ export type ResolveAnswer = 'resolving' | 'unreachable';
 
 /**
  * The routers' neighbour resolution at the edge: runs NeighborResolver's decisions (ARP requests as
- * PACKET_OUTs out of VLAN binding ports, learned flows as FLOW_MODs), reads the ARP replies the
+ * PACKET_OUTs out of VLAN binding ports or to a VIP's holders, learned flows as FLOW_MODs), reads the ARP replies the
  * router's flows send up, keeps the timers, counts and logs. Only the HA leader resolves.
  */
 export class NeighborService {
@@ -93,7 +105,7 @@ export class NeighborService {
     const registers = metrics ? [metrics] : [];
     this.#requests = new Counter({
       name: 'weft_router_arp_requests_total',
-      help: 'ARP requests routers sent to resolve neighbours behind VLAN bindings (broadcast, or unicast re-validations)',
+      help: 'ARP requests routers sent to resolve neighbours behind VLAN bindings and VIPs (broadcast, or unicast re-validations)',
       labelNames: ['kind'],
       registers,
     });
@@ -129,14 +141,14 @@ export class NeighborService {
     this.#timer.unref();
   }
 
-  /** Whether weft resolves addresses of this network by ARP: something behind a VLAN binding may hold them. */
-  resolves(networkId: string): boolean {
-    return this.ctx.vlanPorts(networkId).length > 0;
+  /** Whether weft resolves `ip` in the network by ARP: endpoints are allowed it (a VIP), or a VLAN binding may hide it. */
+  resolves(networkId: string, ip: string): boolean {
+    return resolvable(this.ctx, networkId, ip);
   }
 
   /** A routed packet on `dpid` to `ip` in `networkId` that no flow there leads to (router-responder). */
   miss(dpid: string, networkId: string, ip: string): ResolveAnswer {
-    if (!this.resolves(networkId) || this.ctx.endpointByIp(networkId, ip)) return 'unreachable';
+    if (!this.resolves(networkId, ip) || this.ctx.endpointByIp(networkId, ip)) return 'unreachable';
     const v = this.resolver.miss(dpid, { networkId, ip }, this.now());
     if (v.kind === 'full') {
       // Once every 10 s at most: a sweep makes many of these.
@@ -162,10 +174,11 @@ export class NeighborService {
    * What a routed packet to `ip` in the network meets when no flow leads to it (weft trace):
    * 'resolves' when weft resolves it by ARP (the packet starts or waits for a resolution),
    * 'failed' when the last resolution found no one (host unreachable), undefined when the network
-   * has no VLAN binding or an endpoint holds the address (host unreachable at once).
+   * has no VLAN binding and no endpoint is allowed the address, or an endpoint holds it (host
+   * unreachable at once).
    */
   arpState(networkId: string, ip: string): 'resolves' | 'failed' | undefined {
-    if (!this.resolves(networkId) || this.ctx.endpointByIp(networkId, ip)) return undefined;
+    if (!this.resolves(networkId, ip) || this.ctx.endpointByIp(networkId, ip)) return undefined;
     return this.resolver.get({ networkId, ip })?.state === 'failed' ? 'failed' : 'resolves';
   }
 
@@ -195,7 +208,7 @@ export class NeighborService {
     }
     this.#adoption.readNewSwitches();
     if (this.resolver.size === 0) return;
-    for (const p of this.resolver.purge((n) => this.#staleness(n))) {
+    for (const p of this.resolver.purge((n) => staleness(this.ctx, n))) {
       this.log.info({ network: p.key.networkId, ip: p.key.ip, reason: p.why }, 'neighbour forgotten');
       if (p.neighbor) for (const dpid of p.installedOn) this.#flows(dpid, p.neighbor, 'remove');
     }
@@ -214,40 +227,9 @@ export class NeighborService {
     clearInterval(this.#timer);
   }
 
-  /**
-   * Why an entry no longer stands, from the intent and facts now: its network or the router's
-   * interface on it is gone, an endpoint now holds its address or MAC, or (learned) its binding is
-   * gone or changed. Its flows could otherwise send a tenant's traffic into a VLAN since bound to
-   * another network.
-   */
-  #staleness(n: {
-    networkId: string;
-    ip: string;
-    state: string;
-    mac?: string;
-    place?: LearnedNeighbor['place'];
-  }) {
-    if (!this.ctx.network(n.networkId)) return 'its network is gone';
-    if (!this.ctx.routerInterface(n.networkId)) return 'no router has an interface on its network any more';
-    const ep =
-      this.ctx.endpointByIp(n.networkId, n.ip) ?? (n.mac && this.ctx.endpointByMac(n.networkId, n.mac));
-    if (ep) return `endpoint ${ep.id} now holds its address or MAC`;
-    const p = n.place;
-    if (!p) return undefined;
-    const bound = this.ctx
-      .vlanPorts(n.networkId)
-      .some(
-        (v) =>
-          v.bindingId === p.bindingId &&
-          v.chassisId === p.chassisId &&
-          v.ofport === p.ofport &&
-          v.vlan === p.vlan,
-      );
-    return bound ? undefined : `its VLAN binding ${p.bindingId || `(port ${p.ofport})`} is gone or changed`;
-  }
-
   #onPacketIn(dpid: string, msg: PacketIn): void {
-    // l3-route: an answer to the router; arp-responder: a request a host behind a VLAN sent (copied).
+    // l3-route: an answer to the router; arp-responder: a request a host behind a VLAN or a VIP's
+    // holder sent (copied).
     const mode =
       msg.tableId === TABLE.L3_ROUTE ? 'reply' : msg.tableId === TABLE.ARP_RESPONDER ? 'announce' : undefined;
     if (!mode || appOf(msg.cookie) !== 'router') return;
@@ -265,8 +247,9 @@ export class NeighborService {
 
   /**
    * An ARP reply the router's flow sent up (`reply`), or an ARP request of a host behind a VLAN
-   * binding (`announce`: only a neighbour weft knows that shows a new MAC or place counts, a
-   * gratuitous ARP after a failover); returns why it was ignored, if it was.
+   * binding or of a VIP's holder (`announce`: only a neighbour weft knows that shows a new MAC or
+   * place counts, a gratuitous ARP after a failover); returns why it was ignored, if it was.
+   * Who may speak for an address from where: neighbor-place.ts.
    */
   #learn(dpid: string, msg: PacketIn, mode: 'reply' | 'announce'): string | undefined {
     const inPort = packetInField(msg, 'in_port');
@@ -286,31 +269,8 @@ export class NeighborService {
     const iface = net && this.ctx.routerInterface(net.id);
     if (!net || !iface) return 'no router on this network';
     if (mode === 'reply' && arp.tpa !== iface.ip) return `reply for ${arp.tpa}, not the router's ${iface.ip}`;
-    const chassisId = this.ctx.chassisOfDatapath(dpid);
-    const port = this.ctx
-      .vlanPorts(net.id)
-      .find((p) => p.chassisId === chassisId && p.ofport === Number(inPort));
-    if (!chassisId || !port) return `port ${inPort} of ${dpid} is no VLAN binding of ${net.id}`;
-    if (!net.subnets.some((c) => prefixHolding(c, arp.spa) >= 0))
-      return `${arp.spa} is outside ${net.id}'s subnets`;
-    const noHost = whyNoHostAt(arp.spa, net.subnets);
-    if (noHost) return `sender address: ${noHost.replace('its destination ', '')}`;
-    const owner = this.ctx.endpointByIp(net.id, arp.spa) ?? this.ctx.endpointByMac(net.id, arp.sha);
-    if (owner)
-      return `${arp.spa} / ${arp.sha} belongs to endpoint ${owner.id}: weft knows it from the intent`;
-    if (arp.sha === '00:00:00:00:00:00' || isMulticastMac(arp.sha))
-      return `sender MAC ${arp.sha} is not a unicast address`;
-    if (arp.sha.startsWith(ROUTER_MAC_PREFIX)) return `sender MAC ${arp.sha} is a weft router's`;
-    const gatewayMac = iface.mac.toLowerCase();
-    const place = {
-      dpid,
-      chassisId,
-      bindingId: port.bindingId,
-      ofport: port.ofport,
-      vlan: port.vlan,
-      vni: net.vni,
-      gatewayMac,
-    };
+    const place = answerPlace(this.ctx, dpid, Number(inPort), net.id, arp);
+    if (typeof place === 'string') return place;
     const key = { networkId: net.id, ip: arp.spa };
     const v =
       mode === 'reply'
@@ -318,7 +278,13 @@ export class NeighborService {
         : this.resolver.announce(key, arp.sha, place, this.now());
     if (v.kind === 'ignored') return v.reason;
     this.#learned.inc({ kind: v.kind });
-    const line = { network: net.id, ip: arp.spa, mac: arp.sha, chassis: chassisId, binding: port.bindingId };
+    const line = {
+      network: net.id,
+      ip: arp.spa,
+      mac: arp.sha,
+      chassis: place.chassisId,
+      ...(place.endpointId === undefined ? { binding: place.bindingId } : { endpoint: place.endpointId }),
+    };
     if (v.kind === 'refreshed') this.log.debug(line, 'neighbour answered');
     else this.log.info(line, v.kind === 'learned' ? 'neighbour learned' : 'neighbour changed');
     this.#run(v.effects);
@@ -342,18 +308,15 @@ export class NeighborService {
       ethDst: unicast?.mac,
     });
     const places = unicast
-      ? [{ dpid: unicast.place.dpid, ofport: unicast.place.ofport, vlan: unicast.place.vlan }]
-      : this.ctx
-          .vlanPorts(key.networkId)
-          .map((p) => ({ dpid: this.ctx.datapathOfChassis(p.chassisId), ofport: p.ofport, vlan: p.vlan }));
+      ? [{ dpid: unicast.place.dpid, actions: actionsToward(unicast.place) }]
+      : broadcastPlaces(this.ctx, key);
     for (const p of places) {
-      if (!p.dpid) continue;
       const out: PacketOut = {
         type: 'PACKET_OUT',
         xid: 0,
         bufferId: OFP_NO_BUFFER,
         inPort: ofpp.CONTROLLER,
-        actions: taggedOutput(p.vlan, p.ofport),
+        actions: p.actions,
         data,
       };
       if (this.#send(p.dpid, [out], { network: key.networkId, ip: key.ip }))

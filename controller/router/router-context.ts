@@ -1,13 +1,14 @@
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { FactsSource } from '../engine/engine.js';
 import type { IntentService } from '../intent/service.js';
-import type { NeighborContext, VlanPortOf } from './neighbor-service.js';
+import type { NeighborContext, VipHolder, VlanPortOf } from './neighbor-service.js';
 import type { RouterIcmpContext } from './router-responder.js';
 
 /**
  * What the router responder and the neighbour resolution read of the running controller, from the
  * intent service, the OVSDB facts and the switches: whether a port is a tunnel port, the VLAN
- * binding ports of a network, a chassis's datapath and tunnel ports.
+ * binding ports of a network, the ports of the endpoints allowed a VIP, a chassis's datapath and
+ * tunnel ports.
  */
 export function routerIcmpContext(
   intents: IntentService,
@@ -74,6 +75,28 @@ export function neighborContext(
       };
     },
     vlanPorts: (networkId) => vlanPortsOf(intents, facts, networkId),
+    vipAllowed: (networkId, ip) => intents.endpointsAllowing(networkId, ip, true),
+    vipHolders: (networkId, ip) => vipHoldersOf(intents, facts, networkId, ip),
     isLeader,
   };
+}
+
+/**
+ * The endpoints of a network allowed exactly `ip` (a VIP) that are bound on a chassis of the
+ * intent, with their ports, by id.
+ */
+function vipHoldersOf(
+  intents: IntentService,
+  facts: FactsSource,
+  networkId: string,
+  ip: string,
+): VipHolder[] {
+  const out: VipHolder[] = [];
+  for (const id of intents.endpointsAllowing(networkId, ip, true)) {
+    const ep = intents.find('endpoint', id);
+    const at = ep && facts.current().bindings.get(ep.ifaceId);
+    if (ep && at && intents.find('chassis', at.chassisId))
+      out.push({ endpointId: id, mac: ep.mac.toLowerCase(), chassisId: at.chassisId, ofport: at.ofport });
+  }
+  return out;
 }

@@ -31,7 +31,7 @@ export interface RouterIcmpContext {
   isLeader(): boolean;
   /**
    * A routed packet on `dpid` found no neighbour flow for `ip` in the network: weft resolves it by
-   * ARP where hosts behind a VLAN binding may hold it ('resolving': the packet is dropped, as a
+   * ARP where hosts behind a VLAN binding or a VIP's endpoints may hold it ('resolving': the packet is dropped, as a
    * router without a queue does), else the router answers host unreachable. Absent: always the latter.
    */
   resolveNeighbor?(dpid: string, networkId: string, ip: string): 'resolving' | 'unreachable';

@@ -252,6 +252,15 @@ export function traceEndpoint(
     ...(gateway ? { gateway } : {}),
   };
   const punt = routerPuntOf(run, goal, lookups.arpState?.bind(lookups));
+  const asked = punt?.resolving;
+  if (asked) {
+    // A VIP: the router asks only the endpoints allowed it exactly, not those allowed a prefix
+    // holding it, which never speak ARP for it (controller/router/neighbor-place.ts).
+    const holders = (lookups.endpointsAllowing?.(asked.networkId, asked.ip) ?? []).filter((id) =>
+      lookups.endpoint(id)?.allowedAddresses?.includes(asked.ip),
+    );
+    if (holders.length > 0) asked.holders = holders;
+  }
   const verdict = verdictOf(hops, goal, established, punt);
   const received = receivedOf(run, verdict, goal) ?? errorReceived(lookups, from, srcIp, punt);
   // The advertisement's answer, said as the VM's neighbour table will have it.

@@ -25,8 +25,11 @@ export interface RouterPunt {
   error?: IcmpError['kind'];
   /** Why the router answers nothing (no error may be sent about such a packet). */
   silent?: string;
-  /** The address the router resolves by ARP for it (the packet is dropped meanwhile). */
-  resolving?: { ip: string; networkId: string };
+  /**
+   * The address the router resolves by ARP for it (the packet is dropped meanwhile); `holders`:
+   * the endpoints allowed it exactly (a VIP), whom alone the router asks.
+   */
+  resolving?: { ip: string; networkId: string; holders?: string[] };
 }
 
 const ROUTER = 'router/';
@@ -98,7 +101,8 @@ export function routerPuntOf(
         ? whyNoError6({ ...headers, nextHeader: protocol }, target.gateway?.subnets)
         : whyNoError({ ...headers, firstFragment: true }, target.gateway?.subnets);
       const base = { chassis: hop.chassis, router, table, step, ipDst };
-      // l3-neighbor sent it up for want of a MAC: weft asks by ARP where a VLAN binding may answer.
+      // l3-neighbor sent it up for want of a MAC: weft asks by ARP where a VLAN binding or a VIP's
+      // endpoints may answer.
       const into = target.gateway?.into;
       const nextHop = target.gateway?.via ?? ipDst;
       if (!v6 && table === TABLE.L3_NEIGHBOR && into && arpState?.(into, nextHop) === 'resolves')

@@ -158,6 +158,13 @@ function errorName(ipDst: string, error: IcmpError['kind']): string {
     : `ICMP ${ERROR_NAMES[error]}`;
 }
 
+/** Whom the router asks for an address it resolves: a VIP's holders, else the network's VLAN bindings. */
+function askedOf(r: NonNullable<RouterPunt['resolving']>): string {
+  if (!r.holders) return `out of ${r.networkId}'s VLAN bindings`;
+  const s = r.holders.length > 1 ? 's' : '';
+  return `of the endpoint${s} allowed it (${r.holders.join(', ')}: the one holding it answers)`;
+}
+
 /** Why the router answers with this error, in words that say what to change. */
 function errorReason(punt: RouterPunt, error: IcmpError['kind'], target: TraceTarget): string {
   switch (error) {
@@ -238,7 +245,7 @@ export function verdictOf(
   }
   // Sent up, and the router may send no error about it: it ends at the router all the same.
   const puntReason = punt?.resolving
-    ? `router ${punt.router} knows no MAC for ${punt.resolving.ip} yet: the controller asks for it by ARP out of ${punt.resolving.networkId}'s VLAN bindings and drops this packet; the ones after it follow once it answers`
+    ? `router ${punt.router} knows no MAC for ${punt.resolving.ip} yet: the controller asks for it by ARP ${askedOf(punt.resolving)} and drops this packet; the ones after it follow once it answers`
     : punt?.silent &&
       `router ${punt.router} sends it to the controller, which answers nothing: ${punt.silent}`;
   const drop: DropPoint | undefined =

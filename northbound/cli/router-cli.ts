@@ -113,7 +113,8 @@ export const routesOnCell = (o: Record<string, unknown>): string =>
 const ageCell = (ms: number | undefined): string => (ms === undefined ? '-' : `${Math.floor(ms / 1000)}s`);
 
 /**
- * `weft router neighbors ID`: one row per address resolved by ARP. INSTALLED ON lists the
+ * `weft router neighbors ID`: one row per address resolved by ARP; BEHIND names its VLAN binding
+ * (binding/VLAN) or the endpoint holding it (a VIP). INSTALLED ON lists the
  * hypervisors holding its flows (up to three, then a count).
  */
 export const neighborsText = (body: Record<string, unknown>): string => {
@@ -135,8 +136,13 @@ export const neighborsText = (body: Record<string, unknown>): string => {
     { header: 'STATE', value: (r) => text(r.state) },
     { header: 'MAC', value: (r) => text(r.mac) },
     {
-      header: 'VLAN',
-      value: (r) => (r.bindingId === undefined ? '-' : `${r.bindingId}/${text(r.vlan)}`),
+      header: 'BEHIND',
+      value: (r) =>
+        r.endpointId !== undefined
+          ? `endpoint ${text(r.endpointId)}`
+          : r.bindingId === undefined
+            ? '-'
+            : `${r.bindingId}/${text(r.vlan)}`,
     },
     { header: 'CHASSIS', value: (r) => text(r.chassisId) },
     {
@@ -198,7 +204,7 @@ export const routerCli: ResourceCli = {
     {
       verb: 'neighbors',
       sub: 'neighbors',
-      help: 'its neighbour table: addresses behind VLAN bindings resolved by ARP (MAC, binding, age)',
+      help: 'its neighbour table: addresses behind VLAN bindings and VIPs, resolved by ARP (MAC, binding or endpoint, age)',
       print: neighborsText,
     },
   ],

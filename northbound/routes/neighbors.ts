@@ -12,8 +12,9 @@ export interface NeighborRouteOptions {
 
 /**
  * GET /v1/routers/{id}/neighbors: the router's neighbour table, the addresses on its networks that
- * no endpoint holds (hosts and physical routers behind a VLAN binding) and that it resolved by
- * ARP: state, MAC, the binding it sits behind, the hypervisors holding its flows. Read from the
+ * no endpoint holds as its own (hosts and physical routers behind a VLAN binding, VIPs endpoints
+ * are allowed) and that it resolved by ARP: state, MAC, the binding or endpoint it sits behind,
+ * the hypervisors holding its flows. Read from the
  * leader's memory; a standby answers with an empty list and says so (`role`). Follows the tenant
  * rules of the router: a tenant token reads its own routers, another tenant's is 404.
  */
@@ -24,7 +25,7 @@ export const neighborRoutes: FastifyPluginAsyncTypebox<NeighborRouteOptions> = a
       schema: {
         tags: ['status'],
         summary:
-          "A router's neighbour table: addresses behind VLAN bindings it resolved by ARP, their MAC and place",
+          "A router's neighbour table: addresses behind VLAN bindings and VIPs it resolved by ARP, their MAC and place",
         params: Type.Object({ id: Type.String() }),
         response: { 200: RouterNeighbors, ...errorResponses(401, 404, 503) },
       },

@@ -60,7 +60,7 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   );
   // A VIP two VMs share (allowed addresses) follows a keepalived-style failover across hypervisors.
   expect(lines).toContain(
-    'VIP: 10.0.0.100 allowed to red1 (hv1) and red2 (hv2): metal reached it on red1 (3 of 3 pings), then on red2 (3 of 3) after red1 let go and red2 announced it, as keepalived does',
+    'VIP: 10.0.0.100 allowed to red1 (hv1) and red2 (hv2): metal reached it on red1 (3 of 3 pings), reddb through red-router on red1 (3 of 3); then, red1 letting go and red2 announcing it as keepalived does, metal on red2 (3 of 3), reddb on red2 (3 of 3)',
   );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);

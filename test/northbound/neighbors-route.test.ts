@@ -143,6 +143,7 @@ describe('GET /v1/routers/{id}/neighbors', () => {
       'chassisId',
       'bindingId',
       'vlan',
+      'endpointId',
       'confirmedAgoMs',
       'installedOn',
     ]);
@@ -160,14 +161,14 @@ describe('weft router neighbors', () => {
     expect(r.code, r.err).toBe(0);
     const lines = r.out.trimEnd().split('\n');
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^NETWORK\s+IP\s+STATE\s+MAC\s+VLAN\s+CHASSIS\s+INSTALLED ON\s+AGE$/);
+    expect(lines[0]).toMatch(/^NETWORK\s+IP\s+STATE\s+MAC\s+BEHIND\s+CHASSIS\s+INSTALLED ON\s+AGE$/);
     expect(lines[1]).toMatch(
       /^rn\s+10\.0\.0\.100\s+reachable\s+52:54:00:aa:bb:cc\s+uplink\/42\s+hv3\s+hv1,hv2\s+12s$/,
     );
     expect(lines[2]).toMatch(/^rn\s+10\.0\.0\.200\s+incomplete\s+-\s+-\s+-\s+-\s+-$/);
     expect(lines[3]).toMatch(/^rn2\s+10\.1\.0\.7\s+failed\s+-\s+-\s+-\s+-\s+-$/);
     // Columns line up under their headers.
-    expect(lines[1]!.indexOf('uplink/42')).toBe(lines[0]!.indexOf('VLAN'));
+    expect(lines[1]!.indexOf('uplink/42')).toBe(lines[0]!.indexOf('BEHIND'));
     expect(lines[1]!.indexOf('12s')).toBe(lines[0]!.indexOf('AGE'));
   });
 
@@ -195,6 +196,13 @@ describe('weft router neighbors', () => {
     } finally {
       role = 'leader';
     }
+  });
+
+  it('names the endpoint holding a VIP where a VLAN binding would be', () => {
+    const vip = { ...learned, bindingId: undefined, vlan: undefined, endpointId: 'red2' };
+    const lines = neighborsText({ routerId: 'rr', role: 'leader', neighbors: [vip] }).split('\n');
+    expect(lines[1]).toMatch(/^rn\s+10\.0\.0\.100\s+reachable\s+52:54:00:aa:bb:cc\s+endpoint red2\s+hv3\s/);
+    expect(lines[1]!.indexOf('endpoint red2')).toBe(lines[0]!.indexOf('BEHIND'));
   });
 
   it('counts the hypervisors past three', () => {

@@ -32,4 +32,26 @@ describe('DesiredModel with allowed addresses', () => {
       ops.map((op) => [op, true] as const),
     );
   });
+
+  it("follows a VIP holder's router coming and going (its ARP goes up only while its network is routed)", () => {
+    const w = withChassis(new World());
+    w.apply({ t: 'net', id: 'n1', wide: false });
+    w.apply({ t: 'net', id: 'n2', wide: false });
+    const holder: Op = { t: 'ep', id: 'e1', net: 0, ip: 0, sgs: [], ps: true, allowed: 0 };
+    w.apply(holder);
+    w.apply({ t: 'bind', id: 'e1', on: 0, port: 1 });
+    const ops: Op[] = [
+      { t: 'router', nets: [0, 1] },
+      { t: 'routerDel' },
+      { t: 'router', nets: [1, 0] },
+      { t: 'bind', id: 'e1', on: 1, port: 2 },
+      { ...holder, allowed: undefined },
+      holder,
+      { t: 'router', nets: [1] },
+    ];
+    followAll(
+      w,
+      ops.map((op) => [op, true] as const),
+    );
+  });
 });

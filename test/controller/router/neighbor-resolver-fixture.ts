@@ -3,8 +3,8 @@ import {
   type NeighborEffect,
   type NeighborPlace,
   NeighborResolver,
-  type NeighborTimings,
 } from '../../../controller/router/neighbor-resolver.js';
+import type { NeighborTimings } from '../../../controller/router/neighbor-timings.js';
 
 /**
  * The neighbour table's state machine, with an explicit clock (ms). Timings as Linux's defaults

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { NeighborResolver } from '../../../controller/router/neighbor-resolver.js';
 import {
   DEFAULT_NEIGHBOR_TIMINGS,
   learnedHardTimeoutSeconds,
-  NeighborResolver,
-} from '../../../controller/router/neighbor-resolver.js';
+} from '../../../controller/router/neighbor-timings.js';
 import { K, learnedAt500, MAC, P1, P2, show, T, ticks } from './neighbor-resolver-fixture.js';
 
 /** NeighborResolver: what keeps a learned neighbour (re-validation, limits, adoption, announcements). */

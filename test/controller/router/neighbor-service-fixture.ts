@@ -5,12 +5,13 @@ import type { DatapathCtx } from '../../../apps/view.js';
 import type { Endpoint, Network, RouterInterface } from '../../../controller/intent/model.js';
 import { routerMac } from '../../../controller/intent/model-router.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
-import type { NeighborTimings } from '../../../controller/router/neighbor-resolver.js';
 import {
   type NeighborContext,
   NeighborService,
+  type VipHolder,
   type VlanPortOf,
 } from '../../../controller/router/neighbor-service.js';
+import type { NeighborTimings } from '../../../controller/router/neighbor-timings.js';
 import type {
   FlowMod,
   OfpMessage,
@@ -113,7 +114,12 @@ export function closeServices(): void {
 export function world(over: { timings?: Partial<NeighborTimings>; failing?: string[] } = {}) {
   const registry = new FakeRegistry();
   for (const dpid of Object.keys(DPIDS)) registry.add(dpid, over.failing?.includes(dpid));
-  const state = { leader: true, now: 0 };
+  /** The endpoints allowed a VIP (a test sets them), bound unless `unbound`. */
+  const state = {
+    leader: true,
+    now: 0,
+    vips: [] as Array<VipHolder & { networkId: string; ip: string; unbound?: true }>,
+  };
   const ctx: NeighborContext = {
     network: (id) => networks.find((n) => n.id === id),
     networkByVni: (vni) => networks.find((n) => n.vni === vni),
@@ -133,6 +139,12 @@ export function world(over: { timings?: Partial<NeighborTimings>; failing?: stri
           }
         : undefined,
     vlanPorts: (networkId) => vlanPorts[networkId] ?? [],
+    vipAllowed: (networkId, ip) =>
+      state.vips.filter((v) => v.networkId === networkId && v.ip === ip).map((v) => v.endpointId),
+    vipHolders: (networkId, ip) =>
+      state.vips
+        .filter((v) => v.networkId === networkId && v.ip === ip && !v.unbound)
+        .map(({ endpointId, mac, chassisId, ofport }) => ({ endpointId, mac, chassisId, ofport })),
     isLeader: () => state.leader,
   };
   const lines: Array<{ level: number; msg: string; reason?: string; [k: string]: unknown }> = [];

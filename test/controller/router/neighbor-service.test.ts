@@ -27,7 +27,7 @@ afterEach(closeServices);
 describe('NeighborService: resolving', () => {
   it('a network without VLAN binding ports: unreachable at once, nothing sent, nothing kept', () => {
     const w = world();
-    expect(w.service.resolves('novlan')).toBe(false);
+    expect(w.service.resolves('novlan', '10.3.0.50')).toBe(false);
     expect(w.service.miss('dp4', 'novlan', '10.3.0.50')).toBe('unreachable');
     expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
     expect(w.service.resolver.size).toBe(0);
@@ -37,7 +37,7 @@ describe('NeighborService: resolving', () => {
 
   it("an endpoint's address is never resolved by ARP: unreachable (its flows are the intent's)", () => {
     const w = world();
-    expect(w.service.resolves('web')).toBe(true);
+    expect(w.service.resolves('web', '10.1.0.5')).toBe(true);
     expect(w.service.miss('dp4', 'web', '10.1.0.5')).toBe('unreachable');
     expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
     expect(w.service.resolver.size).toBe(0);
@@ -195,7 +195,12 @@ describe('NeighborService: answers', () => {
         vni: 101,
         why: /^port 7 of dp1 is no VLAN binding of db$/,
       },
-      { what: 'an unknown switch', dpid: 'dp9', data: arp(), why: /is no VLAN binding of web/ },
+      {
+        what: 'an unknown switch',
+        dpid: 'dp9',
+        data: arp(),
+        why: /^dp9 is the datapath of no chassis weft knows$/,
+      },
       {
         what: "tpa not the router's",
         data: arp({ tpa: '10.1.0.2' }),

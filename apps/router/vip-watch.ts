@@ -1,0 +1,64 @@
+import { objectCookie } from '../../controller/pipeline/cookies.js';
+import { type DesiredFlow, goto, TO_CONTROLLER } from '../../controller/pipeline/flow.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
+import { isIpv4 } from '../../southbound/openflow/codec/values.js';
+import { frozen, inPortTlv, vniMetadataTlv } from '../interned.js';
+import { isSingleAddress, type LocalPort } from '../view.js';
+import { ARP_REPLY_PRIORITY, ARP_WATCH_PRIORITY } from './priorities.js';
+
+const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
+const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
+const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
+const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
+const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
+  ...TO_CONTROLLER,
+  goto(TABLE.L3_ROUTE),
+]) as DesiredFlow['instructions'];
+
+/**
+ * A VIP (an IPv4 address the endpoint is allowed, `allowedAddresses`) in a routed network is a
+ * neighbour the router resolves by ARP, as it does a host behind a VLAN binding: several VMs may
+ * be allowed it and only the one holding it now (keepalived's master) answers. On the endpoint's
+ * own chassis, from its port only:
+ *
+ *   table=35 priority=280 in_port=<port>,metadata=<VNI>,arp,dl_dst=<gateway MAC>,arp_op=2,arp_spa=<VIP>
+ *            -> controller  (its answer to the router's request)
+ *   table=30 priority=50  in_port=<port>,metadata=<VNI>,arp,arp_op=1,arp_spa=<VIP>
+ *   table=30 priority=50  in_port=<port>,metadata=<VNI>,arp,dl_dst=ff:ff:ff:ff:ff:ff,arp_op=2,arp_spa=<VIP>
+ *            -> a copy to the controller, and on  (its gratuitous ARP when it takes the VIP over
+ *               moves the router's neighbour entry at once, rather than after a missed re-validation)
+ *
+ * Port security has already let only the endpoints allowed the VIP send ARP from it, with their
+ * own MAC; controller/router/neighbor-service.ts checks the port and the allowance again.
+ */
+export function vipWatchFlows(
+  net: { vni: number; gatewayMac: string },
+  port: Pick<LocalPort, 'endpointId' | 'ofport' | 'portSecurity' | 'allowedAddresses'>,
+  flows: DesiredFlow[],
+): void {
+  if (!port.portSecurity) return;
+  const vips = (port.allowedAddresses ?? []).filter((a) => isSingleAddress(a) && isIpv4(a));
+  if (vips.length === 0) return;
+  const cookie = objectCookie('router', 'endpoint', port.endpointId);
+  const from: OxmTlv[] = [inPortTlv.get(port.ofport), vniMetadataTlv.get(net.vni), IS_ARP];
+  for (const vip of vips) {
+    const spa: OxmTlv = { field: 'arp_spa', value: vip };
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: ARP_REPLY_PRIORITY,
+      cookie,
+      match: [...from, { field: 'eth_dst', value: net.gatewayMac }, ARP_REPLY, spa],
+      instructions: TO_CONTROLLER,
+    });
+    for (const announce of [[ARP_REQUEST], [BROADCAST, ARP_REPLY]]) {
+      flows.push({
+        tableId: TABLE.ARP_RESPONDER,
+        priority: ARP_WATCH_PRIORITY,
+        cookie,
+        match: [...from, ...announce, spa],
+        instructions: COPY_UP_AND_ROUTE,
+      });
+    }
+  }
+}
