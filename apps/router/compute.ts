@@ -75,12 +75,12 @@ import {
  */
 
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
-const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
-const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
-const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
-const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
+export const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
+export const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
+export const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
+export const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
 /** A copy to the controller, and on as the table's miss goes (l3-route). */
-const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
+export const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
   ...TO_CONTROLLER,
   goto(TABLE.L3_ROUTE),
 ]) as DesiredFlow['instructions'];

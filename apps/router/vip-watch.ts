@@ -1,20 +1,12 @@
 import { objectCookie } from '../../controller/pipeline/cookies.js';
-import { type DesiredFlow, goto, TO_CONTROLLER } from '../../controller/pipeline/flow.js';
+import { type DesiredFlow, TO_CONTROLLER } from '../../controller/pipeline/flow.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
-import { frozen, inPortTlv, vniMetadataTlv } from '../interned.js';
+import { inPortTlv, vniMetadataTlv } from '../interned.js';
 import { isSingleAddress, type LocalPort } from '../view.js';
+import { ARP_REPLY, ARP_REQUEST, BROADCAST, COPY_UP_AND_ROUTE, IS_ARP } from './compute.js';
 import { ARP_REPLY_PRIORITY, ARP_WATCH_PRIORITY } from './priorities.js';
-
-const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
-const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
-const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
-const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
-const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
-  ...TO_CONTROLLER,
-  goto(TABLE.L3_ROUTE),
-]) as DesiredFlow['instructions'];
 
 /**
  * A VIP (an IPv4 address the endpoint is allowed, `allowedAddresses`) in a routed network is a

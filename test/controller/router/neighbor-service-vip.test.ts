@@ -78,6 +78,26 @@ const l3Flows = (mac: string) => [
   `table=36, hard_timeout=121, priority=110,reg3=0x1,reg4=0xa030064,metadata=0x66 actions=set_field:${mac}->eth_dst,goto_table:40`,
 ];
 
+/** The VIP's old flows deleted on `dpid`, then its flows to `mac` added. */
+function expectReplaced(w: ReturnType<typeof world>, dpid: string, mac: string) {
+  const mods = flowMods(w.sw(dpid));
+  expect(
+    mods.map((m) => m.command),
+    dpid,
+  ).toEqual([ofpfc.DELETE_STRICT, ofpfc.DELETE_STRICT, ofpfc.ADD, ofpfc.ADD]);
+  expect(text(mods.slice(2)), dpid).toEqual(l3Flows(mac));
+}
+
+/** What a switch answers a new leader's read of its learned flows with: what `dpid` was sent. */
+const heldBy = (w: ReturnType<typeof world>, dpid: string) =>
+  flowMods(w.sw(dpid)).map((m) => ({
+    tableId: m.tableId,
+    priority: m.priority,
+    cookie: m.cookie!,
+    match: m.match,
+    instructions: m.instructions,
+  })) as never;
+
 describe('NeighborService: VIPs', () => {
   it('a VIP resolves even without a VLAN binding: one request to each holder, on its own port, untagged', () => {
     const w = vipWorld();
@@ -210,14 +230,7 @@ describe('NeighborService: VIPs', () => {
       chassisId: 'hv2',
       installedOn: ['dp2', 'dp4'],
     });
-    const mods = flowMods(w.sw('dp4'));
-    expect(mods.map((m) => m.command)).toEqual([
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-      ofpfc.ADD,
-      ofpfc.ADD,
-    ]);
-    expect(text(mods.slice(2))).toEqual(l3Flows(VB_MAC));
+    expectReplaced(w, 'dp4', VB_MAC);
     // va's chassis held them as its place only: they go (a VM there routing to it asks again).
     expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([ofpfc.DELETE_STRICT, ofpfc.DELETE_STRICT]);
     expect(text(flowMods(w.sw('dp2')))).toEqual(l3Flows(VB_MAC));
@@ -231,14 +244,7 @@ describe('NeighborService: VIPs', () => {
     w.clearSent();
     w.state.now = 200;
     fromHolder(w, 'dp2', 4, VB_MAC, 'garp');
-    const mods = flowMods(w.sw('dp1'));
-    expect(mods.map((m) => m.command)).toEqual([
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-      ofpfc.ADD,
-      ofpfc.ADD,
-    ]);
-    expect(text(mods.slice(2))).toEqual(l3Flows(VB_MAC));
+    expectReplaced(w, 'dp1', VB_MAC);
     expect(w.service.resolver.get({ networkId: 'novlan', ip: VIP })?.installedOn).toEqual(['dp1', 'dp2']);
   });
 
@@ -286,18 +292,11 @@ describe('NeighborService: VIPs', () => {
   });
 
   it("adopts a VIP whose holder's binding is known only after its flows were read; gives up once they expired", async () => {
-    const before = learnedVa();
-    const held = flowMods(before.sw('dp4')).map((m) => ({
-      tableId: m.tableId,
-      priority: m.priority,
-      cookie: m.cookie!,
-      match: m.match,
-      instructions: m.instructions,
-    }));
+    const held = heldBy(learnedVa(), 'dp4');
     for (const late of [false, true]) {
       const w = vipWorld();
       const vips = w.state.vips.splice(0);
-      w.sw('dp4').holds = held as never;
+      w.sw('dp4').holds = held;
       w.service.tick();
       await new Promise((r) => setTimeout(r, 10));
       expect(w.service.resolver.size).toBe(0);
@@ -313,16 +312,9 @@ describe('NeighborService: VIPs', () => {
   });
 
   it("a new leader adopts a VIP's flows from the switches: its holder found by the MAC they name", async () => {
-    const before = learnedVa();
-    const held = flowMods(before.sw('dp4')).map((m) => ({
-      tableId: m.tableId,
-      priority: m.priority,
-      cookie: m.cookie!,
-      match: m.match,
-      instructions: m.instructions,
-    }));
+    const held = heldBy(learnedVa(), 'dp4');
     const w = vipWorld();
-    w.sw('dp4').holds = held as never;
+    w.sw('dp4').holds = held;
     w.service.tick();
     await new Promise((r) => setTimeout(r, 10));
     expect(w.service.resolver.get({ networkId: 'novlan', ip: VIP })).toMatchObject({
