@@ -1,6 +1,6 @@
 /**
- * The Internet checksum (RFC 1071) of the packets the controller builds itself (DHCP answers, the
- * routers' ICMP errors and router advertisements). Pure.
+ * The Internet checksum (RFC 1071) of the packets the controller builds itself (DHCP and DHCPv6
+ * answers, the routers' ICMP errors and router advertisements). Pure.
  */
 
 /** One's-complement sum of buf[start, end) added to `acc` (a pseudo-header's), not yet folded. */
@@ -25,11 +25,28 @@ export function internetChecksum(buf: Uint8Array, start: number, end: number): n
 const IPPROTO_ICMPV6 = 58;
 
 /**
- * The ICMPv6 checksum (RFC 4443 2.3) of the message buf[start, end): the Internet checksum over the
- * IPv6 pseudo-header (RFC 8200 8.1: source and destination address, upper-layer length, next
- * header 58) and the message, with the 16-byte addresses read at `srcAt` and `dstAt`. Over a
- * message whose checksum field is filled in, 0 means it holds.
+ * The checksum of an upper-layer message buf[start, end) carried over IPv6 (UDP, ICMPv6, ...): the
+ * Internet checksum over the IPv6 pseudo-header (RFC 8200 8.1: source and destination address,
+ * 32-bit upper-layer length, three zero bytes, `nextHeader`) and the message, with the 16-byte
+ * addresses read at `srcAt` and `dstAt`. Over a message whose checksum field is filled in, 0 means
+ * it holds.
  */
+export function ipv6UpperChecksum(
+  buf: Uint8Array,
+  srcAt: number,
+  dstAt: number,
+  start: number,
+  end: number,
+  nextHeader: number,
+): number {
+  const length = end - start;
+  let acc = onesSum(buf, srcAt, srcAt + 16);
+  acc = onesSum(buf, dstAt, dstAt + 16, acc);
+  acc += (length >>> 16) + (length & 0xffff) + nextHeader;
+  return foldChecksum(onesSum(buf, start, end, acc));
+}
+
+/** The ICMPv6 checksum (RFC 4443 2.3): the IPv6 upper-layer checksum with next header 58. */
 export function icmpv6Checksum(
   buf: Uint8Array,
   srcAt: number,
@@ -37,9 +54,5 @@ export function icmpv6Checksum(
   start: number,
   end: number,
 ): number {
-  const length = end - start;
-  let acc = onesSum(buf, srcAt, srcAt + 16);
-  acc = onesSum(buf, dstAt, dstAt + 16, acc);
-  acc += (length >>> 16) + (length & 0xffff) + IPPROTO_ICMPV6;
-  return foldChecksum(onesSum(buf, start, end, acc));
+  return ipv6UpperChecksum(buf, srcAt, dstAt, start, end, IPPROTO_ICMPV6);
 }

@@ -51,7 +51,7 @@ export function statusProvider(
   facts: FactsSource,
   intents: IntentService,
   ha?: Pick<HaNode, 'status'>,
-  dhcp?: Pick<DhcpResponder, 'lastAnswer'>,
+  dhcp?: Pick<DhcpResponder, 'lastAnswer' | 'lastAnswer6'>,
   neighbors?: {
     list(): NeighborView[];
     arpState?: TraceLookups['arpState'];
@@ -118,6 +118,7 @@ export function statusProvider(
       const b = facts.current().bindings.get(ifaceId);
       if (!b) return { endpointId, bound: false, up: false };
       const lease = dhcp?.lastAnswer(endpointId);
+      const lease6 = dhcp?.lastAnswer6(endpointId);
       return {
         endpointId,
         bound: true,
@@ -125,6 +126,7 @@ export function statusProvider(
         ofport: b.ofport,
         up: true,
         ...(lease ? { dhcp: lease } : {}),
+        ...(lease6 ? { dhcp6: lease6 } : {}),
       };
     },
     mirror(mirrorId) {

@@ -66,6 +66,22 @@ export const EndpointStatus = Type.Object(
         },
       ),
     ),
+    dhcp6: Type.Optional(
+      Type.Object(
+        {
+          reply: Type.Union([Type.Literal('advertise'), Type.Literal('reply')]),
+          addresses: Type.Array(Type.String(), {
+            description:
+              'the IPv6 addresses advertised or leased (none: configuration only, or a status answer)',
+          }),
+          at: Type.String({ format: 'date-time' }),
+        },
+        {
+          description:
+            "weft's last DHCPv6 answer to this endpoint since this controller started (networks serving DHCP)",
+        },
+      ),
+    ),
   },
   { title: 'EndpointStatus', additionalProperties: false },
 );

@@ -20,6 +20,8 @@ have curl || need+=(curl)
 have busybox || need+=(busybox)
 # traceroute inside lab VMs: a router's hop answers with time exceeded.
 have traceroute || need+=(traceroute)
+# A DHCPv6 client inside lab VMs (dhclient -6; busybox has none) for the DHCPv6 tests.
+have dhclient || need+=(isc-dhcp-client)
 
 if ((${#need[@]} == 0)); then
   exit 0

@@ -9,12 +9,18 @@ export const DHCP_PRIORITY = 110;
 const UDP = 17;
 const BOOTP_SERVER = 67;
 const BOOTP_CLIENT = 68;
+const DHCP6_CLIENT = 546;
+const DHCP6_SERVER = 547;
 
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 const IS_UDP = frozen({ field: 'ip_proto', value: UDP });
 const FROM_CLIENT = frozen({ field: 'udp_src', value: BOOTP_CLIENT });
 const FROM_SERVER = frozen({ field: 'udp_src', value: BOOTP_SERVER });
 const TO_SERVER = frozen({ field: 'udp_dst', value: BOOTP_SERVER });
+const IS_IPV6 = frozen({ field: 'eth_type', value: 0x86dd });
+const FROM_CLIENT6 = frozen({ field: 'udp_src', value: DHCP6_CLIENT });
+const FROM_SERVER6 = frozen({ field: 'udp_src', value: DHCP6_SERVER });
+const TO_SERVER6 = frozen({ field: 'udp_dst', value: DHCP6_SERVER });
 
 /**
  * DHCP served by weft (controller/dhcp): in a network with DHCP on, a client's request leaving a
@@ -25,25 +31,33 @@ const TO_SERVER = frozen({ field: 'udp_dst', value: BOOTP_SERVER });
  * there, so this flow opens nothing port security closes. Requests never reach other VMs or the
  * overlay: a tenant's own DHCP server would be unreachable in such a network, by design; and no
  * VM may answer as one (UDP from port 67 is dropped: a rogue server's offer would hand its
- * neighbours another gateway, even from weft's own server address).
+ * neighbours another gateway, even from weft's own server address). DHCPv6 the same way (UDP 546
+ * -> 547 up; from 547 dropped): weft hands out the endpoint's IPv6 addresses too.
  */
 export function dhcpNetworkFlows(
   net: Pick<NetworkOnChassis, 'networkId' | 'vni' | 'dhcp'>,
   flows: DesiredFlow[],
 ): void {
   if (!net.dhcp) return;
-  flows.push({
-    tableId: TABLE.PORT_SECURITY,
-    priority: DHCP_PRIORITY,
-    cookie: objectCookie('dhcp', 'network', net.networkId),
-    match: [vniMetadataTlv.get(net.vni), IS_IP, IS_UDP, FROM_CLIENT, TO_SERVER],
-    instructions: TO_CONTROLLER,
-  });
-  flows.push({
-    tableId: TABLE.PORT_SECURITY,
-    priority: DHCP_PRIORITY,
-    cookie: objectCookie('dhcp', 'network', net.networkId),
-    match: [vniMetadataTlv.get(net.vni), IS_IP, IS_UDP, FROM_SERVER],
-    instructions: [],
-  });
+  const cookie = objectCookie('dhcp', 'network', net.networkId);
+  const meta = vniMetadataTlv.get(net.vni);
+  for (const [ip, request, answer] of [
+    [IS_IP, [FROM_CLIENT, TO_SERVER], FROM_SERVER],
+    [IS_IPV6, [FROM_CLIENT6, TO_SERVER6], FROM_SERVER6],
+  ] as const) {
+    flows.push({
+      tableId: TABLE.PORT_SECURITY,
+      priority: DHCP_PRIORITY,
+      cookie,
+      match: [meta, ip, IS_UDP, ...request],
+      instructions: TO_CONTROLLER,
+    });
+    flows.push({
+      tableId: TABLE.PORT_SECURITY,
+      priority: DHCP_PRIORITY,
+      cookie,
+      match: [meta, ip, IS_UDP, answer],
+      instructions: [],
+    });
+  }
 }

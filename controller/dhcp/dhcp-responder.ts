@@ -9,6 +9,8 @@ import { type Ignored, PortRateLimit, packetInOrigin, servePacketIns } from '../
 import { appOf } from '../pipeline/cookies.js';
 import { answerDhcp } from './dhcp-answer.js';
 import { buildDhcpFrame, DHCP, DhcpParseError, parseDhcpFrame } from './dhcp-packet.js';
+import { answerDhcp6 } from './dhcp6-answer.js';
+import { buildDhcp6Frame, DHCP6, Dhcp6ParseError, isDhcp6Frame, parseDhcp6Frame } from './dhcp6-packet.js';
 
 /** What the responder reads of the running controller. */
 export interface DhcpContext {
@@ -28,7 +30,8 @@ export interface DhcpContext {
 const PER_PORT_RATE = 5;
 const PER_PORT_BURST = 10;
 
-type Answered = { endpointId: string; messageType: number };
+/** `reply`: what was answered, by name (DHCPv4 offer, ack, nak; DHCPv6 advertise, reply). */
+type Answered = { endpointId: string; reply: string };
 export type DhcpOutcome =
   | ({ kind: 'answered'; out: PacketOut } & Answered)
   | { kind: 'ignored'; reason: string; endpointId?: string; quiet?: boolean }
@@ -40,6 +43,18 @@ export interface DhcpAnswerNote {
   address: string;
   at: string;
 }
+
+/** weft's last DHCPv6 answer to one endpoint: the addresses it leased (none for configuration only). */
+export interface Dhcp6AnswerNote {
+  reply: 'advertise' | 'reply';
+  addresses: string[];
+  at: string;
+}
+
+const NAMES6: Record<number, Dhcp6AnswerNote['reply']> = {
+  [DHCP6.ADVERTISE]: 'advertise',
+  [DHCP6.REPLY]: 'reply',
+};
 
 const NAMES: Record<number, DhcpAnswerNote['reply']> = {
   [DHCP.OFFER]: 'offer',
@@ -57,6 +72,7 @@ export class DhcpResponder {
   readonly #limit: PortRateLimit;
   /** endpoint id -> the last answer; forgotten when the endpoint is gone (forgetEndpoint). */
   readonly #answers = new Map<string, DhcpAnswerNote>();
+  readonly #answers6 = new Map<string, Dhcp6AnswerNote>();
 
   constructor(
     private readonly ctx: DhcpContext,
@@ -75,6 +91,7 @@ export class DhcpResponder {
     // Quiet: a flooding VM must not flood the log as well (the counter still counts).
     if (!this.#limit.take(dpid, port))
       return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} requests/s`, quiet: true };
+    if (isDhcp6Frame(msg.data)) return this.#handle6(dpid, port, metadata, msg.data);
     let req: ReturnType<typeof parseDhcpFrame>;
     try {
       req = parseDhcpFrame(msg.data);
@@ -82,41 +99,74 @@ export class DhcpResponder {
       if (err instanceof DhcpParseError) return { kind: 'ignored', reason: `malformed: ${err.message}` };
       throw err;
     }
-    const network = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
-    if (!network) return { kind: 'ignored', reason: `no network has VNI ${metadata}` };
     if (req.chaddr !== req.ethSrc)
       return {
         kind: 'ignored',
         reason: `chaddr ${req.chaddr} differs from the frame's source ${req.ethSrc}`,
       };
-    const endpoint = this.ctx.endpointByMac(network.id, req.ethSrc);
-    if (!endpoint) return { kind: 'ignored', reason: `no endpoint of ${network.id} has MAC ${req.ethSrc}` };
-    const chassisId = this.ctx.chassisOfDatapath(dpid);
-    const b = this.ctx.facts().bindings.get(endpoint.ifaceId);
-    if (!b || b.chassisId !== chassisId || b.ofport !== port) {
-      return {
-        kind: 'ignored',
-        endpointId: endpoint.id,
-        reason: `MAC ${req.ethSrc} is endpoint ${endpoint.id}'s, which is not bound to port ${port} of ${chassisId ?? dpid}`,
-      };
-    }
+    const at = this.#endpointAt(dpid, port, metadata, req.ethSrc);
+    if ('kind' in at) return at;
+    const { network, endpoint } = at;
     const answer = answerDhcp(req, endpoint, network, this.ctx.gatewayOf?.(network.id));
     if ('ignored' in answer) return { kind: 'ignored', endpointId: endpoint.id, reason: answer.ignored };
-    const out: PacketOut = {
-      type: 'PACKET_OUT',
-      xid: 0,
-      bufferId: OFP_NO_BUFFER,
-      inPort: ofpp.CONTROLLER,
-      actions: [{ type: 'output', port, maxLen: 0 }],
-      data: buildDhcpFrame(answer.reply),
-    };
+    const out = packetOut(port, buildDhcpFrame(answer.reply));
     const r = answer.reply;
     this.#answers.set(endpoint.id, {
       reply: NAMES[r.messageType]!,
       address: r.yiaddr !== '0.0.0.0' ? r.yiaddr : r.ciaddr,
       at: new Date(this.wallClock()).toISOString(),
     });
-    return { kind: 'answered', endpointId: endpoint.id, messageType: r.messageType, out };
+    return { kind: 'answered', endpointId: endpoint.id, reply: NAMES[r.messageType]!, out };
+  }
+
+  /** A DHCPv6 message: the same proof of who asks, then the endpoint's IPv6 addresses (dhcp6-answer.ts). */
+  #handle6(dpid: string, port: number, metadata: bigint | number, frame: Buffer): DhcpOutcome {
+    let req: ReturnType<typeof parseDhcp6Frame>;
+    try {
+      req = parseDhcp6Frame(frame);
+    } catch (err) {
+      if (err instanceof Dhcp6ParseError)
+        return { kind: 'ignored', reason: `malformed DHCPv6: ${err.message}` };
+      throw err;
+    }
+    const at = this.#endpointAt(dpid, port, metadata, req.ethSrc);
+    if ('kind' in at) return at;
+    const answer = answerDhcp6(req, at.endpoint, at.network);
+    if ('ignored' in answer) return { kind: 'ignored', endpointId: at.endpoint.id, reason: answer.ignored };
+    const r = answer.reply;
+    const reply = NAMES6[r.messageType]!;
+    this.#answers6.set(at.endpoint.id, {
+      reply,
+      addresses: (r.iaNa ?? []).flatMap((ia) => ia.addresses.map((a) => a.address)),
+      at: new Date(this.wallClock()).toISOString(),
+    });
+    return { kind: 'answered', endpointId: at.endpoint.id, reply, out: packetOut(port, buildDhcp6Frame(r)) };
+  }
+
+  /**
+   * The network (by the VNI classify put in metadata) and the endpoint owning `mac` there, proven
+   * to be bound to the port the request came in on; else why the request is ignored.
+   */
+  #endpointAt(
+    dpid: string,
+    port: number,
+    metadata: bigint | number,
+    mac: string,
+  ): { network: Network; endpoint: Endpoint } | Extract<DhcpOutcome, { kind: 'ignored' }> {
+    const network = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
+    if (!network) return { kind: 'ignored', reason: `no network has VNI ${metadata}` };
+    const endpoint = this.ctx.endpointByMac(network.id, mac);
+    if (!endpoint) return { kind: 'ignored', reason: `no endpoint of ${network.id} has MAC ${mac}` };
+    const chassisId = this.ctx.chassisOfDatapath(dpid);
+    const b = this.ctx.facts().bindings.get(endpoint.ifaceId);
+    if (!b || b.chassisId !== chassisId || b.ofport !== port) {
+      return {
+        kind: 'ignored',
+        endpointId: endpoint.id,
+        reason: `MAC ${mac} is endpoint ${endpoint.id}'s, which is not bound to port ${port} of ${chassisId ?? dpid}`,
+      };
+    }
+    return { network, endpoint };
   }
 
   /** weft's last answer to this endpoint, if any since start. */
@@ -124,8 +174,14 @@ export class DhcpResponder {
     return this.#answers.get(endpointId);
   }
 
+  /** weft's last DHCPv6 answer to this endpoint, if any since start. */
+  lastAnswer6(endpointId: string): Dhcp6AnswerNote | undefined {
+    return this.#answers6.get(endpointId);
+  }
+
   forgetEndpoint(endpointId: string): void {
     this.#answers.delete(endpointId);
+    this.#answers6.delete(endpointId);
   }
 
   /** Forgets the rate-limit state of a switch that went away. */
@@ -133,6 +189,16 @@ export class DhcpResponder {
     this.#limit.forget(dpid);
   }
 }
+
+/** The answer, out of the port the request came in on only. */
+const packetOut = (port: number, data: Buffer): PacketOut => ({
+  type: 'PACKET_OUT',
+  xid: 0,
+  bufferId: OFP_NO_BUFFER,
+  inPort: ofpp.CONTROLLER,
+  actions: [{ type: 'output', port, maxLen: 0 }],
+  data,
+});
 
 /** Wires a responder to every switch's PACKET_IN; answers, counts and logs each outcome. */
 export function startDhcpResponder(
@@ -145,7 +211,7 @@ export function startDhcpResponder(
   ctx.onEndpointDeleted?.((id) => responder.forgetEndpoint(id));
   const replies = new Counter({
     name: 'weft_dhcp_replies_total',
-    help: 'DHCP answers weft sent, by type (offer, ack, nak)',
+    help: 'DHCP answers weft sent, by type (offer, ack, nak; DHCPv6 advertise, reply)',
     labelNames: ['type'],
     registers: metrics ? [metrics] : [],
   });
@@ -166,8 +232,8 @@ export function startDhcpResponder(
         else log.warn(line, 'dhcp request ignored');
       },
       answered: (dpid, o) => {
-        replies.inc({ type: NAMES[o.messageType] ?? String(o.messageType) });
-        log.info({ dpid, endpoint: o.endpointId, reply: NAMES[o.messageType] }, 'dhcp request answered');
+        replies.inc({ type: o.reply });
+        log.info({ dpid, endpoint: o.endpointId, reply: o.reply }, 'dhcp request answered');
         return { endpoint: o.endpointId };
       },
       notSent: 'dhcp answer not sent',

@@ -5,18 +5,19 @@ import { type Cidr, cidrContains, parseIp } from './net.js';
 /**
  * A network's `dhcp` member as sent (create, PUT, or the whole member in a PATCH) turned into the
  * stored form: defaults filled in, addresses canonical. weft answers DHCP with each endpoint's own
- * address and the mask of the subnet holding it, so serving DHCP needs an IPv4 subnet, and the
- * router must be reachable on-link: inside one of them. Throws `invalid` naming the field.
+ * addresses in the network's subnets (DHCPv4 with the mask of the IPv4 subnet holding it, DHCPv6
+ * with its IPv6 ones), so serving DHCP needs a subnet, and the router must be reachable on-link:
+ * inside an IPv4 one. Throws `invalid` naming the field.
  */
 export function normalizeDhcp(input: unknown, subnets: readonly Cidr[]): Dhcp | undefined {
   if (input === undefined || input === null) return undefined;
   const d = input as Partial<Dhcp>;
   const enabled = d.enabled ?? true;
   const v4Subnets = subnets.filter((c) => c.family === 4);
-  if (enabled && v4Subnets.length === 0) {
+  if (enabled && subnets.length === 0) {
     throw invalid(
       'dhcp',
-      'serving DHCP needs an IPv4 subnet on the network (the mask and the address range come from it)',
+      'serving DHCP needs a subnet on the network (an IPv4 one for DHCPv4, an IPv6 one for DHCPv6: the leases come from them)',
     );
   }
   const out: Dhcp = {

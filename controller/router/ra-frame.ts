@@ -57,6 +57,8 @@ const RA_LENGTH = 16;
 const OPTION_UNIT = 8;
 const PREFIX_OPTION_LENGTH = 32;
 const FLAG_ON_LINK = 0x80;
+const FLAG_MANAGED = 0x80;
+const FLAG_OTHER = 0x40;
 
 /** The IPv6 packet's offset in an Ethernet II frame (one 802.1Q tag allowed), or undefined if not IPv6. */
 function ipv6At(frame: Buffer): number | undefined {
@@ -160,6 +162,12 @@ export interface RouterAdvertisement {
    * which times it out at once (RFC 4861 6.3.4), so hosts route to it rather than solicit there.
    */
   withdrawnPrefixes?: readonly string[];
+  /**
+   * weft serves DHCPv6 on the network: the managed and other-configuration flags (M=1, O=1, RFC
+   * 4861 4.2) tell hosts to ask it for their addresses (controller/dhcp), as no prefix allows
+   * them to make their own (A=0).
+   */
+  managed?: boolean;
 }
 
 function ipv6Cidrs(texts: readonly string[]): Cidr[] {
@@ -223,6 +231,7 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
   const icmp = ip + IPV6_HEADER;
   out[icmp] = ICMPV6_TYPE.ROUTER_ADVERTISEMENT;
   out[icmp + 4] = RA_DEFAULTS.curHopLimit;
+  if (ra.managed) out[icmp + 5] = FLAG_MANAGED | FLAG_OTHER;
   out.writeUInt16BE(lifetime, icmp + 6);
   let o = icmp + RA_LENGTH;
   out[o] = ND_OPTION.SOURCE_LINK_LAYER;
@@ -253,13 +262,14 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
 
 /**
  * The advertisement of a network's router (gateway MAC `gatewayMac`), to `to` or all nodes: the
- * network's MTU and its IPv6 subnets as on-link prefixes valid as long as the router, and
+ * network's MTU and its IPv6 subnets as on-link prefixes valid as long as the router (with the
+ * managed flags where weft serves DHCP: the hosts' addresses come from DHCPv6), and
  * `removed` (subnets it no longer has) with lifetime 0, so hosts stop taking them for on-link at
  * once. A withdrawal (lifetime 0) names every subnet with lifetime 0: hosts lose their router
  * there, and with it the prefixes it told them of.
  */
 export function networkAdvertisement(
-  net: Pick<Network, 'mtu' | 'subnets'>,
+  net: Pick<Network, 'mtu' | 'subnets' | 'dhcp'>,
   gatewayMac: string,
   lifetimeSeconds: number,
   to?: { mac: string; ip: string },
@@ -272,6 +282,7 @@ export function networkAdvertisement(
     mtu: net.mtu,
     prefixes: withdrawing ? [] : net.subnets,
     prefixLifetimeSeconds: lifetimeSeconds,
+    managed: net.dhcp?.enabled === true && !withdrawing,
     withdrawnPrefixes: withdrawing
       ? [...net.subnets, ...removedIpv6Subnets(removed, net.subnets)]
       : removedIpv6Subnets(removed, net.subnets),

@@ -39,7 +39,7 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   );
   // The DHCP line says what weft answered red2.
   expect(lines).toContain(
-    'DHCP: red2 dropped its address and asked; weft answered from the intent: 10.0.0.2/24, gateway 10.0.0.254, MTU 1450, DNS 10.0.0.3',
+    'DHCP: red2 dropped its addresses and asked; weft answered from the intent: 10.0.0.2/24, gateway 10.0.0.254, MTU 1450, DNS 10.0.0.3; DHCPv6: fd00:100::2',
   );
   expect(lines).toContain(
     'traceroute red1 -> reddb: 1 10.0.0.254 (red-router answers time exceeded), 2 10.1.0.5',

@@ -5,9 +5,9 @@ import { parseServeArgs } from '../../controller/config/serve-config.js';
 import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
 import type { DropsAnswer } from '../../northbound/counters-schema.js';
+import { dhcpProbe } from './demo-dhcp.js';
 import { mirrorProbe } from './demo-mirror.js';
 import { vipProbe } from './demo-vip.js';
-import { runDhcpClient } from './dhcp-client.js';
 import { tcpTransfer } from './throughput.js';
 import { createLab, type Lab } from './topology.js';
 
@@ -15,7 +15,7 @@ import { createLab, type Lab } from './topology.js';
  * The demo a new user runs first (`weft demo`, `npm run demo`): a real controller with the embedded
  * store, a lab of two hypervisors, and through the REST API two tenants whose VMs use the SAME
  * addresses, a security group, a VLAN binding, a router between two of red's networks (IPv4 and
- * IPv6), and a VM that gets its address (and its gateway) from weft's DHCP.
+ * IPv6), and a VM that gets its addresses (and its gateway) from weft's DHCP and DHCPv6.
  * Then a reachability matrix from real pings and
  * TCP connects, each compared with what the intent says must happen.
  */
@@ -140,14 +140,16 @@ export async function runDemo(
     });
     const eps: Array<[string, string, string, string[], string[]]> = [
       ['red1', 'red', '02:00:00:00:01:01', ['10.0.0.1', 'fd00:100::1'], []],
-      ['red2', 'red', '02:00:00:00:01:02', ['10.0.0.2'], []],
+      ['red2', 'red', '02:00:00:00:01:02', ['10.0.0.2', 'fd00:100::2'], []],
       ['blue1', 'blue', '02:00:00:00:02:01', ['10.0.0.1'], []],
       ['blue2', 'blue', '02:00:00:00:02:02', ['10.0.0.2'], ['web']],
       ['reddb', 'red', '02:00:00:00:01:05', ['10.1.0.5', 'fd00:101::5'], []],
     ];
     for (const [name, t, mac, ips, sgs] of eps) {
-      // The VM holds its IPv6 address already (as a cloud-init'ed VM would); weft's intent matches it.
-      if (ips[1]) await lab.exec(name, ['ip', '-6', 'addr', 'add', `${ips[1]}/64`, 'dev', 'eth0', 'nodad']);
+      // The VM holds its IPv6 address already (as a cloud-init'ed VM would); weft's intent matches
+      // it. red2 asks weft's DHCP for both of its addresses below.
+      if (ips[1] && name !== 'red2')
+        await lab.exec(name, ['ip', '-6', 'addr', 'add', `${ips[1]}/64`, 'dev', 'eth0', 'nodad']);
       await call('PUT', `/v1/endpoints/${name}?wait=applied&timeout=20s`, {
         networkId: name === 'reddb' ? 'red-db' : `${t}-net`,
         mac,
@@ -175,16 +177,9 @@ export async function runDemo(
       ['reddb', '10.1.0.1'],
     ] as const)
       await lab.exec(vm, ['ip', 'route', 'add', 'default', 'via', gw]);
-    // red2 forgets its address and asks for one, as a freshly booted VM would.
-    const lease = (await runDhcpClient(lab, 'red2', dir)).bound;
-    const leased =
-      lease?.ip === '10.0.0.2' && lease.subnet === '255.255.255.0' && lease.router === '10.0.0.254';
-    if (lease?.router) await lab.exec('red2', ['ip', 'route', 'add', 'default', 'via', lease.router]);
-    say(
-      leased
-        ? `DHCP: red2 dropped its address and asked; weft answered from the intent: ${lease.ip}/24, gateway ${lease.router}, MTU ${lease.mtu}, DNS ${lease.dns}`
-        : `DHCP: red2 asked for its address and got ${lease ? `${lease.ip} via ${lease.router}` : 'no answer'} (SURPRISE)`,
-    );
+    // red2 forgets its addresses and asks for them, as a freshly booted VM would.
+    const dhcp = await dhcpProbe(lab, dir);
+    say(dhcp.line);
 
     const probes: Probe[] = [];
     // weft's own explanation of each probe, from the flows it computed (GET /v1/endpoints/{id}/trace).
@@ -318,7 +313,7 @@ export async function runDemo(
     // or counters that do not show the drops the trace explains.
     const surprises =
       probes.filter((p) => p.got !== p.expected || traceOpen(p.trace) !== p.got.startsWith('open')).length +
-      (leased ? 0 : 1) +
+      (dhcp.ok ? 0 : 1) +
       (tracerouteOk ? 0 : 1) +
       (metalOk ? 0 : 1) +
       (limitOk ? 0 : 1) +

@@ -17,14 +17,15 @@ export interface DhcpLease {
 }
 
 /**
- * Runs a real DHCP client (busybox udhcpc) on eth0 of lab VM `vm`, its address removed first:
+ * Runs a real DHCP client (busybox udhcpc) on eth0 of lab VM `vm`, its IPv4 address removed first:
  * 3 discovers 1 s apart, then it gives up. On a lease eth0 carries the address it was handed.
  * `dir` holds the client's hook script (a temp dir of the caller's, removed by it).
  */
 export async function runDhcpClient(lab: Lab, vm: string, dir: string): Promise<DhcpLease> {
   const script = join(dir, 'udhcpc-hook.sh');
   await writeFile(script, HOOK, { mode: 0o755 });
-  await lab.exec(vm, ['ip', 'addr', 'flush', 'dev', 'eth0']);
+  // IPv4 only: its IPv6 link-local address is what a DHCPv6 client asks from.
+  await lab.exec(vm, ['ip', '-4', 'addr', 'flush', 'dev', 'eth0']);
   let out: string;
   try {
     // -f foreground, -q quit once bound, -n exit without a lease; -O mtu asks for option 26.

@@ -8,12 +8,14 @@ import { formatFlow } from '../../../southbound/openflow/text/index.js';
 import { twoTenants } from '../fixtures.js';
 
 describe('dhcp app', () => {
-  it('sends DHCP client requests of a network serving DHCP to the controller, whole, from port-security; no VM answers as a server', () => {
+  it('sends DHCP client requests (DHCPv4 and DHCPv6) of a network serving DHCP to the controller, whole, from port-security; no VM answers as a server', () => {
     const flows: DesiredFlow[] = [];
     dhcpNetworkFlows({ networkId: 'red', vni: 100, dhcp: true }, flows);
     expect(flows.map((f) => formatFlow(f))).toEqual([
       'cookie=0x57080000f5a639b5, table=10, priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67 actions=CONTROLLER:65535',
       'cookie=0x57080000f5a639b5, table=10, priority=110,udp,metadata=0x64,tp_src=67 actions=drop',
+      'cookie=0x57080000f5a639b5, table=10, priority=110,udp6,metadata=0x64,tp_src=546,tp_dst=547 actions=CONTROLLER:65535',
+      'cookie=0x57080000f5a639b5, table=10, priority=110,udp6,metadata=0x64,tp_src=547 actions=drop',
     ]);
     expect(appOf(flows[0]!.cookie)).toBe('dhcp');
     for (const f of flows) checkFlow(f);
@@ -25,7 +27,7 @@ describe('dhcp app', () => {
     expect(flows).toEqual([]);
   });
 
-  it('adds exactly its two flows per chassis hosting the network once DHCP is on (the rest unchanged)', () => {
+  it('adds exactly its four flows per chassis hosting the network once DHCP is on (the rest unchanged)', () => {
     const before = twoTenants();
     const after = twoTenants();
     after.intent.networks = after.intent.networks.map((n) =>
@@ -45,6 +47,8 @@ describe('dhcp app', () => {
           : [
               expect.stringContaining('priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67 '),
               expect.stringContaining('priority=110,udp,metadata=0x64,tp_src=67 actions=drop'),
+              expect.stringContaining('priority=110,udp6,metadata=0x64,tp_src=546,tp_dst=547 '),
+              expect.stringContaining('priority=110,udp6,metadata=0x64,tp_src=547 actions=drop'),
             ],
       );
     }

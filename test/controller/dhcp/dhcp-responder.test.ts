@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ChassisFacts } from '../../../apps/build-view.js';
 import { DHCP_SERVER_MAC } from '../../../controller/dhcp/dhcp-answer.js';
 import {
   buildDhcpRequestFrame,
@@ -7,56 +6,10 @@ import {
   type DhcpRequest,
   parseDhcpReplyFrame,
 } from '../../../controller/dhcp/dhcp-packet.js';
-import { type DhcpContext, DhcpResponder } from '../../../controller/dhcp/dhcp-responder.js';
-import type { Dhcp, Endpoint, Network } from '../../../controller/intent/model.js';
+import type { DhcpResponder } from '../../../controller/dhcp/dhcp-responder.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { ofpp } from '../../../southbound/openflow/codec/constants.js';
-import type { PacketIn } from '../../../southbound/openflow/codec/messages.js';
-import { endpoint, network } from '../../apps/fixtures.js';
-
-const DPID = '00:00:00:00:00:00:00:01';
-const MAC = '02:00:00:00:00:0a';
-const dhcpOn: Dhcp = {
-  enabled: true,
-  router: '10.1.0.1',
-  dnsServers: ['10.1.0.53'],
-  domainName: 'corp.example',
-  leaseSeconds: 3600,
-};
-
-function world(
-  over: {
-    net?: Partial<Network>;
-    ep?: Partial<Endpoint>;
-    leader?: boolean;
-    port?: number;
-    gateway?: string;
-  } = {},
-) {
-  const net: Network = { ...network('n1', 't1', 100), subnets: ['10.1.0.0/24'], dhcp: dhcpOn, ...over.net };
-  const ep: Endpoint = { ...endpoint('e1', 'n1', 't1', MAC, '10.1.0.5'), ...over.ep };
-  const facts: ChassisFacts = {
-    bindings: new Map([[ep.ifaceId, { chassisId: 'hv1', ofport: over.port ?? 7 }]]),
-    ports: new Map(),
-  };
-  let now = 0;
-  const ctx: DhcpContext = {
-    chassisOfDatapath: (dpid) => (dpid === DPID ? 'hv1' : undefined),
-    facts: () => facts,
-    networkByVni: (vni) => (vni === net.vni ? net : undefined),
-    endpointByMac: (networkId, mac) => (networkId === net.id && mac === ep.mac ? ep : undefined),
-    isLeader: () => over.leader ?? true,
-    gatewayOf: (networkId) => (networkId === net.id ? over.gateway : undefined),
-  };
-  return {
-    responder: new DhcpResponder(
-      ctx,
-      () => now,
-      () => Date.UTC(2026, 11, 1) + now,
-    ),
-    tick: (ms: number) => (now += ms),
-  };
-}
+import { DPID, dhcpOn, MAC, packetIn, world } from './dhcp-responder-fixture.js';
 
 const request = (over: Partial<DhcpRequest> = {}): DhcpRequest => ({
   ethSrc: MAC,
@@ -72,21 +25,6 @@ const request = (over: Partial<DhcpRequest> = {}): DhcpRequest => ({
   messageType: DHCP.DISCOVER,
   paramList: [1, 3, 6, 15, 26],
   ...over,
-});
-
-const packetIn = (data: Buffer, opts: { port?: number; vni?: number; cookie?: bigint } = {}): PacketIn => ({
-  type: 'PACKET_IN',
-  xid: 0,
-  bufferId: 0xffffffff,
-  totalLen: data.length,
-  reason: 1,
-  tableId: 10,
-  cookie: opts.cookie ?? cookieFor('dhcp', 'network/n1'),
-  match: [
-    { field: 'in_port', value: opts.port ?? 7 },
-    { field: 'metadata', value: BigInt(opts.vni ?? 100) },
-  ],
-  data,
 });
 
 const ask = (r: DhcpResponder, req: Partial<DhcpRequest> = {}, opts = {}) =>

@@ -49,22 +49,40 @@ describe('network dhcp', () => {
     expect(off.object.dhcp).toEqual({ enabled: false, dnsServers: [], leaseSeconds: 86_400 });
   });
 
-  it('refuses DHCP without an IPv4 subnet, naming dhcp; disabled it needs none', async () => {
+  it('refuses DHCP without a subnet, naming dhcp; disabled it needs none; IPv6 alone is enough (DHCPv6)', async () => {
     await rejects(
-      svc.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['fd00::/64'], dhcp: {} }),
+      svc.put('network', 'n1', { tenantId: 't1', name: 'n1', dhcp: {} }),
       'invalid',
-      /^dhcp: serving DHCP needs an IPv4 subnet/,
+      /^dhcp: serving DHCP needs a subnet on the network \(an IPv4 one for DHCPv4, an IPv6 one for DHCPv6/,
     );
     await rejects(
       svc.put('network', 'n2', { tenantId: 't1', name: 'n2', dhcp: { router: '10.0.0.1' } }),
       'invalid',
-      /^dhcp: serving DHCP needs an IPv4 subnet/,
+      /^dhcp: serving DHCP needs a subnet/,
+    );
+    const v6 = await svc.put('network', 'v6', {
+      tenantId: 't1',
+      name: 'v6',
+      subnets: ['fd00::/64'],
+      dhcp: {},
+    });
+    expect(v6.object.dhcp?.enabled).toBe(true);
+    // A router is an IPv4 gateway: none on-link in an IPv6-only network.
+    await rejects(
+      svc.put('network', 'v6', {
+        tenantId: 't1',
+        name: 'v6',
+        subnets: ['fd00::/64'],
+        dhcp: { router: '10.0.0.1' },
+      }),
+      'invalid',
+      /^dhcp\.router: 10\.0\.0\.1 is outside the IPv4 subnets of the network/,
     );
     const off = await svc.put('network', 'n3', { tenantId: 't1', name: 'n3', dhcp: { enabled: false } });
     expect(off.object.dhcp?.enabled).toBe(false);
-    // Removing the last IPv4 subnet of a network serving DHCP is refused the same way.
+    // Removing the last subnet of a network serving DHCP is refused the same way.
     await svc.put('network', 'n4', { tenantId: 't1', name: 'n4', subnets: ['10.4.0.0/24'], dhcp: {} });
-    await rejects(svc.update('network', 'n4', { subnets: ['fd04::/64'] }), 'invalid', /^dhcp: /);
+    await rejects(svc.update('network', 'n4', { subnets: [] }), 'invalid', /^dhcp: /);
     expect(svc.get('network', 'n4').subnets).toEqual(['10.4.0.0/24']);
   });
 

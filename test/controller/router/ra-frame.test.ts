@@ -131,6 +131,28 @@ describe('router advertisement frames', () => {
     expect(prefixInfo(ra)).toEqual([[pfx('fd00:7::/64'), 5400, 5400, true]]);
   });
 
+  it('sets the managed and other flags where weft serves DHCP (hosts ask DHCPv6 for their addresses), not in a withdrawal', () => {
+    const net = { mtu: 1400, subnets: ['fd00:7::/64'] };
+    const dhcp = { enabled: true, dnsServers: [], leaseSeconds: 3600 };
+    expect(decodeRa(networkAdvertisement(net, GW, 1800))).toMatchObject({ managed: false, other: false });
+    expect(
+      decodeRa(networkAdvertisement({ ...net, dhcp: { ...dhcp, enabled: false } }, GW, 1800)),
+    ).toMatchObject({
+      managed: false,
+      other: false,
+    });
+    expect(decodeRa(networkAdvertisement({ ...net, dhcp }, GW, 1800))).toMatchObject({
+      managed: true,
+      other: true,
+      flagsRest: 0,
+      checksumHolds: true,
+    });
+    expect(decodeRa(networkAdvertisement({ ...net, dhcp }, GW, 0))).toMatchObject({
+      managed: false,
+      other: false,
+    });
+  });
+
   it('names the subnets a network lost with lifetime 0, unless it has them (again)', () => {
     const net = { mtu: 1400, subnets: ['fd00:7::/64', '10.7.0.0/24'] };
     const removed = ['fd00:1::/64', '10.1.0.0/24', 'fd00:7:0::/64', '2001:db8::/48'];
