@@ -194,6 +194,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
         hasVlanBinding: vlans.length > 0,
         acls: aclsByNetwork.get(net.id) ?? [],
         dhcp: net.dhcp?.enabled === true,
+        ...(net.dhcp?.enabled && net.dhcp.ipv6 ? { dhcp6: true as const } : {}),
         fromTunnel: hosts.size > 1,
       };
       const router = routed.get(net.id);

@@ -86,6 +86,8 @@ export interface NetworkOnChassis {
   acls: NetworkAcl[];
   /** weft answers the DHCP requests of the network's endpoints (the network's `dhcp.enabled`). */
   dhcp: boolean;
+  /** weft answers their DHCPv6 requests too (the network's `dhcp.ipv6`). */
+  dhcp6?: true;
   /**
    * Traffic of this network may arrive through the tunnel: another chassis hosts it, or hosts a
    * network routed to it (`remoteChassis` lists only the former: floods go where its ports are).

@@ -90,7 +90,15 @@ export function servePacketIns<A, I extends Ignored>(
 ): void {
   switches.on('packet-in', (sw, msg) => {
     const dpid = sw.dpid ?? '';
-    const outcome = service.handle(dpid, msg);
+    let outcome: ReturnType<typeof service.handle>;
+    try {
+      outcome = service.handle(dpid, msg);
+    } catch (err) {
+      // A bug, or a frame no check foresaw: this packet goes unanswered, but the error must not
+      // reach the switch's session, which would drop the connection to the whole hypervisor.
+      log.error({ dpid, table: msg.tableId, err }, 'packet-in not served: its handler failed');
+      return;
+    }
     if (outcome.kind === 'ignored') {
       service.ignored(dpid, outcome as Extract<typeof outcome, { kind: 'ignored' }>);
       return;

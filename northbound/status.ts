@@ -71,8 +71,7 @@ export const EndpointStatus = Type.Object(
         {
           reply: Type.Union([Type.Literal('advertise'), Type.Literal('reply')]),
           addresses: Type.Array(Type.String(), {
-            description:
-              'the IPv6 addresses advertised or leased (none: configuration only, or a status answer)',
+            description: 'the IPv6 addresses it advertised or leased (answers leasing none are not noted)',
           }),
           at: Type.String({ format: 'date-time' }),
         },

@@ -31,20 +31,21 @@ const TO_SERVER6 = frozen({ field: 'udp_dst', value: DHCP6_SERVER });
  * there, so this flow opens nothing port security closes. Requests never reach other VMs or the
  * overlay: a tenant's own DHCP server would be unreachable in such a network, by design; and no
  * VM may answer as one (UDP from port 67 is dropped: a rogue server's offer would hand its
- * neighbours another gateway, even from weft's own server address). DHCPv6 the same way (UDP 546
- * -> 547 up; from 547 dropped): weft hands out the endpoint's IPv6 addresses too.
+ * neighbours another gateway, even from weft's own server address). With `dhcp.ipv6`, DHCPv6 the
+ * same way (UDP 546 -> 547 up; from 547 dropped): weft hands out the endpoint's IPv6 addresses.
  */
 export function dhcpNetworkFlows(
-  net: Pick<NetworkOnChassis, 'networkId' | 'vni' | 'dhcp'>,
+  net: Pick<NetworkOnChassis, 'networkId' | 'vni' | 'dhcp' | 'dhcp6'>,
   flows: DesiredFlow[],
 ): void {
   if (!net.dhcp) return;
   const cookie = objectCookie('dhcp', 'network', net.networkId);
   const meta = vniMetadataTlv.get(net.vni);
-  for (const [ip, request, answer] of [
+  const families = [
     [IS_IP, [FROM_CLIENT, TO_SERVER], FROM_SERVER],
     [IS_IPV6, [FROM_CLIENT6, TO_SERVER6], FROM_SERVER6],
-  ] as const) {
+  ] as const;
+  for (const [ip, request, answer] of net.dhcp6 ? families : families.slice(0, 1)) {
     flows.push({
       tableId: TABLE.PORT_SECURITY,
       priority: DHCP_PRIORITY,

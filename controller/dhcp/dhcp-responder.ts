@@ -10,7 +10,7 @@ import { appOf } from '../pipeline/cookies.js';
 import { answerDhcp } from './dhcp-answer.js';
 import { buildDhcpFrame, DHCP, DhcpParseError, parseDhcpFrame } from './dhcp-packet.js';
 import { answerDhcp6 } from './dhcp6-answer.js';
-import { buildDhcp6Frame, DHCP6, Dhcp6ParseError, isDhcp6Frame, parseDhcp6Frame } from './dhcp6-packet.js';
+import { buildDhcp6Frame, DHCP6, Dhcp6ParseError, parseDhcp6Frame } from './dhcp6-packet.js';
 
 /** What the responder reads of the running controller. */
 export interface DhcpContext {
@@ -29,6 +29,7 @@ export interface DhcpContext {
 /** Per VM port: a client retries every few seconds; more than this is a VM flooding weft. */
 const PER_PORT_RATE = 5;
 const PER_PORT_BURST = 10;
+const ETHERTYPE_IPV6 = 0x86dd;
 
 /** `reply`: what was answered, by name (DHCPv4 offer, ack, nak; DHCPv6 advertise, reply). */
 type Answered = { endpointId: string; reply: string };
@@ -44,7 +45,7 @@ export interface DhcpAnswerNote {
   at: string;
 }
 
-/** weft's last DHCPv6 answer to one endpoint: the addresses it leased (none for configuration only). */
+/** weft's last DHCPv6 answer to one endpoint that leased it addresses, and those addresses. */
 export interface Dhcp6AnswerNote {
   reply: 'advertise' | 'reply';
   addresses: string[];
@@ -91,7 +92,9 @@ export class DhcpResponder {
     // Quiet: a flooding VM must not flood the log as well (the counter still counts).
     if (!this.#limit.take(dpid, port))
       return { kind: 'ignored', reason: `port ${port} exceeds ${PER_PORT_RATE} requests/s`, quiet: true };
-    if (isDhcp6Frame(msg.data)) return this.#handle6(dpid, port, metadata, msg.data);
+    // Any IPv6 frame is DHCPv6's to judge (OVS matched its UDP ports, maybe past extension headers).
+    if (msg.data.length >= 14 && msg.data.readUInt16BE(12) === ETHERTYPE_IPV6)
+      return this.#handle6(dpid, port, metadata, msg.data);
     let req: ReturnType<typeof parseDhcpFrame>;
     try {
       req = parseDhcpFrame(msg.data);
@@ -134,13 +137,24 @@ export class DhcpResponder {
     const answer = answerDhcp6(req, at.endpoint, at.network);
     if ('ignored' in answer) return { kind: 'ignored', endpointId: at.endpoint.id, reason: answer.ignored };
     const r = answer.reply;
+    let data: Buffer;
+    try {
+      data = buildDhcp6Frame(r);
+    } catch (err) {
+      return {
+        kind: 'ignored',
+        endpointId: at.endpoint.id,
+        reason: `answer not encodable: ${(err as Error).message}`,
+      };
+    }
     const reply = NAMES6[r.messageType]!;
-    this.#answers6.set(at.endpoint.id, {
-      reply,
-      addresses: (r.iaNa ?? []).flatMap((ia) => ia.addresses.map((a) => a.address)),
-      at: new Date(this.wallClock()).toISOString(),
-    });
-    return { kind: 'answered', endpointId: at.endpoint.id, reply, out: packetOut(port, buildDhcp6Frame(r)) };
+    // What the endpoint holds: an answer leasing it addresses (not a Confirm's or Release's status).
+    const addresses = (r.iaNa ?? []).flatMap((ia) =>
+      ia.addresses.filter((a) => a.valid > 0).map((a) => a.address),
+    );
+    if (addresses.length > 0)
+      this.#answers6.set(at.endpoint.id, { reply, addresses, at: new Date(this.wallClock()).toISOString() });
+    return { kind: 'answered', endpointId: at.endpoint.id, reply, out: packetOut(port, data) };
   }
 
   /**

@@ -39,14 +39,35 @@ const NOT_FROM_CLIENT: Record<number, string> = {
  * pool (weft places every address; a client's hints are not taken), and the network's search
  * domain. Pure: the same request and intent always give the same answer.
  */
+/** A client asks one IA per interface it configures: a few at most. */
+const MAX_IAS = 8;
+/** Of the addresses a client lists in one IA, at most this many are answered about (with lifetime 0). */
+const MAX_LISTED = 16;
+
+/** The client's IAs, each IAID once (the first), with at most MAX_LISTED addresses each. */
+function uniqueIas(ias: readonly Dhcp6IaNa[]): Dhcp6IaNa[] {
+  const seen = new Set<number>();
+  return ias.flatMap((ia) => {
+    if (seen.has(ia.iaid)) return [];
+    seen.add(ia.iaid);
+    return [{ ...ia, addresses: ia.addresses.slice(0, MAX_LISTED) }];
+  });
+}
+
 export function answerDhcp6(req: Dhcp6Request, endpoint: Endpoint, network: Network): Dhcp6Answer {
   const dhcp = network.dhcp;
   if (!dhcp?.enabled) return { ignored: `network ${network.id} does not serve DHCP` };
+  if (!dhcp.ipv6) return { ignored: `network ${network.id} serves DHCP for IPv4 only (dhcp.ipv6 is off)` };
   // RFC 8415 7.1, 18.2: a client on the link sends from its link-local address; anything else
   // is not a client this server (which has no relays) talks to.
   const src = parseIp(req.ipSrc);
   if (!src || !cidrContains(LINK_LOCAL, src)) return { ignored: `source ${req.ipSrc} is not link-local` };
-  if (!req.clientId) return { ignored: 'no client identifier' };
+  // An Information-request may come without one (RFC 8415 18.2.6; RFC 7844's anonymity profile).
+  if (!req.clientId && req.messageType !== DHCP6.INFORMATION_REQUEST)
+    return { ignored: 'no client identifier' };
+  // More IAs than any client has interfaces to use: a crafted message, whose answer would grow
+  // past what a link carries.
+  if (req.iaNa.length > MAX_IAS) return { ignored: `${req.iaNa.length} IA_NA options (at most ${MAX_IAS})` };
   const clientId = req.clientId;
   const leases = leases6Of(endpoint, network);
   const lease = dhcp.leaseSeconds;
@@ -59,30 +80,36 @@ export function answerDhcp6(req: Dhcp6Request, endpoint: Endpoint, network: Netw
       ipDst: req.ipSrc,
       messageType,
       transactionId: req.transactionId,
-      clientId,
+      ...(clientId ? { clientId } : {}),
       serverId: DHCP6_SERVER_DUID,
       ...rest,
       ...(dhcp.domainName ? { domainSearch: [dhcp.domainName] } : {}),
     },
   });
-  // Each IA the client sent, with its IAID, gets every lease (or NoAddrsAvail when there is none).
-  const ias = (): Dhcp6IaNa[] =>
-    req.iaNa.map(({ iaid }) =>
-      leases.length === 0
-        ? {
-            iaid,
-            t1: 0,
-            t2: 0,
-            addresses: [],
-            status: { code: DHCP6_STATUS.NO_ADDRS_AVAIL, message: noLease },
-          }
-        : {
-            iaid,
-            t1: Math.floor(lease / 2),
-            t2: Math.floor((lease * 4) / 5),
-            addresses: leases.map((address) => ({ address, preferred: lease, valid: lease })),
-          },
-    );
+  /**
+   * The IAs of the answer: the first IA the client sent (by IAID, repeats dropped) holds every
+   * lease; an address may sit in one IA only, so any other gets NoAddrsAvail, as all do without a
+   * lease (`none`: NoBinding for a Renew or Rebind, RFC 8415 18.3.4). Addresses the client names
+   * that are not (or no longer) the endpoint's go back with lifetime 0 (18.3.4, 18.3.5), so it
+   * drops them now rather than when their old lifetime runs out.
+   */
+  const ias = (none: number = DHCP6_STATUS.NO_ADDRS_AVAIL): Dhcp6IaNa[] =>
+    uniqueIas(req.iaNa).map(({ iaid, addresses }, i) => {
+      const stale = addresses
+        .map((a) => parseIp(a.address)?.text ?? a.address)
+        .filter((a) => !leases.includes(a))
+        .map((address) => ({ address, preferred: 0, valid: 0 }));
+      if (leases.length === 0 || i > 0) {
+        const message = leases.length === 0 ? noLease : 'its addresses are in the first IA';
+        return { iaid, t1: 0, t2: 0, addresses: stale, status: { code: none, message } };
+      }
+      return {
+        iaid,
+        t1: Math.floor(lease / 2),
+        t2: Math.floor((lease * 4) / 5),
+        addresses: [...leases.map((address) => ({ address, preferred: lease, valid: lease })), ...stale],
+      };
+    });
   const ours = req.serverId?.equals(DHCP6_SERVER_DUID) === true;
   const asked = req.iaNa.flatMap((ia) => ia.addresses.map((a) => parseIp(a.address)?.text ?? a.address));
 
@@ -105,9 +132,12 @@ export function answerDhcp6(req: Dhcp6Request, endpoint: Endpoint, network: Netw
         return { ignored: 'REBIND carries a server identifier' };
       if (req.messageType !== DHCP6.REBIND && !ours) return { ignored: 'request for another server' };
       if (req.iaNa.length === 0) return { ignored: 'no IA_NA asked' };
-      return reply(DHCP6.REPLY, { iaNa: ias() });
+      return reply(DHCP6.REPLY, {
+        iaNa: ias(req.messageType === DHCP6.REQUEST ? DHCP6_STATUS.NO_ADDRS_AVAIL : DHCP6_STATUS.NO_BINDING),
+      });
     case DHCP6.CONFIRM: {
-      // RFC 8415 18.3.3: a Confirm without addresses gets no Reply.
+      // RFC 8415 16.5: a Confirm names no server; 18.3.3: one without addresses gets no Reply.
+      if (req.serverId) return { ignored: 'CONFIRM carries a server identifier' };
       if (asked.length === 0) return { ignored: 'CONFIRM lists no address' };
       const foreign = asked.find((a) => !leases.includes(a));
       return reply(DHCP6.REPLY, {
@@ -130,7 +160,10 @@ export function answerDhcp6(req: Dhcp6Request, endpoint: Endpoint, network: Netw
       return reply(DHCP6.REPLY, { status: { code: DHCP6_STATUS.SUCCESS, message } });
     }
     case DHCP6.INFORMATION_REQUEST:
-      // Configuration only (RFC 8415 18.3.6): no IA, whatever addresses the endpoint has.
+      // Configuration only (RFC 8415 18.3.6): no IA, whatever addresses the endpoint has; one
+      // carrying an IA, or naming another server, is discarded (16.12).
+      if (req.iaNa.length > 0) return { ignored: 'INFORMATION-REQUEST carries an IA' };
+      if (req.serverId && !ours) return { ignored: 'request for another server' };
       return reply(DHCP6.REPLY);
     default: {
       const name = NOT_FROM_CLIENT[req.messageType];

@@ -94,7 +94,8 @@ export interface Dhcp6Reply {
   ipDst: string;
   messageType: number;
   transactionId: number;
-  clientId: Buffer;
+  /** Absent only in the answer to an Information-request that carried none (RFC 8415 18.2.6). */
+  clientId?: Buffer;
   serverId: Buffer;
   iaNa?: Dhcp6IaNa[];
   /** Top-level status (option 13 outside any IA). */
@@ -350,7 +351,7 @@ function encodeMessage(r: Dhcp6Reply): Buffer {
   head.writeUIntBE(uint(r.transactionId, 24, 'transactionId'), 1, 3);
   const parts = [
     head,
-    option(DHCP6_OPTION.CLIENTID, r.clientId),
+    ...(r.clientId ? [option(DHCP6_OPTION.CLIENTID, r.clientId)] : []),
     option(DHCP6_OPTION.SERVERID, r.serverId),
     ...(r.iaNa ?? []).map(iaNaOption),
   ];

@@ -66,6 +66,7 @@ export function networkOnChassis(
     hasVlanBinding: vlans.length > 0,
     acls,
     dhcp: net.dhcp?.enabled === true,
+    ...(net.dhcp?.enabled && net.dhcp.ipv6 ? { dhcp6: true as const } : {}),
     fromTunnel: hosts.length > 1,
   };
   const router = routerOf(ix, networkId);

@@ -5,19 +5,26 @@ import { type Cidr, cidrContains, parseIp } from './net.js';
 /**
  * A network's `dhcp` member as sent (create, PUT, or the whole member in a PATCH) turned into the
  * stored form: defaults filled in, addresses canonical. weft answers DHCP with each endpoint's own
- * addresses in the network's subnets (DHCPv4 with the mask of the IPv4 subnet holding it, DHCPv6
- * with its IPv6 ones), so serving DHCP needs a subnet, and the router must be reachable on-link:
- * inside an IPv4 one. Throws `invalid` naming the field.
+ * address and the mask of the IPv4 subnet holding it, so serving DHCP needs an IPv4 subnet (an
+ * IPv6 one with `ipv6`, DHCPv6 leasing the endpoint's IPv6 addresses: an IPv6-only network serves
+ * DHCPv6 alone), and the router must be reachable on-link: inside an IPv4 one. Throws `invalid`
+ * naming the field.
  */
 export function normalizeDhcp(input: unknown, subnets: readonly Cidr[]): Dhcp | undefined {
   if (input === undefined || input === null) return undefined;
   const d = input as Partial<Dhcp>;
   const enabled = d.enabled ?? true;
   const v4Subnets = subnets.filter((c) => c.family === 4);
-  if (enabled && subnets.length === 0) {
+  const v6 = d.ipv6 === true;
+  if (enabled && v6 && !subnets.some((c) => c.family === 6))
+    throw invalid(
+      'dhcp.ipv6',
+      'serving DHCPv6 needs an IPv6 subnet on the network (the leases come from it)',
+    );
+  if (enabled && !v6 && v4Subnets.length === 0) {
     throw invalid(
       'dhcp',
-      'serving DHCP needs a subnet on the network (an IPv4 one for DHCPv4, an IPv6 one for DHCPv6: the leases come from them)',
+      'serving DHCP needs an IPv4 subnet on the network (the mask and the address range come from it), or dhcp.ipv6 with an IPv6 one (DHCPv6 alone)',
     );
   }
   const out: Dhcp = {
@@ -31,11 +38,14 @@ export function normalizeDhcp(input: unknown, subnets: readonly Cidr[]): Dhcp | 
     if (enabled && !v4Subnets.some((c) => cidrContains(c, a))) {
       throw invalid(
         'dhcp.router',
-        `${out.router} is outside the IPv4 subnets of the network (${v4Subnets.map((c) => c.text).join(', ')}); a default gateway must be on-link`,
+        v4Subnets.length === 0
+          ? `${out.router}: the network has no IPv4 subnet for a default gateway to be on-link in`
+          : `${out.router} is outside the IPv4 subnets of the network (${v4Subnets.map((c) => c.text).join(', ')}); a default gateway must be on-link`,
       );
     }
   }
   if (d.domainName !== undefined) out.domainName = d.domainName.toLowerCase();
+  if (v6) out.ipv6 = true;
   return out;
 }
 

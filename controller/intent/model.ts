@@ -71,7 +71,8 @@ const Ipv4Text = Type.String({ minLength: 7, maxLength: 15, description: 'IPv4 a
 const DomainName = Type.String({
   minLength: 1,
   maxLength: 253,
-  pattern: '^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$',
+  // Labels of at most 63 characters (RFC 1035 2.3.4): DHCPv6 sends the name in wire form.
+  pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$',
   description: 'DNS search domain, e.g. corp.example',
 });
 const Lease = Type.Integer({ minimum: DHCP_LEASE_MIN, maximum: DHCP_LEASE_MAX });
@@ -87,6 +88,12 @@ export const DhcpSchema = Type.Object(
     dnsServers: Type.Array(Ipv4Text, { maxItems: 4 }),
     domainName: Type.Optional(DomainName),
     leaseSeconds: Lease,
+    /**
+     * weft serves DHCPv6 too (the endpoints' IPv6 addresses), and the network's router advertises
+     * the managed flag; stored only when true. Off by default: hosts that follow the flag start
+     * asking, which a network with DHCP for IPv4 only must not spring on its VMs.
+     */
+    ipv6: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -98,6 +105,7 @@ export const DhcpInputSchema = Type.Object(
     dnsServers: Type.Optional(Type.Array(Ipv4Text, { maxItems: 4 })),
     domainName: Type.Optional(DomainName),
     leaseSeconds: Type.Optional(Lease),
+    ipv6: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -57,6 +57,7 @@ const RA_LENGTH = 16;
 const OPTION_UNIT = 8;
 const PREFIX_OPTION_LENGTH = 32;
 const FLAG_ON_LINK = 0x80;
+/** The RA's own flags byte (not the prefix option's, whose on-link flag is 0x80 as well). */
 const FLAG_MANAGED = 0x80;
 const FLAG_OTHER = 0x40;
 
@@ -163,11 +164,12 @@ export interface RouterAdvertisement {
    */
   withdrawnPrefixes?: readonly string[];
   /**
-   * weft serves DHCPv6 on the network: the managed and other-configuration flags (M=1, O=1, RFC
-   * 4861 4.2) tell hosts to ask it for their addresses (controller/dhcp), as no prefix allows
-   * them to make their own (A=0).
+   * weft serves DHCPv6 on the network: the managed flag (M=1, RFC 4861 4.2) tells hosts to ask it
+   * for their addresses (controller/dhcp), as no prefix allows them to make their own (A=0).
    */
   managed?: boolean;
+  /** The other-configuration flag (O=1): weft's DHCPv6 has more to say (a search domain). */
+  other?: boolean;
 }
 
 function ipv6Cidrs(texts: readonly string[]): Cidr[] {
@@ -231,7 +233,7 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
   const icmp = ip + IPV6_HEADER;
   out[icmp] = ICMPV6_TYPE.ROUTER_ADVERTISEMENT;
   out[icmp + 4] = RA_DEFAULTS.curHopLimit;
-  if (ra.managed) out[icmp + 5] = FLAG_MANAGED | FLAG_OTHER;
+  out[icmp + 5] = (ra.managed ? FLAG_MANAGED : 0) | (ra.other ? FLAG_OTHER : 0);
   out.writeUInt16BE(lifetime, icmp + 6);
   let o = icmp + RA_LENGTH;
   out[o] = ND_OPTION.SOURCE_LINK_LAYER;
@@ -263,7 +265,7 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
 /**
  * The advertisement of a network's router (gateway MAC `gatewayMac`), to `to` or all nodes: the
  * network's MTU and its IPv6 subnets as on-link prefixes valid as long as the router (with the
- * managed flags where weft serves DHCP: the hosts' addresses come from DHCPv6), and
+ * managed flag where weft serves DHCPv6: the hosts' addresses come from it), and
  * `removed` (subnets it no longer has) with lifetime 0, so hosts stop taking them for on-link at
  * once. A withdrawal (lifetime 0) names every subnet with lifetime 0: hosts lose their router
  * there, and with it the prefixes it told them of.
@@ -282,7 +284,12 @@ export function networkAdvertisement(
     mtu: net.mtu,
     prefixes: withdrawing ? [] : net.subnets,
     prefixLifetimeSeconds: lifetimeSeconds,
-    managed: net.dhcp?.enabled === true && !withdrawing,
+    managed: net.dhcp?.enabled === true && net.dhcp.ipv6 === true && !withdrawing,
+    other:
+      net.dhcp?.enabled === true &&
+      net.dhcp.ipv6 === true &&
+      net.dhcp.domainName !== undefined &&
+      !withdrawing,
     withdrawnPrefixes: withdrawing
       ? [...net.subnets, ...removedIpv6Subnets(removed, net.subnets)]
       : removedIpv6Subnets(removed, net.subnets),

@@ -70,8 +70,9 @@ const rulesOf = (o: Record<string, unknown>): string =>
   );
 
 /**
- * `--dhcp on|off|router=IP,dns=IP+IP,domain=NAME,lease=SECONDS`: the network's whole `dhcp` member
- * (weft answers its endpoints' DHCP requests); any key=value form means on.
+ * `--dhcp on|off|router=IP,dns=IP+IP,domain=NAME,lease=SECONDS,ipv6=on`: the network's whole
+ * `dhcp` member (weft answers its endpoints' DHCP requests; ipv6=on: DHCPv6 too); any key=value
+ * form means on.
  */
 export const parseDhcp = (text: string): Record<string, unknown> => {
   if (text === 'off') return { enabled: false };
@@ -84,11 +85,14 @@ export const parseDhcp = (text: string): Record<string, unknown> => {
     if (key === 'router') dhcp.router = value;
     else if (key === 'dns') dhcp.dnsServers = value.split('+');
     else if (key === 'domain') dhcp.domainName = value;
-    else if (key === 'lease') {
+    else if (key === 'ipv6') {
+      if (value !== 'on' && value !== 'off') throw new UsageError(`--dhcp: ipv6 '${value}' is not on or off`);
+      dhcp.ipv6 = value === 'on';
+    } else if (key === 'lease') {
       if (!/^[0-9]{1,9}$/.test(value))
         throw new UsageError(`--dhcp: lease '${value}' is not a number of seconds`);
       dhcp.leaseSeconds = Number(value);
-    } else throw new UsageError(`--dhcp: unknown key '${key}' (router, dns, domain, lease)`);
+    } else throw new UsageError(`--dhcp: unknown key '${key}' (router, dns, domain, lease, ipv6)`);
   }
   return dhcp;
 };
@@ -97,14 +101,15 @@ const dhcpFlag: FieldFlag = {
   flag: 'dhcp',
   field: 'dhcp',
   type: 'custom',
-  help: 'on | off | router=IP,dns=IP+IP,domain=NAME,lease=SECONDS (weft serves DHCP)',
+  help: 'on | off | router=IP,dns=IP+IP,domain=NAME,lease=SECONDS,ipv6=on (weft serves DHCP; ipv6: DHCPv6 too)',
   parse: (v) => parseDhcp(v.at(-1)!),
 };
 
 const dhcpCell = (d: unknown): string => {
-  const dhcp = d as { enabled?: boolean; router?: string } | undefined;
+  const dhcp = d as { enabled?: boolean; router?: string; ipv6?: boolean } | undefined;
   if (!dhcp?.enabled) return '-';
-  return dhcp.router ? `on (gw ${dhcp.router})` : 'on';
+  const v6 = dhcp.ipv6 ? '+v6' : '';
+  return dhcp.router ? `on${v6} (gw ${dhcp.router})` : `on${v6}`;
 };
 
 /** ACL port ranges travel as portMin/portMax; the CLI takes one --ports flag. */

@@ -60,6 +60,7 @@ function served() {
         const port = Number(packetInField(msg, 'in_port'));
         if (port === 1) return { kind: 'not-mine' };
         if (port === 2) return { kind: 'ignored', reason: 'port 2 is ignored', quiet: true };
+        if (port === 3) throw new RangeError('a frame no check foresaw');
         return { kind: 'answered', out: out(port), who: `${dpid}/${port}` };
       },
       forget: (dpid) => calls.push(`forget ${dpid}`),
@@ -111,6 +112,26 @@ describe('servePacketIns', () => {
     registry.emit('switch-down', { dpid: undefined } as unknown as SwitchSession, 'never up');
     expect(calls.at(-1)).toBe('forget 00:00:00:00:00:00:00:0c');
     expect(calls.filter((c) => c.startsWith('forget'))).toHaveLength(1);
+  });
+});
+
+describe('servePacketIns, a throwing service', () => {
+  it('logs the error and serves the next packet: the switch session never sees it', async () => {
+    const { registry, calls, warnings } = served();
+    const a = fakeSwitch('00:00:00:00:00:00:00:0d');
+    expect(() => registry.emit('packet-in', a.sw, packetIn(3))).not.toThrow();
+    registry.emit('packet-in', a.sw, packetIn(7));
+    await new Promise((r) => setImmediate(r));
+    expect(a.sent).toEqual([out(7)]);
+    expect(calls).toEqual(['answered 00:00:00:00:00:00:00:0d/7']);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: 'packet-in not served: its handler failed',
+        dpid: '00:00:00:00:00:00:00:0d',
+        err: expect.objectContaining({ message: 'a frame no check foresaw' }),
+      }),
+    ]);
   });
 });
 

@@ -7,7 +7,8 @@ import { type E2e, startOneNetwork } from './harness.js';
  * weft's DHCPv6 server, end to end: a dual-stack VM without an IPv6 address runs a real DHCPv6
  * client (ISC dhclient -6, stateful) and is handed its endpoint's IPv6 address (and the network's
  * search domain) from the intent alone, then reaches a VM on the other hypervisor with it. No
- * answer before the network serves DHCP; a changed address in the intent is the next lease.
+ * answer while the network serves DHCP for IPv4 only; a changed address in the intent is the next
+ * lease.
  */
 let e: E2e;
 const A = { name: 'a', hypervisor: 'hv1', mac: '02:00:00:00:0e:01', ip: '10.0.0.64/24' };
@@ -41,7 +42,8 @@ afterAll(async () => {
 }, 60_000);
 
 describe('DHCPv6 served by weft (real dhclient -6 in a lab VM)', () => {
-  it('answers nothing while the network does not serve DHCP', async () => {
+  it('answers no DHCPv6 while the network serves DHCP for IPv4 only (dhcp.ipv6 off)', async () => {
+    await e.api.patch('/v1/networks/n1?wait=applied&timeout=20s', { dhcp: { leaseSeconds: 600 } });
     const r = await dhcp6Client('b');
     expect(r.bound, r.out).toBeUndefined();
     // It did ask, and gave up for want of an answer.
@@ -54,7 +56,7 @@ describe('DHCPv6 served by weft (real dhclient -6 in a lab VM)', () => {
 
   it('leases the endpoint its own IPv6 address, with which the VM reaches the other hypervisor', async () => {
     await e.api.patch('/v1/networks/n1?wait=applied&timeout=20s', {
-      dhcp: { domainName: 'lab.example', leaseSeconds: 600 },
+      dhcp: { domainName: 'lab.example', leaseSeconds: 600, ipv6: true },
     });
     const r = await dhcp6Client('b');
     expect(r.bound, r.out).toMatchObject({ reason: 'BOUND6', ip6: 'fd00:45::b' });

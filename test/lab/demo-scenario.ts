@@ -105,7 +105,7 @@ export async function runDemo(
         // red is dual-stack: IPv6 routed by red-router too, its VMs configured by its advertisements.
         subnets: t === 'red' ? ['10.0.0.0/24', 'fd00:100::/64'] : ['10.0.0.0/24'],
         // red's VMs may ask weft for their address (DHCP answered from the intent).
-        ...(t === 'red' ? { dhcp: { dnsServers: ['10.0.0.3'] } } : {}),
+        ...(t === 'red' ? { dhcp: { dnsServers: ['10.0.0.3'], ipv6: true } } : {}),
       });
     }
     await call('PUT', '/v1/networks/red-db', {

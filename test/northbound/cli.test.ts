@@ -79,8 +79,19 @@ describe('weft resource commands over the API', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toContain('dhcp.router: 10.8.0.1 is outside the IPv4 subnets of the network');
     expect((await weft('network update nd --dhcp gateway=10.9.0.1')).err).toContain(
-      "--dhcp: unknown key 'gateway' (router, dns, domain, lease)",
+      "--dhcp: unknown key 'gateway' (router, dns, domain, lease, ipv6)",
     );
+    expect((await weft('network update nd --dhcp ipv6=yes')).err).toContain(
+      "--dhcp: ipv6 'yes' is not on or off",
+    );
+    // DHCPv6 too: the network needs an IPv6 subnet for it; the list says so.
+    expect((await weft('network update nd --dhcp ipv6=on')).err).toContain(
+      'dhcp.ipv6: serving DHCPv6 needs an IPv6 subnet',
+    );
+    const v6 = await weft('network update nd --subnet 10.9.0.0/24 --subnet fd09::/64 --dhcp ipv6=on --json');
+    expect(v6.code, v6.err).toBe(0);
+    expect(JSON.parse(v6.out).dhcp).toMatchObject({ enabled: true, ipv6: true });
+    expect((await weft('network list')).out).toMatch(/^nd\s+t1\s+dhcp\s+.*\s+on\+v6\s+\d+$/m);
     expect((await weft('network update nd --dhcp lease=soon')).err).toContain("lease 'soon' is not a number");
     expect((await weft('network update nd --dhcp router')).code).toBe(2);
     expect((await weft('network delete nd')).code).toBe(0);

@@ -10,7 +10,7 @@ import { twoTenants } from '../fixtures.js';
 describe('dhcp app', () => {
   it('sends DHCP client requests (DHCPv4 and DHCPv6) of a network serving DHCP to the controller, whole, from port-security; no VM answers as a server', () => {
     const flows: DesiredFlow[] = [];
-    dhcpNetworkFlows({ networkId: 'red', vni: 100, dhcp: true }, flows);
+    dhcpNetworkFlows({ networkId: 'red', vni: 100, dhcp: true, dhcp6: true }, flows);
     expect(flows.map((f) => formatFlow(f))).toEqual([
       'cookie=0x57080000f5a639b5, table=10, priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67 actions=CONTROLLER:65535',
       'cookie=0x57080000f5a639b5, table=10, priority=110,udp,metadata=0x64,tp_src=67 actions=drop',
@@ -21,17 +21,22 @@ describe('dhcp app', () => {
     for (const f of flows) checkFlow(f);
   });
 
-  it('emits nothing for a network without DHCP', () => {
+  it('emits nothing for a network without DHCP, and no DHCPv6 flows without dhcp.ipv6', () => {
     const flows: DesiredFlow[] = [];
     dhcpNetworkFlows({ networkId: 'red', vni: 100, dhcp: false }, flows);
     expect(flows).toEqual([]);
+    dhcpNetworkFlows({ networkId: 'red', vni: 100, dhcp: true }, flows);
+    expect(flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''))).toEqual([
+      'table=10, priority=110,udp,metadata=0x64,tp_src=68,tp_dst=67 actions=CONTROLLER:65535',
+      'table=10, priority=110,udp,metadata=0x64,tp_src=67 actions=drop',
+    ]);
   });
 
-  it('adds exactly its four flows per chassis hosting the network once DHCP is on (the rest unchanged)', () => {
+  it('adds exactly its four flows (DHCPv4 and DHCPv6) per chassis hosting the network once DHCP is on (the rest unchanged)', () => {
     const before = twoTenants();
     const after = twoTenants();
     after.intent.networks = after.intent.networks.map((n) =>
-      n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
+      n.vni === 100 ? { ...n, dhcp: { enabled: true, ipv6: true, dnsServers: [], leaseSeconds: 3600 } } : n,
     );
     const text = (f: ReturnType<typeof twoTenants>, hv: string) =>
       computeDatapath(buildDatapathViews(f.intent, f.facts).get(hv)!).flows.map((x) => formatFlow(x));

@@ -24,6 +24,7 @@ const CLIENT_DUID = Buffer.from('000100012f3c4d5e02000000000a', 'hex');
 const SERVER_DUID = Buffer.from('000300010a0000776566', 'hex');
 const dhcpOn: Dhcp = {
   enabled: true,
+  ipv6: true,
   dnsServers: ['10.1.0.53'],
   domainName: 'corp.example',
   leaseSeconds: 3600,
@@ -98,6 +99,12 @@ describe('answerDhcp6: who is answered', () => {
   it('not on a network without DHCP', () => {
     ignored({}, 'network n1 does not serve DHCP', ep(), net({ dhcp: undefined }));
     ignored({}, 'network n1 does not serve DHCP', ep(), net({ dhcp: { ...dhcpOn, enabled: false } }));
+    ignored(
+      {},
+      'network n1 serves DHCP for IPv4 only (dhcp.ipv6 is off)',
+      ep(),
+      net({ dhcp: { ...dhcpOn, ipv6: undefined } }),
+    );
   });
 
   it('not from a global source, nor without a client identifier', () => {
@@ -120,13 +127,35 @@ describe('answerDhcp6: who is answered', () => {
 });
 
 describe('answerDhcp6: leases', () => {
-  it('SOLICIT: ADVERTISE of every IPv6 address in a subnet, for each IA the client sent', () => {
+  it('SOLICIT: ADVERTISE of every IPv6 address in a subnet in the first IA; other IAs none (an address sits in one IA)', () => {
     const iaNa = [
       { iaid: 1, t1: 0, t2: 0, addresses: [{ address: '2001:db8:1::99', preferred: 0, valid: 0 }] },
       { iaid: 2, t1: 0, t2: 0, addresses: [] },
+      { iaid: 1, t1: 0, t2: 0, addresses: [] },
     ];
-    // The hint is not taken: weft places every address.
-    replied({ iaNa }, { messageType: DHCP6.ADVERTISE, iaNa: [leased(1), leased(2)] });
+    // The hint is not taken (weft places every address): it goes back with lifetime 0. IAID 1
+    // sent twice is answered once.
+    const hint = { address: '2001:db8:1::99', preferred: 0, valid: 0 };
+    const second = {
+      iaid: 2,
+      t1: 0,
+      t2: 0,
+      addresses: [],
+      status: { code: DHCP6_STATUS.NO_ADDRS_AVAIL, message: 'its addresses are in the first IA' },
+    };
+    replied(
+      { iaNa },
+      {
+        messageType: DHCP6.ADVERTISE,
+        iaNa: [{ ...leased(1), addresses: [...leased(1).addresses, hint] }, second],
+      },
+    );
+  });
+
+  it('more IAs than any client uses are a crafted message: ignored (its answer would outgrow the link)', () => {
+    const iaNa = Array.from({ length: 9 }, (_, iaid) => ({ iaid, t1: 0, t2: 0, addresses: [] }));
+    ignored({ iaNa }, '9 IA_NA options (at most 8)');
+    expect(answer({ iaNa: iaNa.slice(0, 8) })).toHaveProperty('reply');
   });
 
   it('SOLICIT with rapid commit: REPLY at once', () => {
@@ -171,31 +200,44 @@ describe('answerDhcp6: leases', () => {
     ignored({ messageType: DHCP6.REBIND, ...ours }, 'REBIND carries a server identifier');
   });
 
-  it('REQUEST/RENEW/REBIND without an IPv6 lease: NoAddrsAvail in each IA', () => {
-    const none = (iaid: number) => ({
+  it('REQUEST without an IPv6 lease: NoAddrsAvail in each IA; RENEW/REBIND: NoBinding (RFC 8415 18.3.4)', () => {
+    const none = (iaid: number, code: number) => ({
       iaid,
       t1: 0,
       t2: 0,
       addresses: [],
-      status: {
-        code: DHCP6_STATUS.NO_ADDRS_AVAIL,
-        message: 'endpoint e1 has no IPv6 address in a subnet of n1',
-      },
+      status: { code, message: 'endpoint e1 has no IPv6 address in a subnet of n1' },
     });
     const iaNa = [
       { iaid: 3, t1: 0, t2: 0, addresses: [] },
       { iaid: 4, t1: 0, t2: 0, addresses: [] },
     ];
-    for (const messageType of [DHCP6.REQUEST, DHCP6.RENEW, DHCP6.REBIND])
+    for (const [messageType, code] of [
+      [DHCP6.REQUEST, DHCP6_STATUS.NO_ADDRS_AVAIL],
+      [DHCP6.RENEW, DHCP6_STATUS.NO_BINDING],
+      [DHCP6.REBIND, DHCP6_STATUS.NO_BINDING],
+    ] as const)
       replied(
         { messageType, ...(messageType === DHCP6.REBIND ? {} : ours), iaNa },
-        { iaNa: [none(3), none(4)] },
+        { iaNa: [none(3, code), none(4, code)] },
         ep(['10.1.0.5']),
       );
   });
 
+  it('RENEW of an address the intent took away: it comes back with lifetime 0, beside the new one', () => {
+    const old = { address: '2001:db8:1::4', preferred: 3600, valid: 3600 };
+    replied(
+      {
+        messageType: DHCP6.RENEW,
+        ...ours,
+        iaNa: [{ iaid: 9, t1: 0, t2: 0, addresses: [old, ...leased().addresses] }],
+      },
+      { iaNa: [{ ...leased(), addresses: [...leased().addresses, { ...old, preferred: 0, valid: 0 }] }] },
+    );
+  });
+
   it('no search domain when the network names none', () => {
-    const n = net({ dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } });
+    const n = net({ dhcp: { enabled: true, ipv6: true, dnsServers: [], leaseSeconds: 3600 } });
     const a = answer({ messageType: DHCP6.REBIND }, ep(), n);
     expect(a).toEqual({ reply: { ...base({ iaNa: [leased()] }), domainSearch: undefined } });
     expect('domainSearch' in (a as { reply: Dhcp6Reply }).reply).toBe(false);
@@ -226,6 +268,7 @@ describe('answerDhcp6: confirm, release, decline, information', () => {
     );
     ignored({ messageType, iaNa: ia() }, 'CONFIRM lists no address');
     ignored({ messageType, iaNa: [] }, 'CONFIRM lists no address');
+    ignored({ messageType, ...ours, iaNa: ia('2001:db8:1::5') }, 'CONFIRM carries a server identifier');
   });
 
   it('RELEASE and DECLINE: SUCCESS from weft, nothing taken back', () => {
@@ -245,8 +288,17 @@ describe('answerDhcp6: confirm, release, decline, information', () => {
     ignored({ messageType: DHCP6.DECLINE, serverId: CLIENT_DUID }, 'request for another server');
   });
 
-  it('INFORMATION_REQUEST: configuration only, even without an IPv6 lease', () => {
-    replied({ messageType: DHCP6.INFORMATION_REQUEST, iaNa: [] }, {}, ep(['10.1.0.5']));
+  it('INFORMATION_REQUEST: configuration only, even without an IPv6 lease or a client id; not with an IA or for another server', () => {
+    const messageType = DHCP6.INFORMATION_REQUEST;
+    replied({ messageType, iaNa: [] }, {}, ep(['10.1.0.5']));
+    const anonymous = answer({ messageType, iaNa: [], clientId: undefined });
+    expect(anonymous).toHaveProperty('reply');
+    expect('clientId' in (anonymous as { reply: Dhcp6Reply }).reply).toBe(false);
+    ignored({ messageType }, 'INFORMATION-REQUEST carries an IA');
+    ignored(
+      { messageType, iaNa: [], serverId: Buffer.from('0003000102000000000b', 'hex') },
+      'request for another server',
+    );
   });
 });
 

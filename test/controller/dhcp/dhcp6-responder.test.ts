@@ -3,7 +3,7 @@ import { DHCP_SERVER_MAC } from '../../../controller/dhcp/dhcp-answer.js';
 import { DHCP6 } from '../../../controller/dhcp/dhcp6-packet.js';
 import { ofpp } from '../../../southbound/openflow/codec/constants.js';
 import { ipv6Bytes } from '../router/frames6.js';
-import { DPID, MAC, packetIn, world } from './dhcp-responder-fixture.js';
+import { DPID, dhcpOn, MAC, packetIn, world } from './dhcp-responder-fixture.js';
 import { type ClientSpec, clientFrame, SERVER_DUID } from './dhcp6-samples.js';
 
 /**
@@ -14,7 +14,7 @@ import { type ClientSpec, clientFrame, SERVER_DUID } from './dhcp6-samples.js';
 const LL = 'fe80::ff:fe00:a';
 const dualStack = (port?: number) =>
   world({
-    net: { subnets: ['10.1.0.0/24', 'fd00:1::/64'] },
+    net: { subnets: ['10.1.0.0/24', 'fd00:1::/64'], dhcp: { ...dhcpOn, ipv6: true } },
     ep: { ips: ['10.1.0.5', 'fd00:1::5'] },
     ...(port === undefined ? {} : { port }),
   });
@@ -38,11 +38,18 @@ describe('DHCP responder, DHCPv6', () => {
     expect(responder.lastAnswer('e1')).toBeUndefined();
   });
 
-  it('a request naming weft is replied to, and noted as the lease', () => {
+  it('a request naming weft is replied to, and noted as the lease; a later Confirm (no lease in it) keeps the note', () => {
     const { responder } = dualStack();
     const o = responder.handle(DPID, packetIn(frame({ messageType: DHCP6.REQUEST, serverId: SERVER_DUID })));
     expect(o).toMatchObject({ kind: 'answered', reply: 'reply' });
     expect(responder.lastAnswer6('e1')?.addresses).toEqual(['fd00:1::5']);
+    const listed = [{ iaid: 1, addresses: [{ address: 'fd00:1::5', preferred: 0, valid: 0 }] }];
+    expect(
+      responder.handle(DPID, packetIn(frame({ messageType: DHCP6.CONFIRM, iaNa: listed }))),
+    ).toMatchObject({
+      kind: 'answered',
+    });
+    expect(responder.lastAnswer6('e1')).toMatchObject({ reply: 'reply', addresses: ['fd00:1::5'] });
     responder.forgetEndpoint('e1');
     expect(responder.lastAnswer6('e1')).toBeUndefined();
   });
@@ -62,6 +69,12 @@ describe('DHCP responder, DHCPv6', () => {
     expect(other.responder.handle(DPID, packetIn(frame({ dstPort: 547, udpLength: 10 })))).toMatchObject({
       kind: 'ignored',
       reason: expect.stringMatching(/^malformed DHCPv6: UDP length 10/),
+    });
+    // An IPv6 frame the DHCPv6 parser cannot read (here: a hop-by-hop header first) is DHCPv6's to
+    // refuse, not DHCPv4's.
+    expect(other.responder.handle(DPID, packetIn(frame({ nextHeader: 0 })))).toMatchObject({
+      kind: 'ignored',
+      reason: expect.stringMatching(/^malformed DHCPv6: /),
     });
     expect(other.responder.lastAnswer6('e1')).toBeUndefined();
   });

@@ -49,40 +49,58 @@ describe('network dhcp', () => {
     expect(off.object.dhcp).toEqual({ enabled: false, dnsServers: [], leaseSeconds: 86_400 });
   });
 
-  it('refuses DHCP without a subnet, naming dhcp; disabled it needs none; IPv6 alone is enough (DHCPv6)', async () => {
+  it('refuses DHCP without an IPv4 subnet (DHCPv6 without an IPv6 one), naming the field; disabled it needs none', async () => {
     await rejects(
-      svc.put('network', 'n1', { tenantId: 't1', name: 'n1', dhcp: {} }),
+      svc.put('network', 'n1', { tenantId: 't1', name: 'n1', subnets: ['fd00::/64'], dhcp: {} }),
       'invalid',
-      /^dhcp: serving DHCP needs a subnet on the network \(an IPv4 one for DHCPv4, an IPv6 one for DHCPv6/,
+      /^dhcp: serving DHCP needs an IPv4 subnet on the network .*, or dhcp\.ipv6 with an IPv6 one \(DHCPv6 alone\)$/,
     );
     await rejects(
       svc.put('network', 'n2', { tenantId: 't1', name: 'n2', dhcp: { router: '10.0.0.1' } }),
       'invalid',
-      /^dhcp: serving DHCP needs a subnet/,
+      /^dhcp: serving DHCP needs an IPv4 subnet/,
     );
+    await rejects(
+      svc.put('network', 'n2', {
+        tenantId: 't1',
+        name: 'n2',
+        subnets: ['10.2.0.0/24'],
+        dhcp: { ipv6: true },
+      }),
+      'invalid',
+      /^dhcp\.ipv6: serving DHCPv6 needs an IPv6 subnet on the network/,
+    );
+    // An IPv6-only network serves DHCPv6 alone; a router (an IPv4 gateway) has nowhere to be on-link.
     const v6 = await svc.put('network', 'v6', {
       tenantId: 't1',
       name: 'v6',
       subnets: ['fd00::/64'],
-      dhcp: {},
+      dhcp: { ipv6: true },
     });
-    expect(v6.object.dhcp?.enabled).toBe(true);
-    // A router is an IPv4 gateway: none on-link in an IPv6-only network.
+    expect(v6.object.dhcp).toEqual({ enabled: true, ipv6: true, dnsServers: [], leaseSeconds: 86_400 });
     await rejects(
       svc.put('network', 'v6', {
         tenantId: 't1',
         name: 'v6',
         subnets: ['fd00::/64'],
-        dhcp: { router: '10.0.0.1' },
+        dhcp: { ipv6: true, router: '10.0.0.1' },
       }),
       'invalid',
-      /^dhcp\.router: 10\.0\.0\.1 is outside the IPv4 subnets of the network/,
+      /^dhcp\.router: 10\.0\.0\.1: the network has no IPv4 subnet for a default gateway to be on-link in$/,
     );
+    // ipv6: false is the default, not stored.
+    const dual = await svc.put('network', 'd', {
+      tenantId: 't1',
+      name: 'd',
+      subnets: ['10.3.0.0/24', 'fd03::/64'],
+      dhcp: { ipv6: false },
+    });
+    expect(dual.object.dhcp).toEqual({ enabled: true, dnsServers: [], leaseSeconds: 86_400 });
     const off = await svc.put('network', 'n3', { tenantId: 't1', name: 'n3', dhcp: { enabled: false } });
     expect(off.object.dhcp?.enabled).toBe(false);
-    // Removing the last subnet of a network serving DHCP is refused the same way.
+    // Removing the last IPv4 subnet of a network serving DHCP is refused the same way.
     await svc.put('network', 'n4', { tenantId: 't1', name: 'n4', subnets: ['10.4.0.0/24'], dhcp: {} });
-    await rejects(svc.update('network', 'n4', { subnets: [] }), 'invalid', /^dhcp: /);
+    await rejects(svc.update('network', 'n4', { subnets: ['fd04::/64'] }), 'invalid', /^dhcp: /);
     expect(svc.get('network', 'n4').subnets).toEqual(['10.4.0.0/24']);
   });
 
@@ -116,6 +134,19 @@ describe('network dhcp', () => {
       'invalid',
       /^dhcp\.domainName: /,
     );
+    // A label of 64 characters has no DNS wire form (RFC 1035: at most 63); 63 is fine.
+    await rejects(
+      svc.put('network', 'n1', { ...base, dhcp: { domainName: `${'a'.repeat(64)}.example` } }),
+      'invalid',
+      /^dhcp\.domainName: /,
+    );
+    const longest = await svc.put('network', 'n9', {
+      ...base,
+      name: 'n9',
+      subnets: ['10.9.0.0/24'],
+      dhcp: { domainName: `${'a'.repeat(63)}.example` },
+    });
+    expect(longest.object.dhcp?.domainName).toBe(`${'a'.repeat(63)}.example`);
     await rejects(
       svc.put('network', 'n1', { ...base, dhcp: { leaseSeconds: 59 } }),
       'invalid',

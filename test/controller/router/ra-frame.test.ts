@@ -131,26 +131,22 @@ describe('router advertisement frames', () => {
     expect(prefixInfo(ra)).toEqual([[pfx('fd00:7::/64'), 5400, 5400, true]]);
   });
 
-  it('sets the managed and other flags where weft serves DHCP (hosts ask DHCPv6 for their addresses), not in a withdrawal', () => {
+  it('sets the managed flag where weft serves DHCPv6 (hosts ask it for their addresses), other only with a search domain to tell, not in a withdrawal', () => {
     const net = { mtu: 1400, subnets: ['fd00:7::/64'] };
     const dhcp = { enabled: true, dnsServers: [], leaseSeconds: 3600 };
-    expect(decodeRa(networkAdvertisement(net, GW, 1800))).toMatchObject({ managed: false, other: false });
-    expect(
-      decodeRa(networkAdvertisement({ ...net, dhcp: { ...dhcp, enabled: false } }, GW, 1800)),
-    ).toMatchObject({
-      managed: false,
-      other: false,
-    });
-    expect(decodeRa(networkAdvertisement({ ...net, dhcp }, GW, 1800))).toMatchObject({
-      managed: true,
-      other: true,
-      flagsRest: 0,
-      checksumHolds: true,
-    });
-    expect(decodeRa(networkAdvertisement({ ...net, dhcp }, GW, 0))).toMatchObject({
-      managed: false,
-      other: false,
-    });
+    const flags = (d?: typeof dhcp & { ipv6?: boolean; domainName?: string }, lifetime = 1800) => {
+      const ra = decodeRa(networkAdvertisement({ ...net, ...(d ? { dhcp: d } : {}) }, GW, lifetime));
+      expect(ra.checksumHolds).toBe(true);
+      expect(ra.flagsRest).toBe(0);
+      return [ra.managed, ra.other];
+    };
+    expect(flags()).toEqual([false, false]);
+    // DHCP for IPv4 only: the hosts' IPv6 is none of its business.
+    expect(flags(dhcp)).toEqual([false, false]);
+    expect(flags({ ...dhcp, ipv6: true, enabled: false })).toEqual([false, false]);
+    expect(flags({ ...dhcp, ipv6: true })).toEqual([true, false]);
+    expect(flags({ ...dhcp, ipv6: true, domainName: 'lab.example' })).toEqual([true, true]);
+    expect(flags({ ...dhcp, ipv6: true, domainName: 'lab.example' }, 0)).toEqual([false, false]);
   });
 
   it('names the subnets a network lost with lifetime 0, unless it has them (again)', () => {
