@@ -66,8 +66,8 @@ export interface Dhcp6IaNa {
   status?: { code: number; message: string };
 }
 
-/** A client's DHCPv6 message as it left the VM: Ethernet II + IPv6 + UDP to port 547. */
-export interface Dhcp6Request {
+/** Who a DHCPv6 message goes from and to, and what it is. */
+interface Dhcp6Envelope {
   /** Canonical lower-case text: MAC colon form, IPv6 as controller/intent/net.ts writes it. */
   ethSrc: string;
   ethDst: string;
@@ -76,6 +76,10 @@ export interface Dhcp6Request {
   messageType: number;
   /** 24 bits. */
   transactionId: number;
+}
+
+/** A client's DHCPv6 message as it left the VM: Ethernet II + IPv6 + UDP to port 547. */
+export interface Dhcp6Request extends Dhcp6Envelope {
   /** Raw DUIDs, copies. */
   clientId?: Buffer;
   serverId?: Buffer;
@@ -87,13 +91,7 @@ export interface Dhcp6Request {
   requestedOptions: number[];
 }
 
-export interface Dhcp6Reply {
-  ethSrc: string;
-  ethDst: string;
-  ipSrc: string;
-  ipDst: string;
-  messageType: number;
-  transactionId: number;
+export interface Dhcp6Reply extends Dhcp6Envelope {
   /** Absent only in the answer to an Information-request that carried none (RFC 8415 18.2.6). */
   clientId?: Buffer;
   serverId: Buffer;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDhcpClient } from '../lab/dhcp-client.js';
-import { type E2e, startOneNetwork } from './harness.js';
+import { type E2e, metricSum, startOneNetwork } from './harness.js';
 
 /**
  * weft's DHCP server, end to end: a VM in a lab namespace whose address was removed runs a real
@@ -15,14 +15,6 @@ const B = { name: 'b', hypervisor: 'hv2', mac: '02:00:00:00:0d:02', ip: '10.0.0.
 const C = { name: 'c', hypervisor: 'hv1', mac: '02:00:00:00:0d:03', ip: '10.0.0.62/24' };
 /** The client on `vm`; its hook script lives in the e2e temp dir. */
 const dhcpClient = (vm: string) => runDhcpClient(e.lab, vm, e.dir);
-
-async function dhcpMetric(name: string): Promise<number> {
-  const text = await (await fetch(`${e.controller.apiUrl}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(name))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
 
 beforeAll(async () => {
   e = await startOneNetwork(2, 740, [A, B, C]);
@@ -70,8 +62,8 @@ describe('DHCP served by weft (real udhcpc in a lab VM)', () => {
       dhcp: { reply: 'ack', address: '10.0.0.61' },
     });
     expect(Date.now() - Date.parse((shown.dhcp as { at: string }).at)).toBeLessThan(30_000);
-    expect(await dhcpMetric('weft_dhcp_replies_total{type="offer"}')).toBeGreaterThanOrEqual(1);
-    expect(await dhcpMetric('weft_dhcp_replies_total{type="ack"}')).toBeGreaterThanOrEqual(1);
+    expect(await metricSum(e, 'weft_dhcp_replies_total{type="offer"}')).toBeGreaterThanOrEqual(1);
+    expect(await metricSum(e, 'weft_dhcp_replies_total{type="ack"}')).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
   it('follows the intent: a changed address is what the next lease hands out', async () => {
@@ -82,7 +74,7 @@ describe('DHCP served by weft (real udhcpc in a lab VM)', () => {
   }, 60_000);
 
   it("gives a VM claiming another endpoint's MAC on its own port nothing", async () => {
-    const ignoredBefore = await dhcpMetric('weft_dhcp_ignored_total');
+    const ignoredBefore = await metricSum(e, 'weft_dhcp_ignored_total');
     await e.lab.exec('c', ['ip', 'link', 'set', 'eth0', 'address', A.mac]);
     try {
       const r = await dhcpClient('c');
@@ -90,7 +82,7 @@ describe('DHCP served by weft (real udhcpc in a lab VM)', () => {
     } finally {
       await e.lab.exec('c', ['ip', 'link', 'set', 'eth0', 'address', C.mac]);
     }
-    expect(await dhcpMetric('weft_dhcp_ignored_total')).toBeGreaterThan(ignoredBefore);
+    expect(await metricSum(e, 'weft_dhcp_ignored_total')).toBeGreaterThan(ignoredBefore);
     // c itself, with its own MAC, is answered.
     const own = await dhcpClient('c');
     expect(own.bound?.ip, own.out).toBe('10.0.0.62');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDhcp6Client } from '../lab/dhcp6-client.js';
 import { expectConverged } from './converged.js';
-import { type E2e, startOneNetwork } from './harness.js';
+import { type E2e, metricSum, startOneNetwork } from './harness.js';
 
 /**
  * weft's DHCPv6 server, end to end: a dual-stack VM without an IPv6 address runs a real DHCPv6
@@ -14,14 +14,6 @@ let e: E2e;
 const A = { name: 'a', hypervisor: 'hv1', mac: '02:00:00:00:0e:01', ip: '10.0.0.64/24' };
 const B = { name: 'b', hypervisor: 'hv2', mac: '02:00:00:00:0e:02', ip: '10.0.0.65/24' };
 const dhcp6Client = (vm: string) => runDhcp6Client(e.lab, vm, e.dir);
-
-async function metric(name: string): Promise<number> {
-  const text = await (await fetch(`${e.controller.apiUrl}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(name))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
 
 beforeAll(async () => {
   e = await startOneNetwork(2, 745, [A, B]);
@@ -67,8 +59,8 @@ describe('DHCPv6 served by weft (real dhclient -6 in a lab VM)', () => {
     expect((await e.lab.ping('b', 'fd00:45::a', { count: 2, intervalMs: 200 })).received).toBe(2);
     const shown = (await e.api.get('/v1/endpoints/b')).status as Record<string, unknown>;
     expect(shown).toMatchObject({ bound: true, dhcp6: { reply: 'reply', addresses: ['fd00:45::b'] } });
-    expect(await metric('weft_dhcp_replies_total{type="advertise"}')).toBeGreaterThanOrEqual(1);
-    expect(await metric('weft_dhcp_replies_total{type="reply"}')).toBeGreaterThanOrEqual(1);
+    expect(await metricSum(e, 'weft_dhcp_replies_total{type="advertise"}')).toBeGreaterThanOrEqual(1);
+    expect(await metricSum(e, 'weft_dhcp_replies_total{type="reply"}')).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
   it('follows the intent: a changed address is what the next lease hands out', async () => {

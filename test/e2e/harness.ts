@@ -84,6 +84,15 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOp
 }
 
 /** Waits until the lab's hypervisors have all registered themselves over OVSDB (20 s at most). */
+/** The sum of the controller's /metrics samples whose line starts with `name` (labels included or not). */
+export async function metricSum(e: E2e, name: string): Promise<number> {
+  const text = await (await fetch(`${e.controller.apiUrl}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(name))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
 export const everyChassisRegistered = (e: E2e, hypervisors: number): Promise<void> =>
   waitFor(
     async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
