@@ -32,6 +32,8 @@ export function answerDhcp(
   const lease = leaseOf(endpoint, network);
   if (!lease) return { ignored: `endpoint ${endpoint.id} has no IPv4 address in a subnet of ${network.id}` };
   const router = dhcp.router ?? gateway;
+  // The IPv6 ones are DHCPv6's (dhcp6-answer.ts).
+  const dnsServers4 = dhcp.dnsServers.filter((s) => parseIp(s)?.family === 4);
   const serverId = router ?? firstOtherHost(lease.subnet, lease.ip);
   const base = {
     xid: req.xid,
@@ -45,7 +47,7 @@ export function answerDhcp(
   const options = {
     subnetMask: maskText(lease.subnet.prefix),
     ...(router ? { router } : {}),
-    ...(dhcp.dnsServers.length > 0 ? { dnsServers: dhcp.dnsServers } : {}),
+    ...(dnsServers4.length > 0 ? { dnsServers: dnsServers4 } : {}),
     ...(dhcp.domainName ? { domainName: dhcp.domainName } : {}),
     mtu: network.mtu,
   };

@@ -69,6 +69,8 @@ export function answerDhcp6(req: Dhcp6Request, endpoint: Endpoint, network: Netw
   // past what a link carries.
   if (req.iaNa.length > MAX_IAS) return { ignored: `${req.iaNa.length} IA_NA options (at most ${MAX_IAS})` };
   const clientId = req.clientId;
+  // The IPv4 ones are DHCPv4's (dhcp-answer.ts).
+  const dnsServers6 = dhcp.dnsServers.filter((s) => parseIp(s)?.family === 6);
   const leases = leases6Of(endpoint, network);
   const lease = dhcp.leaseSeconds;
   const noLease = `endpoint ${endpoint.id} has no IPv6 address in a subnet of ${network.id}`;
@@ -84,6 +86,7 @@ export function answerDhcp6(req: Dhcp6Request, endpoint: Endpoint, network: Netw
       serverId: DHCP6_SERVER_DUID,
       ...rest,
       ...(dhcp.domainName ? { domainSearch: [dhcp.domainName] } : {}),
+      ...(dnsServers6.length > 0 ? { dnsServers: dnsServers6 } : {}),
     },
   });
   /**

@@ -1,6 +1,8 @@
 import { invalid } from './errors.js';
 import { DHCP_LEASE_DEFAULT, type Dhcp } from './model.js';
-import { type Cidr, cidrContains, parseIp } from './net.js';
+import { type Cidr, cidrContains, parseCidr, parseIp } from './net.js';
+
+const LINK_LOCAL = parseCidr('fe80::/10') as Cidr;
 
 /**
  * A network's `dhcp` member as sent (create, PUT, or the whole member in a PATCH) turned into the
@@ -29,7 +31,7 @@ export function normalizeDhcp(input: unknown, subnets: readonly Cidr[]): Dhcp | 
   }
   const out: Dhcp = {
     enabled,
-    dnsServers: (d.dnsServers ?? []).map((s, i) => ipv4(s, `dhcp.dnsServers.${i}`)),
+    dnsServers: (d.dnsServers ?? []).map((s, i) => dnsServer(s, `dhcp.dnsServers.${i}`)),
     leaseSeconds: d.leaseSeconds ?? DHCP_LEASE_DEFAULT,
   };
   if (d.router !== undefined) {
@@ -47,6 +49,15 @@ export function normalizeDhcp(input: unknown, subnets: readonly Cidr[]): Dhcp | 
   if (d.domainName !== undefined) out.domainName = d.domainName.toLowerCase();
   if (v6) out.ipv6 = true;
   return out;
+}
+
+/** Unicast, not link-local (a VM on another link could not reach it): IPv4 for DHCPv4, IPv6 for DHCPv6. */
+function dnsServer(text: string, field: string): string {
+  const a = parseIp(text);
+  if (!a) throw invalid(field, `'${text}' is not an IPv4 or IPv6 address`);
+  if (cidrContains(LINK_LOCAL, a))
+    throw invalid(field, `${a.text} is link-local: give the DNS server's global or unique local address`);
+  return a.text;
 }
 
 function ipv4(text: string, field: string): string {

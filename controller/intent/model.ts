@@ -68,6 +68,8 @@ export const DHCP_LEASE_MIN = 60;
 export const DHCP_LEASE_MAX = 31_536_000;
 export const DHCP_LEASE_DEFAULT = 86_400;
 const Ipv4Text = Type.String({ minLength: 7, maxLength: 15, description: 'IPv4 address' });
+/** A DNS server: IPv4 ones go out by DHCPv4, IPv6 ones by DHCPv6. */
+const DnsServerText = Type.String({ minLength: 2, maxLength: 45, description: 'IPv4 or IPv6 address' });
 const DomainName = Type.String({
   minLength: 1,
   maxLength: 253,
@@ -85,7 +87,7 @@ export const DhcpSchema = Type.Object(
     enabled: Type.Boolean(),
     /** Default gateway handed out (option 3); must lie in an IPv4 subnet of the network. */
     router: Type.Optional(Ipv4Text),
-    dnsServers: Type.Array(Ipv4Text, { maxItems: 4 }),
+    dnsServers: Type.Array(DnsServerText, { maxItems: 4 }),
     domainName: Type.Optional(DomainName),
     leaseSeconds: Lease,
     /**
@@ -102,7 +104,7 @@ export const DhcpInputSchema = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean()),
     router: Type.Optional(Ipv4Text),
-    dnsServers: Type.Optional(Type.Array(Ipv4Text, { maxItems: 4 })),
+    dnsServers: Type.Optional(Type.Array(DnsServerText, { maxItems: 4 })),
     domainName: Type.Optional(DomainName),
     leaseSeconds: Type.Optional(Lease),
     ipv6: Type.Optional(Type.Boolean()),

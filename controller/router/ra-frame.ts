@@ -168,7 +168,7 @@ export interface RouterAdvertisement {
    * for their addresses (controller/dhcp), as no prefix allows them to make their own (A=0).
    */
   managed?: boolean;
-  /** The other-configuration flag (O=1): weft's DHCPv6 has more to say (a search domain). */
+  /** The other-configuration flag (O=1): weft's DHCPv6 has more to say (a search domain, DNS servers). */
   other?: boolean;
 }
 
@@ -285,17 +285,17 @@ export function networkAdvertisement(
     prefixes: withdrawing ? [] : net.subnets,
     prefixLifetimeSeconds: lifetimeSeconds,
     managed: net.dhcp?.enabled === true && net.dhcp.ipv6 === true && !withdrawing,
-    other:
-      net.dhcp?.enabled === true &&
-      net.dhcp.ipv6 === true &&
-      net.dhcp.domainName !== undefined &&
-      !withdrawing,
+    other: net.dhcp?.enabled === true && net.dhcp.ipv6 === true && hasOtherConfig(net.dhcp) && !withdrawing,
     withdrawnPrefixes: withdrawing
       ? [...net.subnets, ...removedIpv6Subnets(removed, net.subnets)]
       : removedIpv6Subnets(removed, net.subnets),
     ...(to ? { to } : {}),
   });
 }
+
+/** What DHCPv6 tells besides addresses: a search domain, IPv6 DNS servers. */
+const hasOtherConfig = (d: NonNullable<Network['dhcp']>): boolean =>
+  d.domainName !== undefined || d.dnsServers.some((s) => s.includes(':'));
 
 function mac(buf: Buffer, at: number, text: string): void {
   if (!writeMac(buf, at, text)) throw new TypeError(`'${text}' is not a MAC address`);

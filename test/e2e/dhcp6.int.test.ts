@@ -6,7 +6,7 @@ import { type E2e, metricSum, startOneNetwork } from './harness.js';
 /**
  * weft's DHCPv6 server, end to end: a dual-stack VM without an IPv6 address runs a real DHCPv6
  * client (ISC dhclient -6, stateful) and is handed its endpoint's IPv6 address (and the network's
- * search domain) from the intent alone, then reaches a VM on the other hypervisor with it. No
+ * search domain and IPv6 DNS server) from the intent alone, then reaches a VM on the other hypervisor with it. No
  * answer while the network serves DHCP for IPv4 only; a changed address in the intent is the next
  * lease.
  */
@@ -48,11 +48,18 @@ describe('DHCPv6 served by weft (real dhclient -6 in a lab VM)', () => {
 
   it('leases the endpoint its own IPv6 address, with which the VM reaches the other hypervisor', async () => {
     await e.api.patch('/v1/networks/n1?wait=applied&timeout=20s', {
-      dhcp: { domainName: 'lab.example', leaseSeconds: 600, ipv6: true },
+      dhcp: {
+        domainName: 'lab.example',
+        dnsServers: ['10.0.0.53', 'fd00:45::53'],
+        leaseSeconds: 600,
+        ipv6: true,
+      },
     });
     const r = await dhcp6Client('b');
     expect(r.bound, r.out).toMatchObject({ reason: 'BOUND6', ip6: 'fd00:45::b' });
     expect(r.bound?.search, r.out).toContain('lab.example');
+    // The network's IPv6 DNS server (its IPv4 one is DHCPv4's).
+    expect(r.bound?.dns, r.out).toBe('fd00:45::53');
     expect(await e.lab.exec('b', ['ip', '-6', '-o', 'addr', 'show', 'dev', 'eth0'])).toContain(
       'inet6 fd00:45::b/64',
     );

@@ -8,7 +8,7 @@ import type { Lab } from './topology.js';
  * the stock dhclient-script would rewrite the machine's /etc/resolv.conf.
  */
 const SCRIPT6 = `#!/bin/sh
-echo "reason=$reason ip6=$new_ip6_address prefixlen=$new_ip6_prefixlen search=$new_dhcp6_domain_search"
+echo "reason=$reason ip6=$new_ip6_address prefixlen=$new_ip6_prefixlen search=$new_dhcp6_domain_search dns=$new_dhcp6_name_servers"
 case "$reason" in
   BOUND6|RENEW6|REBIND6|REBOOT6) ip -6 addr add "$new_ip6_address/64" dev "$interface" nodad ;;
 esac
@@ -18,7 +18,7 @@ exit 0
 const CONFIG6 = 'timeout 8;\n';
 
 export interface Dhcp6Lease {
-  /** The script's variables when it bound (ip6, prefixlen, search), or undefined: no lease. */
+  /** The script's variables when it bound (ip6, prefixlen, search, dns), or undefined: no lease. */
   bound: Record<string, string> | undefined;
   /** Everything the client printed, for failure messages. */
   out: string;

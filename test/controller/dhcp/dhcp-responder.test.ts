@@ -67,6 +67,19 @@ describe('DHCP responder', () => {
     });
   });
 
+  it("offers only the network's IPv4 DNS servers (the IPv6 ones are DHCPv6's), none when it has only IPv6 ones", () => {
+    for (const [dnsServers, offered] of [
+      [
+        ['fd00:2::53', '10.1.0.53', '9.9.9.9'],
+        ['10.1.0.53', '9.9.9.9'],
+      ],
+      [['fd00:2::53'], undefined],
+    ] as const) {
+      const { responder } = world({ net: { dhcp: { ...dhcpOn, dnsServers: [...dnsServers] } } });
+      expect(answered(ask(responder)).reply.dnsServers).toEqual(offered);
+    }
+  });
+
   it('answers a client asking for broadcast by broadcast, and a client with an address unicast to it', () => {
     const { responder } = world();
     expect(answered(ask(responder, { flags: 0x8000 })).reply).toMatchObject({

@@ -236,6 +236,15 @@ describe('answerDhcp6: leases', () => {
     );
   });
 
+  it("the network's IPv6 DNS servers go out as option 23, its IPv4 ones never", () => {
+    const n = net({ dhcp: { ...dhcpOn, dnsServers: ['10.1.0.53', 'fd00:2::53', '2001:db8::53'] } });
+    const a = answer({ messageType: DHCP6.REBIND }, ep(), n);
+    expect((a as { reply: Dhcp6Reply }).reply.dnsServers).toEqual(['fd00:2::53', '2001:db8::53']);
+    expect(buildDhcp6Frame((a as { reply: Dhcp6Reply }).reply).includes(Buffer.from('00170020', 'hex'))).toBe(
+      true,
+    );
+  });
+
   it('no search domain when the network names none', () => {
     const n = net({ dhcp: { enabled: true, ipv6: true, dnsServers: [], leaseSeconds: 3600 } });
     const a = answer({ messageType: DHCP6.REBIND }, ep(), n);

@@ -119,8 +119,21 @@ describe('network dhcp', () => {
     await rejects(
       svc.put('network', 'n1', { ...base, dhcp: { dnsServers: ['9.9.9.9', 'dns.example'] } }),
       'invalid',
-      /^dhcp\.dnsServers\.1: 'dns\.example' is not an IPv4 address/,
+      /^dhcp\.dnsServers\.1: 'dns\.example' is not an IPv4 or IPv6 address$/,
     );
+    await rejects(
+      svc.put('network', 'n1', { ...base, dhcp: { dnsServers: ['fe80::53'] } }),
+      'invalid',
+      /^dhcp\.dnsServers\.0: fe80::53 is link-local: give the DNS server's global or unique local address$/,
+    );
+    // IPv6 servers are DHCPv6's (canonical form stored), IPv4 ones DHCPv4's.
+    const both = await svc.put('network', 'n8', {
+      ...base,
+      name: 'n8',
+      subnets: ['10.8.0.0/24', 'fd08::/64'],
+      dhcp: { ipv6: true, dnsServers: ['10.8.0.53', 'FD08:0::53'] },
+    });
+    expect(both.object.dhcp?.dnsServers).toEqual(['10.8.0.53', 'fd08::53']);
     await rejects(
       svc.put('network', 'n1', {
         ...base,

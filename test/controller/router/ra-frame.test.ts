@@ -133,7 +133,7 @@ describe('router advertisement frames', () => {
 
   it('sets the managed flag where weft serves DHCPv6 (hosts ask it for their addresses), other only with a search domain to tell, not in a withdrawal', () => {
     const net = { mtu: 1400, subnets: ['fd00:7::/64'] };
-    const dhcp = { enabled: true, dnsServers: [], leaseSeconds: 3600 };
+    const dhcp = { enabled: true, dnsServers: [] as string[], leaseSeconds: 3600 };
     const flags = (d?: typeof dhcp & { ipv6?: boolean; domainName?: string }, lifetime = 1800) => {
       const ra = decodeRa(networkAdvertisement({ ...net, ...(d ? { dhcp: d } : {}) }, GW, lifetime));
       expect(ra.checksumHolds).toBe(true);
@@ -146,6 +146,9 @@ describe('router advertisement frames', () => {
     expect(flags({ ...dhcp, ipv6: true, enabled: false })).toEqual([false, false]);
     expect(flags({ ...dhcp, ipv6: true })).toEqual([true, false]);
     expect(flags({ ...dhcp, ipv6: true, domainName: 'lab.example' })).toEqual([true, true]);
+    // IPv6 DNS servers are other configuration too; IPv4 ones are DHCPv4's.
+    expect(flags({ ...dhcp, ipv6: true, dnsServers: ['fd00:7::53'] })).toEqual([true, true]);
+    expect(flags({ ...dhcp, ipv6: true, dnsServers: ['10.7.0.53'] })).toEqual([true, false]);
     expect(flags({ ...dhcp, ipv6: true, domainName: 'lab.example' }, 0)).toEqual([false, false]);
   });
 
