@@ -1,3 +1,4 @@
+import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame } from '../ipv6-frame.js';
 /**
  * DHCPv6 frames as OVS hands them to the controller (packet-in) and takes them back (packet-out):
  * Ethernet II + IPv6 (no extension headers) + UDP + a DHCPv6 client/server message (RFC 8415 8).
@@ -8,7 +9,7 @@
  * from Buffer.
  */
 
-import { readMac, writeIpv6, writeMac } from '../../southbound/openflow/codec/values.js';
+import { readMac, writeIpv6 } from '../../southbound/openflow/codec/values.js';
 import { ipv6UpperChecksum } from '../inet-checksum.js';
 import { formatIpv6 } from '../intent/net.js';
 
@@ -361,10 +362,6 @@ function encodeMessage(r: Dhcp6Reply): Buffer {
   return Buffer.concat(parts);
 }
 
-function putMac(buf: Buffer, at: number, mac: string, field: string): void {
-  if (!writeMac(buf, at, mac)) throw new TypeError(`${field}: '${mac}' is not a MAC address`);
-}
-
 /**
  * A server message: Ethernet II + IPv6 (traffic class and flow label 0, hop limit 255) + UDP
  * 547 -> 546 with its checksum + the DHCPv6 message. Throws TypeError on malformed addresses,
@@ -374,18 +371,17 @@ export function buildDhcp6Frame(reply: Dhcp6Reply): Buffer {
   const message = encodeMessage(reply);
   const udpLength = UDP_LEN + message.length;
   if (udpLength > 0xffff) throw new RangeError(`UDP datagram of ${udpLength} bytes exceeds 65535`);
-  const frame = Buffer.alloc(ETH_LEN + IPV6_HEADER + udpLength);
-  putMac(frame, 0, reply.ethDst, 'ethDst');
-  putMac(frame, 6, reply.ethSrc, 'ethSrc');
-  frame.writeUInt16BE(ETHERTYPE_IPV6, 12);
-  const ip = ETH_LEN;
-  frame[ip] = 0x60; // version 6, traffic class and flow label 0
-  frame.writeUInt16BE(udpLength, ip + 4);
-  frame[ip + 6] = IPPROTO_UDP;
-  frame[ip + 7] = REPLY_HOP_LIMIT;
-  ipv6Bytes(reply.ipSrc, 'ipSrc').copy(frame, ip + 8);
-  ipv6Bytes(reply.ipDst, 'ipDst').copy(frame, ip + 24);
-  const udp = ip + IPV6_HEADER;
+  const frame = ipv6Frame({
+    ethDst: reply.ethDst,
+    ethSrc: reply.ethSrc,
+    ipSrc: reply.ipSrc,
+    ipDst: reply.ipDst,
+    nextHeader: IPPROTO_UDP,
+    hopLimit: REPLY_HOP_LIMIT,
+    payloadLength: udpLength,
+  });
+  const ip = IPV6_AT;
+  const udp = IPV6_PAYLOAD_AT;
   frame.writeUInt16BE(DHCP6_PORT.SERVER, udp);
   frame.writeUInt16BE(DHCP6_PORT.CLIENT, udp + 2);
   frame.writeUInt16BE(udpLength, udp + 4);

@@ -1,3 +1,4 @@
+import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame } from '../ipv6-frame.js';
 /**
  * ICMPv6 errors a weft router sends about an IPv6 packet it could not forward (RFC 4443): the
  * same four cases as its ICMPv4 errors (icmp-error.ts), in ICMPv6's types and codes: time
@@ -9,7 +10,7 @@
  * surfaces as an IcmpParseError.
  */
 
-import { readMac, writeIpv6, writeMac } from '../../southbound/openflow/codec/values.js';
+import { readMac } from '../../southbound/openflow/codec/values.js';
 import { icmpv6Checksum } from '../inet-checksum.js';
 import { formatIpv6, isMulticastMac, parseCidr, parseIp } from '../intent/net.js';
 import {
@@ -199,18 +200,17 @@ export function buildIcmp6Error(
   const { type, code, pointer } = ICMPV6_ERROR_CODES[error.kind];
   const quoteLength = Math.min(p.ipEnd - p.ipStart, IPV6_MIN_MTU - IPV6_HEADER - ICMPV6_HEADER);
   const payloadLength = ICMPV6_HEADER + quoteLength;
-  const out = Buffer.alloc(ETH_LEN + IPV6_HEADER + payloadLength);
-  if (!writeMac(out, 0, to.ethDst)) throw new TypeError(`ethDst: '${to.ethDst}' is not a MAC address`);
-  if (!writeMac(out, 6, to.ethSrc)) throw new TypeError(`ethSrc: '${to.ethSrc}' is not a MAC address`);
-  out.writeUInt16BE(ETHERTYPE_IPV6, 12);
-  const ip = ETH_LEN;
-  out[ip] = 0x60; // version 6, traffic class and flow label 0
-  out.writeUInt16BE(payloadLength, ip + 4);
-  out[ip + 6] = IPPROTO_ICMPV6;
-  out[ip + 7] = ERROR_TTL;
-  if (!writeIpv6(out, ip + 8, to.ipSrc)) throw new TypeError(`ipSrc: '${to.ipSrc}' is not an IPv6 address`);
-  if (!writeIpv6(out, ip + 24, p.ipSrc)) throw new TypeError(`'${p.ipSrc}' is not an IPv6 address`);
-  const icmp = ip + IPV6_HEADER;
+  const out = ipv6Frame({
+    ethDst: to.ethDst,
+    ethSrc: to.ethSrc,
+    ipSrc: to.ipSrc,
+    ipDst: p.ipSrc,
+    nextHeader: IPPROTO_ICMPV6,
+    hopLimit: ERROR_TTL,
+    payloadLength,
+  });
+  const ip = IPV6_AT;
+  const icmp = IPV6_PAYLOAD_AT;
   out[icmp] = type;
   out[icmp + 1] = code;
   if (pointer !== undefined) out.writeUInt32BE(pointer, icmp + 4);

@@ -1,3 +1,4 @@
+import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame } from '../ipv6-frame.js';
 /**
  * Router solicitations and advertisements (RFC 4861 4.1, 4.2, 6.1.1) for weft routers' IPv6: the
  * solicitations VMs send (read and validated), the advertisements the router answers with or
@@ -7,7 +8,7 @@
  * malformed or invalid surfaces as an RaParseError naming why.
  */
 
-import { readIpv6, readMac, writeIpv6, writeMac } from '../../southbound/openflow/codec/values.js';
+import { readIpv6, readMac, writeMac } from '../../southbound/openflow/codec/values.js';
 import { icmpv6Checksum } from '../inet-checksum.js';
 import type { Network } from '../intent/model.js';
 import { routerLinkLocal } from '../intent/model-router.js';
@@ -218,19 +219,18 @@ export function buildRouterAdvertisement(ra: RouterAdvertisement): Buffer {
   const optionsLength =
     OPTION_UNIT + (ra.mtu === undefined ? 0 : OPTION_UNIT) + PREFIX_OPTION_LENGTH * prefixes.length;
   const icmpLength = RA_LENGTH + optionsLength;
-  const out = Buffer.alloc(ETH_LEN + IPV6_HEADER + icmpLength);
   const to = ra.to ?? ALL_NODES;
-  mac(out, 0, to.mac);
-  mac(out, 6, ra.gatewayMac);
-  out.writeUInt16BE(ETHERTYPE_IPV6, 12);
-  const ip = ETH_LEN;
-  out[ip] = 0x60; // version 6, traffic class and flow label 0
-  out.writeUInt16BE(icmpLength, ip + 4);
-  out[ip + 6] = IPPROTO_ICMPV6;
-  out[ip + 7] = ND_HOP_LIMIT;
-  ipv6(out, ip + 8, routerLinkLocal(ra.gatewayMac.toLowerCase()));
-  ipv6(out, ip + 24, to.ip);
-  const icmp = ip + IPV6_HEADER;
+  const out = ipv6Frame({
+    ethDst: to.mac,
+    ethSrc: ra.gatewayMac,
+    ipSrc: routerLinkLocal(ra.gatewayMac.toLowerCase()),
+    ipDst: to.ip,
+    nextHeader: IPPROTO_ICMPV6,
+    hopLimit: ND_HOP_LIMIT,
+    payloadLength: icmpLength,
+  });
+  const ip = IPV6_AT;
+  const icmp = IPV6_PAYLOAD_AT;
   out[icmp] = ICMPV6_TYPE.ROUTER_ADVERTISEMENT;
   out[icmp + 4] = RA_DEFAULTS.curHopLimit;
   out[icmp + 5] = (ra.managed ? FLAG_MANAGED : 0) | (ra.other ? FLAG_OTHER : 0);
@@ -299,8 +299,4 @@ const hasOtherConfig = (d: NonNullable<Network['dhcp']>): boolean =>
 
 function mac(buf: Buffer, at: number, text: string): void {
   if (!writeMac(buf, at, text)) throw new TypeError(`'${text}' is not a MAC address`);
-}
-
-function ipv6(buf: Buffer, at: number, text: string): void {
-  if (!writeIpv6(buf, at, text)) throw new TypeError(`'${text}' is not an IPv6 address`);
 }
