@@ -30,7 +30,10 @@ export function computeDatapath(view: DatapathView): Desired {
   for (const net of view.networks) {
     parts.push(networkUnit(view, net));
     const arpNet = { vni: net.vni, routed: net.router !== undefined };
-    const localNet = net.router ? { vni: net.vni, gatewayMac: net.router.self.mac } : { vni: net.vni };
+    const r = net.router;
+    const localNet = r
+      ? { vni: net.vni, gatewayMac: r.self.mac, routes6: r.self.ipv6 !== undefined }
+      : { vni: net.vni };
     for (const port of net.local) {
       const rules = port.securityGroupIds.flatMap((id) => view.securityGroups.get(id)?.rules ?? []);
       parts.push(localEndpointUnit(localNet, port, rules), endpointArpUnit(arpNet, port));

@@ -59,9 +59,12 @@ export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
   return { flows, groups };
 }
 
-/** `net.gatewayMac`: the router's MAC on the network, when it is on one (its VIPs are neighbours to resolve). */
+/**
+ * `net.gatewayMac`: the router's MAC on the network, when it is on one (its VIPs are neighbours to
+ * resolve); `routes6`: it has an IPv6 address there (its IPv6 VIPs too).
+ */
 export function localEndpointUnit(
-  net: Pick<NetworkOnChassis, 'vni'> & { gatewayMac?: string },
+  net: Pick<NetworkOnChassis, 'vni'> & { gatewayMac?: string; routes6?: boolean },
   port: LocalPort,
   rules: ResolvedRule[],
 ): Desired {
@@ -70,7 +73,8 @@ export function localEndpointUnit(
   mirrorTapFlows(port, flows);
   portSecurityFlows(port, flows);
   portSecurityGroupFlows(port, rules, flows);
-  if (net.gatewayMac !== undefined) vipWatchFlows({ vni: net.vni, gatewayMac: net.gatewayMac }, port, flows);
+  if (net.gatewayMac !== undefined)
+    vipWatchFlows({ vni: net.vni, gatewayMac: net.gatewayMac, routes6: net.routes6 === true }, port, flows);
   return port.qos ? { flows, groups: [], meters: portMeters(port) } : { flows, groups: [] };
 }
 

@@ -30,6 +30,7 @@ import { endpointNeighbor6Flows, ROUTER_SPOOF_PRIORITY, routerNetworkFlows6 } fr
 import {
   ARP_REPLY_PRIORITY,
   ARP_WATCH_PRIORITY,
+  COPY_UP_AND_ROUTE,
   ECHO_PRIORITY,
   NO_ROUTE_PRIORITY,
   NOT_ROUTED_PRIORITY,
@@ -79,11 +80,6 @@ export const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
 export const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
 export const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
 export const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });
-/** A copy to the controller, and on as the table's miss goes (l3-route). */
-export const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
-  ...TO_CONTROLLER,
-  goto(TABLE.L3_ROUTE),
-]) as DesiredFlow['instructions'];
 const IS_ICMP = frozen({ field: 'ip_proto', value: 1 });
 const ECHO_REQUEST = frozen({ field: 'icmp_type', value: 8 });
 const ECHO_REPLY = 0;

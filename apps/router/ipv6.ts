@@ -21,7 +21,10 @@ import { frozen } from '../interned.js';
 import type { RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
 import {
+  ARP_WATCH_PRIORITY,
+  COPY_UP_AND_ROUTE,
   ECHO_PRIORITY,
+  ND_REPLY_PRIORITY,
   NO_ROUTE_PRIORITY,
   ROUTE_PRIORITY_BASE,
   ROUTER_ADDRESS_PRIORITY,
@@ -50,10 +53,14 @@ import {
  *     IPv4 (controller/router): a hop limit of 1 or 0 (priority 250: time exceeded), anything
  *     else to a router address (290: port or protocol unreachable), any other IPv6 to the gateway
  *     (10: no route).
+ * - where a VLAN binding port of the network is local (ndWatchFlows): neighbour advertisements
+ *   from it to the gateway MAC go up (l3-route, priority 295: a host answering the router's
+ *   solicitation), unsolicited ones to ff02::1 are copied up on their way (arp-responder, 50: a
+ *   failover moving an address), for the neighbour resolution (controller/router/neighbor-*).
  * - l3-neighbor: each IPv6 address of an endpoint of a routed network leads to its MAC
  *   (endpointNeighbor6Flows); any other IPv6 destination meets the table's miss, up to the
- *   controller: address unreachable (no neighbour resolution for IPv6: hosts behind a VLAN
- *   binding are not reached by IPv6 routing).
+ *   controller, which resolves it by neighbour solicitation behind a VLAN binding or among a
+ *   VIP's endpoints (the learned flows then lead there), else answers address unreachable.
  * No IPv6 next hop is resolved (ports.ts staticRoutes leaves out a route whose endpoint is not
  * bound), so no IPv6 route goes through reg4 as an IPv4 one via an ARP neighbour does.
  */
@@ -63,6 +70,7 @@ const IS_ICMPV6 = frozen({ field: 'ip_proto', value: 58 });
 const ECHO_REQUEST = frozen({ field: 'icmpv6_type', value: 128 });
 const ROUTER_SOLICITATION = frozen({ field: 'icmpv6_type', value: 133 });
 const IS_NA = frozen({ field: 'icmpv6_type', value: 136 });
+const TO_ALL_NODES = frozen({ field: 'ipv6_dst', value: 'ff02::1' });
 /** port-security: above every endpoint's flows there (at most 125). */
 export const ROUTER_SPOOF_PRIORITY = 130;
 const CODE_0 = frozen({ field: 'icmpv6_code', value: 0 });
@@ -167,6 +175,9 @@ export function routerNetworkFlows6(
       });
     }
   }
+  for (const v of vlanPorts) {
+    ndWatchFlows(cookie, { field: 'in_port', value: v.ofport }, meta, self.mac, undefined, flows);
+  }
   for (const hopLimit of HOP_LIMIT_RUNS_OUT) {
     flows.push({
       tableId: TABLE.L3_ROUTE,
@@ -250,4 +261,36 @@ export function endpointNeighbor6Flows(
       instructions,
     });
   }
+}
+
+/**
+ * The neighbour advertisements the router's neighbour resolution reads from one port (a VLAN
+ * binding's, or a VIP holder's: then only for `target`): answers to the router (to its gateway
+ * MAC) go up; unsolicited ones to all nodes (a host or keepalived announcing an address it took
+ * over) are copied up and go on. Port security has let a VM's through only for its own addresses.
+ */
+export function ndWatchFlows(
+  cookie: bigint,
+  inPort: OxmTlv,
+  meta: OxmTlv,
+  gatewayMac: string,
+  target: string | undefined,
+  flows: DesiredFlow[],
+): void {
+  const na = [IS_IPV6, IS_ICMPV6, IS_NA, CODE_0];
+  const of = target === undefined ? [] : [{ field: 'nd_target', value: target }];
+  flows.push({
+    tableId: TABLE.L3_ROUTE,
+    priority: ND_REPLY_PRIORITY,
+    cookie,
+    match: [inPort, meta, { field: 'eth_dst', value: gatewayMac }, ...na, ...of],
+    instructions: TO_CONTROLLER,
+  });
+  flows.push({
+    tableId: TABLE.ARP_RESPONDER,
+    priority: ARP_WATCH_PRIORITY,
+    cookie,
+    match: [inPort, meta, ...na, TO_ALL_NODES, ...of],
+    instructions: COPY_UP_AND_ROUTE,
+  });
 }

@@ -1,3 +1,6 @@
+import { type DesiredFlow, goto, TO_CONTROLLER } from '../../controller/pipeline/flow.js';
+import { TABLE } from '../../controller/pipeline/tables.js';
+
 /**
  * The router app's flow priorities, one definition for its IPv4 flows (compute.ts) and its IPv6
  * ones (ipv6.ts), so the two families order their l3-route flows the same way.
@@ -6,8 +9,19 @@ export const ROUTE_PRIORITY_BASE = 100;
 export const ECHO_PRIORITY = 300;
 export const ROUTER_ADDRESS_PRIORITY = 290;
 export const ARP_REPLY_PRIORITY = 280;
+/**
+ * A neighbour advertisement to the router (its answer to a solicitation): above the router-address
+ * flow (290), which would take one sent to the router's own address as a packet for a service.
+ */
+export const ND_REPLY_PRIORITY = 295;
 /** arp-responder: below every answer (100), above nothing; the table's miss goes on to l3-route too. */
 export const ARP_WATCH_PRIORITY = 50;
 export const TTL_PRIORITY = 250;
 export const NO_ROUTE_PRIORITY = 10;
 export const NOT_ROUTED_PRIORITY = 5;
+
+/** What a watch flow does: a copy to the controller, and on as the table's miss goes (l3-route). */
+export const COPY_UP_AND_ROUTE: DesiredFlow['instructions'] = Object.freeze([
+  ...TO_CONTROLLER,
+  goto(TABLE.L3_ROUTE),
+]) as DesiredFlow['instructions'];

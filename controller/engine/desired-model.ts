@@ -328,8 +328,8 @@ export class DesiredModel {
     };
     const rules =
       ep.securityGroupIds.length === 0 ? [] : ep.securityGroupIds.flatMap((id) => this.rulesOf(id) ?? []);
-    const gatewayMac = ix.routing.gatewayMacOf(ep.networkId);
-    const net = gatewayMac === undefined ? { vni } : { vni, gatewayMac };
+    const gw = ix.routing.gatewayOf(ep.networkId);
+    const net = gw ? { vni, gatewayMac: gw.mac, routes6: gw.routes6 } : { vni };
     return unitOf(this.keyed(() => localEndpointUnit(net, port, rules), tunnel));
   }
 

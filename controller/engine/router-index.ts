@@ -18,11 +18,13 @@ export class RouterIndex {
     return id === undefined ? undefined : this.routers.get(id);
   }
 
-  /** The MAC of the router's interface on this network (lowercase), if a router has one there. */
-  gatewayMacOf(networkId: string): string | undefined {
-    return this.of(networkId)
-      ?.interfaces.find((i) => i.networkId === networkId)
-      ?.mac.toLowerCase();
+  /**
+   * The router's interface on this network, if a router has one there: its MAC (lowercase), and
+   * whether it has an IPv6 address there (the router routes IPv6 into the network).
+   */
+  gatewayOf(networkId: string): { mac: string; routes6: boolean } | undefined {
+    const i = this.of(networkId)?.interfaces.find((x) => x.networkId === networkId);
+    return i && { mac: i.mac.toLowerCase(), routes6: i.ipv6 !== undefined };
   }
 
   /** The networks on the same router as this one (itself included), or none. */

@@ -119,7 +119,7 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.ARP_RESPONDER,
     name: 'arp-responder',
     purpose:
-      "answer ARP requests and IPv6 neighbour solicitations for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src (an NS becomes an NA with its flags), on to arp-reply; a solicitation without a source link-layer option goes on unanswered; other ARP requests (and broadcast replies) from a VLAN binding port of a routed network, or from a VIP of an endpoint's there, are copied to the controller (a neighbour announcing a new MAC) and go on",
+      "answer ARP requests and IPv6 neighbour solicitations for known endpoint IPs on the spot (no flood): the endpoint's MAC into eth_src (an NS becomes an NA with its flags), on to arp-reply; a solicitation without a source link-layer option goes on unanswered; other ARP requests (and broadcast replies), and unsolicited neighbour advertisements (to ff02::1), from a VLAN binding port of a routed network, or from a VIP of an endpoint's there, are copied to the controller (a neighbour announcing a new MAC) and go on",
     matches: [
       'in_port',
       'metadata',
@@ -133,6 +133,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'icmpv6_code',
       'nd_target',
       'nd_sll',
+      'ipv6_dst',
     ],
     next: [TABLE.L3_ROUTE, TABLE.ARP_REPLY],
     miss: { kind: 'goto', table: TABLE.L3_ROUTE },
@@ -150,7 +151,7 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L3_ROUTE,
     name: 'l3-route',
     purpose:
-      "IPv4 sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error; ARP replies to the router (from a VLAN binding port, or from an endpoint's VIP) go to the controller, which learns its neighbours from them",
+      "IP sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error; ARP replies and neighbour advertisements to the router (from a VLAN binding port, or from an endpoint's VIP) go to the controller, which learns its neighbours from them",
     matches: [
       'in_port',
       'metadata',
@@ -164,6 +165,8 @@ export const PIPELINE: readonly TableDecl[] = [
       'nw_ttl',
       'arp_op',
       'arp_spa',
+      'icmpv6_code',
+      'nd_target',
     ],
     next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
@@ -172,12 +175,12 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L3_NEIGHBOR,
     name: 'l3-neighbor',
     purpose:
-      "a routed packet's destination address (or its static route's next hop, reg4) -> the MAC of the endpoint or of the host weft learned by ARP into eth_dst, on to l2-lookup; a next hop not learned yet goes to the controller, which resolves it",
+      "a routed packet's destination address (or its static route's next hop, reg4) -> the MAC of the endpoint or of the host weft learned by ARP or neighbour discovery into eth_dst, on to l2-lookup; a next hop not learned yet goes to the controller, which resolves it",
     matches: ['metadata', 'eth_type', 'ipv4_dst', 'ipv6_dst', 'reg3', 'reg4'],
     next: [TABLE.L2_LOOKUP],
     miss: {
       kind: 'controller',
-      why: 'routed to an address no endpoint of the destination network holds (the router resolves it by ARP behind a VLAN binding, else answers host unreachable)',
+      why: 'routed to an address no endpoint of the destination network holds (the router resolves it by ARP or neighbour solicitation behind a VLAN binding or among the endpoints allowed a VIP, else answers host unreachable)',
     },
   },
   {

@@ -151,6 +151,9 @@ function firstOctet(ip: string): number {
 }
 
 function isGroupOrBroadcast(ip: string): boolean {
+  // IPv6 (canonical text, lower case): multicast is ff00::/8, there is no broadcast.
+  const a = parseIp(ip);
+  if (a?.family === 6) return a.value >> 120n === 0xffn;
   return ip === '255.255.255.255' || (firstOctet(ip) >= 224 && firstOctet(ip) <= 239);
 }
 

@@ -5,7 +5,8 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpfc } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod } from '../../southbound/openflow/codec/messages.js';
 import type { FlowStats } from '../../southbound/openflow/codec/multipart-types.js';
-import { parseIpv4 } from '../../southbound/openflow/codec/values.js';
+import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
+import { parseIp } from '../intent/net.js';
 import { learnedCookie } from '../pipeline/cookies.js';
 import { apply, checkFlow, type DesiredFlow, goto, setField } from '../pipeline/flow.js';
 import { metadataForVni, REG_NEXTHOP, REG_VIA_NEXTHOP } from '../pipeline/registers.js';
@@ -15,10 +16,12 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
 
 /**
  * The flows a learned neighbour gets on a datapath that routes to it (controller/router, not the
- * reconciler: they come from what ARP said, not from the intent). Pure.
+ * reconciler: they come from what ARP or neighbour discovery said, not from the intent). Pure.
  *
  *   table=36 priority=90  ip,metadata=<VNI>,nw_dst=<address>        -> eth_dst=<its MAC>, l2-lookup
- *   table=36 priority=110 metadata=<VNI>,reg3=1,reg4=<address>        -> the same (a static route's next hop)
+ *             (ipv6,ipv6_dst=<address> for an IPv6 neighbour, learned by neighbour discovery)
+ *   table=36 priority=110 metadata=<VNI>,reg3=1,reg4=<address>        -> the same (a static route's
+ *             next hop; IPv4 only)
  *   table=40 priority=90  metadata=<VNI>,dl_dst=<its MAC>             -> where it sits: out of its VLAN
  *             binding port, tagged (its own chassis), or into the tunnel to that chassis (others)
  *   table=40 priority=91  metadata=<VNI>,dl_src=<gateway MAC>,dl_dst=<its MAC> -> (its own chassis) the
@@ -56,22 +59,27 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
   const cookie = learnedCookie('router', neighborOwner(n));
   const meta = { field: 'metadata', value: metadataForVni(at.vni) };
   const toMac = [apply(setField('eth_dst', n.mac)), goto(TABLE.L2_LOOKUP)];
+  const v4 = isIpv4(n.ip);
   const flows: DesiredFlow[] = [
     {
       tableId: TABLE.L3_NEIGHBOR,
       priority: LEARNED_NEIGHBOR_PRIORITY,
       cookie,
-      match: [meta, { field: 'eth_type', value: 0x0800 }, { field: 'ipv4_dst', value: n.ip }],
+      match: v4
+        ? [meta, { field: 'eth_type', value: 0x0800 }, { field: 'ipv4_dst', value: n.ip }]
+        : [meta, { field: 'eth_type', value: 0x86dd }, { field: 'ipv6_dst', value: n.ip }],
       instructions: toMac,
     },
-    {
+  ];
+  // IPv6 static routes go via endpoints only (apps/router/ipv6.ts): no IPv6 next hop in reg4.
+  if (v4)
+    flows.push({
       tableId: TABLE.L3_NEIGHBOR,
       priority: LEARNED_NEXTHOP_PRIORITY,
       cookie,
       match: [meta, { field: REG_VIA_NEXTHOP, value: 1 }, { field: REG_NEXTHOP, value: parseIpv4(n.ip) }],
       instructions: toMac,
-    },
-  ];
+    });
   // A VIP's holder is an endpoint: the intent's l2-lookup flows of its MAC lead to it everywhere.
   if (n.place.endpointId !== undefined) {
     for (const f of flows) checkFlow(f);
@@ -174,7 +182,9 @@ export function readLearnedFlows(
   for (const f of flows) {
     if (f.tableId !== TABLE.L3_NEIGHBOR || f.priority !== LEARNED_NEIGHBOR_PRIORITY) continue;
     const meta = f.match.find((t) => t.field === 'metadata')?.value;
-    const ip = f.match.find((t) => t.field === 'ipv4_dst' || t.field === 'ip_dst')?.value;
+    const dst = f.match.find((t) => DST_FIELDS.has(t.field))?.value;
+    // The intent's canonical text, as the resolver keys its entries (the codec's may differ for IPv6).
+    const ip = dst === undefined ? undefined : parseIp(String(dst))?.text;
     const mac = actionsOf(f).find((a) => a.type === 'set_field' && a.field === 'eth_dst');
     if (meta === undefined || ip === undefined || mac?.type !== 'set_field') continue;
     const place = local.get(f.cookie);
@@ -187,6 +197,8 @@ export function readLearnedFlows(
   }
   return out;
 }
+
+const DST_FIELDS = new Set(['ipv4_dst', 'ip_dst', 'ipv6_dst']);
 
 const actionsOf = (f: Pick<FlowStats, 'instructions'>): Action[] =>
   f.instructions.flatMap((i) => (i.type === 'apply_actions' ? i.actions : []));

@@ -3,7 +3,6 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ROUTER_MAC_PREFIX } from '../intent/model-router.js';
 import { isMulticastMac, prefixHolding } from '../intent/net.js';
 import { output } from '../pipeline/flow.js';
-import type { ArpPacket } from './arp-frame.js';
 import { whyNoHostAt } from './icmp-error.js';
 import type { NeighborKey, NeighborPlace, NeighborState } from './neighbor-resolver.js';
 import type { NeighborContext } from './neighbor-service.js';
@@ -19,7 +18,7 @@ import type { NeighborContext } from './neighbor-service.js';
  *   endpoint, group or router of weft has.
  */
 
-/** Where an ARP request for an address goes out: a datapath, and the actions putting it on the wire there. */
+/** Where a request (ARP, or IPv6 neighbour solicitation) for an address goes out: a datapath, and the actions putting it on the wire there. */
 export interface RequestOut {
   dpid: string;
   actions: Action[];
@@ -30,7 +29,7 @@ export const actionsToward = (p: Pick<NeighborPlace, 'endpointId' | 'ofport' | '
   p.endpointId !== undefined ? [output(p.ofport)] : taggedOutput(p.vlan, p.ofport);
 
 /**
- * Whether weft resolves `ip` in the network by ARP: a VIP while one of the endpoints allowed it is
+ * Whether weft resolves `ip` in the network (by ARP, or neighbour solicitation for IPv6): a VIP while one of the endpoints allowed it is
  * bound (never behind a VLAN binding, even when none is), any other address where a VLAN binding
  * may hide it.
  */
@@ -55,16 +54,23 @@ export function broadcastPlaces(ctx: NeighborContext, key: NeighborKey): Request
   });
 }
 
+/** What an ARP packet or a neighbour advertisement says: `ip` is at `mac` (lower case). */
+export interface NeighborClaim {
+  ip: string;
+  mac: string;
+}
+
 /**
- * The place an ARP packet from `inPort` of `dpid` speaks from, if it may speak for its sender
- * address `arp.spa` in the network; else why not (logged at debug, the packet ignored).
+ * The place a claim (an ARP packet's sender, an advertisement's target) from `inPort` of `dpid`
+ * speaks from, if it may speak for the address in the network; else why not (logged at debug,
+ * the packet ignored).
  */
 export function answerPlace(
   ctx: NeighborContext,
   dpid: string,
   inPort: number,
   networkId: string,
-  arp: ArpPacket,
+  claim: NeighborClaim,
 ): NeighborPlace | string {
   const net = ctx.network(networkId);
   const iface = ctx.routerInterface(networkId);
@@ -72,27 +78,28 @@ export function answerPlace(
   if (!net || !iface) return 'no router on this network';
   if (!chassisId) return `${dpid} is the datapath of no chassis weft knows`;
   const at = { dpid, chassisId, vni: net.vni, gatewayMac: iface.mac.toLowerCase() };
-  const allowed = ctx.vipAllowed(networkId, arp.spa);
+  const allowed = ctx.vipAllowed(networkId, claim.ip);
   if (allowed.length > 0) {
     const h = ctx
-      .vipHolders(networkId, arp.spa)
+      .vipHolders(networkId, claim.ip)
       .find((x) => x.chassisId === chassisId && x.ofport === inPort);
     if (!h)
-      return `${arp.spa} is allowed to ${allowed.join(', ')}: only they answer for it, from their ports`;
-    if (h.mac !== arp.sha) return `sender MAC ${arp.sha} is not ${h.endpointId}'s ${h.mac}`;
+      return `${claim.ip} is allowed to ${allowed.join(', ')}: only they answer for it, from their ports`;
+    if (h.mac !== claim.mac) return `sender MAC ${claim.mac} is not ${h.endpointId}'s ${h.mac}`;
     return { ...at, bindingId: '', endpointId: h.endpointId, ofport: inPort, vlan: 0 };
   }
   const port = ctx.vlanPorts(networkId).find((p) => p.chassisId === chassisId && p.ofport === inPort);
   if (!port) return `port ${inPort} of ${dpid} is no VLAN binding of ${networkId}`;
-  if (!net.subnets.some((c) => prefixHolding(c, arp.spa) >= 0))
-    return `${arp.spa} is outside ${net.id}'s subnets`;
-  const noHost = whyNoHostAt(arp.spa, net.subnets);
+  if (!net.subnets.some((c) => prefixHolding(c, claim.ip) >= 0))
+    return `${claim.ip} is outside ${net.id}'s subnets`;
+  const noHost = whyNoHostAt(claim.ip, net.subnets);
   if (noHost) return `sender address: ${noHost.replace('its destination ', '')}`;
-  const owner = ctx.endpointByIp(networkId, arp.spa) ?? ctx.endpointByMac(networkId, arp.sha);
-  if (owner) return `${arp.spa} / ${arp.sha} belongs to endpoint ${owner.id}: weft knows it from the intent`;
-  if (arp.sha === '00:00:00:00:00:00' || isMulticastMac(arp.sha))
-    return `sender MAC ${arp.sha} is not a unicast address`;
-  if (arp.sha.startsWith(ROUTER_MAC_PREFIX)) return `sender MAC ${arp.sha} is a weft router's`;
+  const owner = ctx.endpointByIp(networkId, claim.ip) ?? ctx.endpointByMac(networkId, claim.mac);
+  if (owner)
+    return `${claim.ip} / ${claim.mac} belongs to endpoint ${owner.id}: weft knows it from the intent`;
+  if (claim.mac === '00:00:00:00:00:00' || isMulticastMac(claim.mac))
+    return `sender MAC ${claim.mac} is not a unicast address`;
+  if (claim.mac.startsWith(ROUTER_MAC_PREFIX)) return `sender MAC ${claim.mac} is a weft router's`;
   return { ...at, bindingId: port.bindingId, ofport: port.ofport, vlan: port.vlan };
 }
 

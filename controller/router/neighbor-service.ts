@@ -9,7 +9,7 @@ import { PortRateLimit, packetInField } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
-import { ARP_OP, ArpParseError, buildArpRequest, isArpFrame, parseArpFrame } from './arp-frame.js';
+import { isArpFrame } from './arp-frame.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
 import {
   installMessages,
@@ -32,6 +32,7 @@ import {
   learnedHardTimeoutSeconds,
   type NeighborTimings,
 } from './neighbor-timings.js';
+import { type HeardAs, isNeighborFrame, protocolOf, readClaim, requestFrame } from './neighbor-wire.js';
 
 /** A VLAN binding of a network whose port the chassis reported (its OpenFlow number known). */
 export interface VlanPortOf {
@@ -73,6 +74,15 @@ export interface NeighborContext {
 const ARP_PER_PORT_RATE = 50;
 const ARP_PER_PORT_BURST = 100;
 
+/** The debug line of a packet the resolution did not take, by protocol and how it came up. */
+const IGNORED = {
+  arp: { reply: 'ARP reply to a router ignored', announce: 'ARP request ignored' },
+  nd: {
+    reply: 'neighbour advertisement to a router ignored',
+    announce: 'unsolicited neighbour advertisement ignored',
+  },
+} as const;
+
 /** Why a resolution was not started: the router answers host unreachable at once. */
 export type ResolveAnswer = 'resolving' | 'unreachable';
 
@@ -84,7 +94,7 @@ export type ResolveAnswer = 'resolving' | 'unreachable';
 export class NeighborService {
   readonly resolver: NeighborResolver;
   readonly #timer: NodeJS.Timeout;
-  readonly #requests: Counter;
+  readonly #requests: Record<'arp' | 'nd', Counter>;
   readonly #learned: Counter;
   readonly #adoption: NeighborAdoption;
   /** Per switch port: the ARP a port sends up (answers, copied requests) beyond this is dropped. */
@@ -103,12 +113,20 @@ export class NeighborService {
     this.#adoption = new NeighborAdoption(switches, ctx, this.resolver, log, now);
     this.#limit = new PortRateLimit(ARP_PER_PORT_RATE, ARP_PER_PORT_BURST, now);
     const registers = metrics ? [metrics] : [];
-    this.#requests = new Counter({
-      name: 'weft_router_arp_requests_total',
-      help: 'ARP requests routers sent to resolve neighbours behind VLAN bindings and VIPs (broadcast, or unicast re-validations)',
-      labelNames: ['kind'],
-      registers,
-    });
+    this.#requests = {
+      arp: new Counter({
+        name: 'weft_router_arp_requests_total',
+        help: 'ARP requests routers sent to resolve neighbours behind VLAN bindings and VIPs (broadcast, or unicast re-validations)',
+        labelNames: ['kind'],
+        registers,
+      }),
+      nd: new Counter({
+        name: 'weft_router_nd_solicitations_total',
+        help: 'IPv6 neighbour solicitations routers sent to resolve neighbours behind VLAN bindings and VIPs (broadcast: to the solicited-node group; unicast re-validations)',
+        labelNames: ['kind'],
+        registers,
+      }),
+    };
     this.#learned = new Counter({
       name: 'weft_router_neighbors_learned_total',
       help: 'Neighbour answers routers took (learned, changed MAC or place, refreshed)',
@@ -228,60 +246,48 @@ export class NeighborService {
   }
 
   #onPacketIn(dpid: string, msg: PacketIn): void {
-    // l3-route: an answer to the router; arp-responder: a request a host behind a VLAN or a VIP's
-    // holder sent (copied).
-    const mode =
+    // l3-route: an answer to the router; arp-responder: an announcement (an ARP request or
+    // gratuitous reply, an unsolicited advertisement) of a host behind a VLAN or a VIP's holder, copied.
+    const as: HeardAs | undefined =
       msg.tableId === TABLE.L3_ROUTE ? 'reply' : msg.tableId === TABLE.ARP_RESPONDER ? 'announce' : undefined;
-    if (!mode || appOf(msg.cookie) !== 'router') return;
-    if (!isArpFrame(msg.data)) return;
+    if (!as || appOf(msg.cookie) !== 'router') return;
+    if (!isNeighborFrame(msg.data)) return;
     if (!this.ctx.isLeader()) return;
     const inPort = packetInField(msg, 'in_port');
     if (inPort !== undefined && !this.#limit.take(dpid, Number(inPort))) return;
-    const why = this.#learn(dpid, msg, mode);
-    if (why)
-      this.log.debug(
-        { dpid, reason: why },
-        `ARP ${mode === 'reply' ? 'reply to a router' : 'request'} ignored`,
-      );
+    const why = this.#learn(dpid, msg, as);
+    if (why) this.log.debug({ dpid, reason: why }, IGNORED[isArpFrame(msg.data) ? 'arp' : 'nd'][as]);
   }
 
   /**
-   * An ARP reply the router's flow sent up (`reply`), or an ARP request of a host behind a VLAN
+   * An answer to the router its flow sent up (`reply`), or an announcement of a host behind a VLAN
    * binding or of a VIP's holder (`announce`: only a neighbour weft knows that shows a new MAC or
-   * place counts, a gratuitous ARP after a failover); returns why it was ignored, if it was.
-   * Who may speak for an address from where: neighbor-place.ts.
+   * place counts, a gratuitous ARP or unsolicited advertisement after a failover); returns why it
+   * was ignored, if it was. What each protocol's packets say: neighbor-wire.ts; who may speak for
+   * an address from where: neighbor-place.ts.
    */
-  #learn(dpid: string, msg: PacketIn, mode: 'reply' | 'announce'): string | undefined {
+  #learn(dpid: string, msg: PacketIn, as: HeardAs): string | undefined {
     const inPort = packetInField(msg, 'in_port');
     const metadata = packetInField(msg, 'metadata');
     if (inPort === undefined || metadata === undefined) return 'packet-in without in_port or metadata';
-    let arp: ReturnType<typeof parseArpFrame>;
-    try {
-      arp = parseArpFrame(msg.data);
-    } catch (err) {
-      if (err instanceof ArpParseError) return `malformed: ${err.message}`;
-      throw err;
-    }
-    // An announcement is a request, or a reply broadcast (a gratuitous ARP in either form).
-    if (mode === 'reply' ? arp.op !== ARP_OP.REPLY : arp.op !== ARP_OP.REQUEST && arp.op !== ARP_OP.REPLY)
-      return `ARP op ${arp.op} is no ${mode === 'reply' ? 'reply' : 'request or reply'}`;
     const net = this.ctx.networkByVni(Number(BigInt(metadata) & 0xffffffn));
     const iface = net && this.ctx.routerInterface(net.id);
     if (!net || !iface) return 'no router on this network';
-    if (mode === 'reply' && arp.tpa !== iface.ip) return `reply for ${arp.tpa}, not the router's ${iface.ip}`;
-    const place = answerPlace(this.ctx, dpid, Number(inPort), net.id, arp);
+    const claim = readClaim(msg.data, as, iface);
+    if (typeof claim === 'string') return claim;
+    const place = answerPlace(this.ctx, dpid, Number(inPort), net.id, claim);
     if (typeof place === 'string') return place;
-    const key = { networkId: net.id, ip: arp.spa };
+    const key = { networkId: net.id, ip: claim.ip };
     const v =
-      mode === 'reply'
-        ? this.resolver.reply(key, arp.sha, place, this.now())
-        : this.resolver.announce(key, arp.sha, place, this.now());
+      as === 'reply'
+        ? this.resolver.reply(key, claim.mac, place, this.now())
+        : this.resolver.announce(key, claim.mac, place, this.now());
     if (v.kind === 'ignored') return v.reason;
     this.#learned.inc({ kind: v.kind });
     const line = {
       network: net.id,
-      ip: arp.spa,
-      mac: arp.sha,
+      ip: claim.ip,
+      mac: claim.mac,
       chassis: place.chassisId,
       ...(place.endpointId === undefined ? { binding: place.bindingId } : { endpoint: place.endpointId }),
     };
@@ -300,13 +306,8 @@ export class NeighborService {
 
   #request(key: NeighborKey, unicast?: { mac: string; place: LearnedNeighbor['place'] }): void {
     const iface = this.ctx.routerInterface(key.networkId);
-    if (!iface) return;
-    const data = buildArpRequest({
-      senderMac: iface.mac.toLowerCase(),
-      senderIp: iface.ip,
-      targetIp: key.ip,
-      ethDst: unicast?.mac,
-    });
+    const data = iface && requestFrame(iface, key.ip, unicast?.mac);
+    if (!data) return;
     const places = unicast
       ? [{ dpid: unicast.place.dpid, actions: actionsToward(unicast.place) }]
       : broadcastPlaces(this.ctx, key);
@@ -320,7 +321,7 @@ export class NeighborService {
         data,
       };
       if (this.#send(p.dpid, [out], { network: key.networkId, ip: key.ip }))
-        this.#requests.inc({ kind: unicast ? 'unicast' : 'broadcast' });
+        this.#requests[protocolOf(key.ip)].inc({ kind: unicast ? 'unicast' : 'broadcast' });
     }
   }
 

@@ -10,10 +10,10 @@ import { parseIp, prefixHolding } from '../intent/net.js';
 import { type Ignored, PortRateLimit, packetInOrigin, servePacketIns } from '../packet-in.js';
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
-import { isArpFrame } from './arp-frame.js';
 import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
 import { buildIcmpError, type IcmpError, IcmpParseError, whyNoError, whyNoHostAt } from './icmp-error.js';
 import { buildIcmp6Error, type IpFrame, parseIpFrame, whyNoError6 } from './icmp6-error.js';
+import { isNeighborFrame } from './neighbor-wire.js';
 import { nextHopFor } from './next-hop.js';
 
 /** What the responder reads of the running controller. */
@@ -30,8 +30,8 @@ export interface RouterIcmpContext {
   /** False on an HA standby: only the leader answers (it alone holds the switches). */
   isLeader(): boolean;
   /**
-   * A routed packet on `dpid` found no neighbour flow for `ip` in the network: weft resolves it by
-   * ARP where hosts behind a VLAN binding or a VIP's endpoints may hold it ('resolving': the packet is dropped, as a
+   * A routed packet on `dpid` found no neighbour flow for `ip` in the network: weft resolves it (by
+   * ARP, or neighbour solicitation for IPv6) where hosts behind a VLAN binding or a VIP's endpoints may hold it ('resolving': the packet is dropped, as a
    * router without a queue does), else the router answers host unreachable. Absent: always the latter.
    */
   resolveNeighbor?(dpid: string, networkId: string, ip: string): 'resolving' | 'unreachable';
@@ -54,8 +54,9 @@ export type RouterIcmpOutcome =
  * router's own address that is not a ping. The answer comes from the router's address on the
  * sender's network (or from the router address asked, when it answers for itself) and goes
  * straight back out of the port the packet came in on, tagged when that port is a VLAN binding's.
- * IPv6 gets the same answers in ICMPv6 (icmp6-error.ts), from the router's IPv6 address there;
- * its l3-neighbor miss is address unreachable at once (the neighbour resolution is ARP's).
+ * IPv6 gets the same answers in ICMPv6 (icmp6-error.ts), from the router's IPv6 address there.
+ * An l3-neighbor miss where weft resolves the address (behind a VLAN binding, a VIP) starts or
+ * waits for its resolution instead (ARP, or neighbour solicitation: neighbor-service.ts).
  */
 export class RouterIcmpResponder {
   readonly #limit: PortRateLimit;
@@ -71,8 +72,9 @@ export class RouterIcmpResponder {
     const fromRoute = msg.tableId === TABLE.L3_ROUTE && appOf(msg.cookie) === 'router';
     const fromNeighbor = msg.tableId === TABLE.L3_NEIGHBOR && appOf(msg.cookie) === 'pipeline';
     if (!fromRoute && !fromNeighbor) return { kind: 'not-router' };
-    // ARP replies to the router are the neighbour resolution's (neighbor-service.ts).
-    if (isArpFrame(msg.data)) return { kind: 'not-router' };
+    // ARP replies and neighbour advertisements to the router are the neighbour resolution's
+    // (neighbor-service.ts).
+    if (isNeighborFrame(msg.data)) return { kind: 'not-router' };
     const origin = packetInOrigin(msg, () => this.ctx.isLeader());
     if ('kind' in origin) return origin;
     const { port, metadata } = origin;
@@ -94,14 +96,14 @@ export class RouterIcmpResponder {
     const router = net && this.ctx.routerOnNetwork(net.id)?.router;
     if (!net || !router) return { kind: 'ignored', reason: `no router has an interface on VNI ${vni}` };
     const subnets = router.interfaces.flatMap((i) => this.ctx.network(i.networkId)?.subnets ?? []);
-    if (fromNeighbor && sent.family === 4 && this.ctx.resolveNeighbor) {
+    if (fromNeighbor && this.ctx.resolveNeighbor) {
       const hop = nextHopFor(router, (id) => this.ctx.network(id)?.subnets ?? [], sent.p.ipDst);
       // No host answers for a broadcast or group address (a directed broadcast of a subnet).
       if (hop && !whyNoHostAt(hop, subnets) && this.ctx.resolveNeighbor(dpid, net.id, hop) === 'resolving')
         return {
           kind: 'ignored',
           routerId: router.id,
-          reason: `resolving ${hop} in ${net.id} by ARP`,
+          reason: `resolving ${hop} in ${net.id} by ${sent.family === 4 ? 'ARP' : 'neighbour solicitation'}`,
           quiet: true,
         };
     }

@@ -26,7 +26,7 @@ export interface RouterPunt {
   /** Why the router answers nothing (no error may be sent about such a packet). */
   silent?: string;
   /**
-   * The address the router resolves by ARP for it (the packet is dropped meanwhile); `holders`:
+   * The address the router resolves for it, by ARP or neighbour solicitation (the packet is dropped meanwhile); `holders`:
    * the endpoints allowed it exactly (a VIP), whom alone the router asks.
    */
   resolving?: { ip: string; networkId: string; holders?: string[] };
@@ -101,11 +101,11 @@ export function routerPuntOf(
         ? whyNoError6({ ...headers, nextHeader: protocol }, target.gateway?.subnets)
         : whyNoError({ ...headers, firstFragment: true }, target.gateway?.subnets);
       const base = { chassis: hop.chassis, router, table, step, ipDst };
-      // l3-neighbor sent it up for want of a MAC: weft asks by ARP where a VLAN binding or a VIP's
-      // endpoints may answer.
+      // l3-neighbor sent it up for want of a MAC: weft asks (ARP, neighbour solicitation) where a
+      // VLAN binding or a VIP's endpoints may answer.
       const into = target.gateway?.into;
       const nextHop = target.gateway?.via ?? ipDst;
-      if (!v6 && table === TABLE.L3_NEIGHBOR && into && arpState?.(into, nextHop) === 'resolves')
+      if (table === TABLE.L3_NEIGHBOR && into && arpState?.(into, nextHop) === 'resolves')
         return { ...base, resolving: { ip: nextHop, networkId: into } };
       const icmp = v6 ? 'ICMPv6' : 'ICMP';
       if (!error) return { ...base, silent: `it answers no ${icmp} to its own addresses but pings` };

@@ -245,7 +245,7 @@ export function verdictOf(
   }
   // Sent up, and the router may send no error about it: it ends at the router all the same.
   const puntReason = punt?.resolving
-    ? `router ${punt.router} knows no MAC for ${punt.resolving.ip} yet: the controller asks for it by ARP ${askedOf(punt.resolving)} and drops this packet; the ones after it follow once it answers`
+    ? `router ${punt.router} knows no MAC for ${punt.resolving.ip} yet: the controller asks for it by ${punt.resolving.ip.includes(':') ? 'neighbour solicitation' : 'ARP'} ${askedOf(punt.resolving)} and drops this packet; the ones after it follow once it answers`
     : punt?.silent &&
       `router ${punt.router} sends it to the controller, which answers nothing: ${punt.silent}`;
   const drop: DropPoint | undefined =

@@ -143,6 +143,30 @@ describe('router app', () => {
     expect(text(without).filter((l) => l.includes('arp_op=2') || l.includes('priority=50,'))).toEqual([]);
   });
 
+  it('sends neighbour advertisements from a local VLAN binding port up, where the router routes IPv6 into the network', () => {
+    const web6: RouterPort = { ...web, ipv6: 'fd00:1::1', cidrs6: ['fd00:1::/64'] };
+    const on6: NetworkRouter = { ...onWeb, self: web6, ports: [DB_PORT, web6] };
+    const flows: DesiredFlow[] = [];
+    routerNetworkFlows(
+      { vni: 100, router: on6, vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }] },
+      flows,
+    );
+    for (const f of flows) checkFlow(f);
+    expect(text(flows).filter((l) => l.includes('icmp_type=136') && l.includes('in_port=7'))).toEqual([
+      // Its hosts' answers to the router's solicitations (above the router-address flow, 290)...
+      'table=35, priority=295,icmp6,metadata=0x64,in_port=7,dl_dst=0a:57:72:00:00:64,icmp_type=136,icmp_code=0 actions=CONTROLLER:65535',
+      // ...and their unsolicited advertisements (a failover), copied up on their way.
+      'table=30, priority=50,icmp6,metadata=0x64,in_port=7,ipv6_dst=ff02::1,icmp_type=136,icmp_code=0 actions=CONTROLLER:65535,goto_table:35',
+    ]);
+    // No IPv6 address on the network: no IPv6 routed there, nothing to resolve.
+    const v4only: DesiredFlow[] = [];
+    routerNetworkFlows(
+      { vni: 100, router: onWeb, vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }] },
+      v4only,
+    );
+    expect(text(v4only).filter((l) => l.includes('icmp_type=136'))).toEqual([]);
+  });
+
   it('answers a ping from a host behind a VLAN binding back to it tagged, above the untagged answer', () => {
     const flows: DesiredFlow[] = [];
     routerNetworkFlows(

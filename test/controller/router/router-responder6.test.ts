@@ -63,9 +63,10 @@ function world(over: { leader?: boolean } = {}) {
     vlanOf: (chassisId, networkId, ofport) =>
       chassisId === 'hv1' && networkId === 'web' && ofport === 7 ? 30 : undefined,
     isLeader: () => over.leader ?? true,
+    // The neighbour service resolves these (a host behind a VLAN binding of db, a VIP there).
     resolveNeighbor: (...args) => {
       resolved.push(args);
-      return 'resolving';
+      return ['10.2.0.99', 'fd00:2::77'].includes(args[2]) ? 'resolving' : 'unreachable';
     },
   };
   return { responder: new RouterIcmpResponder(ctx, () => 0), resolved };
@@ -301,7 +302,7 @@ describe('RouterIcmpResponder, IPv6: address unreachable from the l3-neighbor mi
       { from: NEIGHBOR, vni: 101, ...s },
     );
 
-  it("answers at once, never resolving: from the router's address on the SENDER's network to its MAC", () => {
+  it("answers at once where weft resolves nothing: from the router's address on the SENDER's network to its MAC", () => {
     const { responder, resolved } = world();
     const sent = routed({ payload: udp(5000, 80) });
     const a = answered(responder.handle(DPID, sent), sent);
@@ -309,11 +310,30 @@ describe('RouterIcmpResponder, IPv6: address unreachable from the l3-neighbor mi
     expect(a.parts).toMatchObject(icmpv6(1, 3, 'fd00:1::1'));
     expect(a.checksum && a.quotesSent).toBe(true);
     expect(a.out.actions).toEqual([{ type: 'output', port: 1, maxLen: 0 }]);
-    expect(resolved).toEqual([]);
-    // The same miss in IPv4 does ask (its neighbour resolution is ARP's).
+    // The neighbour service was asked, and resolves nothing there.
+    expect(resolved).toEqual([[DPID, 'db', 'fd00:2::99']]);
+  });
+
+  it('resolves by neighbour solicitation where weft may find the address (the packet dropped meanwhile), as IPv4 by ARP', () => {
+    const { responder, resolved } = world();
+    expect(responder.handle(DPID, routed({ ipDst: 'fd00:2::77' }))).toEqual({
+      kind: 'ignored',
+      routerId: 'r1',
+      reason: 'resolving fd00:2::77 in db by neighbour solicitation',
+      quiet: true,
+    });
     const v4 = ipv4Frame({ ethSrc: DB_GW, ethDst: WEB_GW, ipSrc: '10.1.0.5', ipDst: '10.2.0.99', ttl: 63 });
-    expect(responder.handle(DPID, packetIn(v4, { from: NEIGHBOR, vni: 101 })).kind).toBe('ignored');
-    expect(resolved).toEqual([[DPID, 'db', '10.2.0.99']]);
+    expect(responder.handle(DPID, packetIn(v4, { from: NEIGHBOR, vni: 101 }))).toMatchObject({
+      kind: 'ignored',
+      reason: 'resolving 10.2.0.99 in db by ARP',
+    });
+    expect(resolved).toEqual([
+      [DPID, 'db', 'fd00:2::77'],
+      [DPID, 'db', '10.2.0.99'],
+    ]);
+    // No solicitation for a multicast destination (no single host answers for it).
+    expect(responder.handle(DPID, routed({ ipDst: 'ff0e::77' })).kind).not.toBe('answered');
+    expect(resolved).toHaveLength(2);
   });
 
   it("tags it with the VLAN of the sender's network, not the destination's", () => {
@@ -326,11 +346,11 @@ describe('RouterIcmpResponder, IPv6: address unreachable from the l3-neighbor mi
       { type: 'set_field', field: 'vlan_vid', value: 0x1000 | 30 },
       { type: 'output', port: 7, maxLen: 0 },
     ]);
-    expect(resolved).toEqual([]);
+    expect(resolved).toEqual([[DPID, 'db', 'fd00:2::99']]);
   });
 
   it('ignores, quietly, a sender in no network of the router, whose address no endpoint holds, or an error', () => {
-    const { responder, resolved } = world();
+    const { responder } = world();
     expect(responder.handle(DPID, routed({ ipSrc: 'fd00:3::5' }))).toEqual({
       kind: 'ignored',
       routerId: 'r1',
@@ -347,7 +367,6 @@ describe('RouterIcmpResponder, IPv6: address unreachable from the l3-neighbor mi
       kind: 'ignored',
       reason: 'no ICMPv6 error about a packet when it is itself an ICMPv6 error (type 1)',
     });
-    expect(resolved).toEqual([]);
   });
 });
 

@@ -82,16 +82,21 @@ describe('weft trace: the ICMPv6 errors a router answers an IPv6 probe with', ()
     }
   });
 
-  it("address unreachable from l3-neighbor's miss, at once: IPv6 is never resolved by ARP", () => {
+  it("l3-neighbor's miss: resolving by neighbour solicitation where weft resolves the address, else address unreachable at once", () => {
     const run = sentUp(probe('fd00:2::99', 63), [ROUTED, NEIGHBOR_UP]);
     const asked: string[] = [];
-    const punt = routerPuntOf(run, target({ into: 'db' }), (net, ip) => {
+    const state = (answer: 'resolves' | undefined) => (net: string, ip: string) => {
       asked.push(`${net} ${ip}`);
-      return 'resolves';
-    });
+      return answer;
+    };
+    const resolving = routerPuntOf(run, target({ into: 'db' }), state('resolves'));
+    expect(resolving).toMatchObject({ router: 'r1', table: TABLE.L3_NEIGHBOR });
+    expect(resolving?.resolving).toEqual({ ip: 'fd00:2::99', networkId: 'db' });
+    expect(resolving?.error).toBeUndefined();
+    const punt = routerPuntOf(run, target({ into: 'db' }), state(undefined));
     expect(punt).toMatchObject({ router: 'r1', table: TABLE.L3_NEIGHBOR, error: 'host-unreachable' });
     expect(punt?.resolving).toBeUndefined();
-    expect(asked).toEqual([]);
+    expect(asked).toEqual(['db fd00:2::99', 'db fd00:2::99']);
   });
 
   it("port unreachable for TCP/UDP to the router's address, parameter problem for others, none for ICMPv6", () => {
