@@ -122,8 +122,8 @@ export interface RouterPort {
 /**
  * A static route of a router: its destination goes to a next hop on one of the router's networks,
  * a bound endpoint (an appliance VM, its MAC known) or any other address there (a physical router
- * behind a VLAN binding), whose MAC the controller learns by ARP (controller/router). IPv6 routes
- * are always via a bound endpoint (weft resolves no IPv6 neighbours).
+ * behind a VLAN binding), whose MAC the controller learns by ARP, or neighbour discovery for an
+ * IPv6 next hop (controller/router).
  */
 export interface StaticRoute {
   /** IPv4 or IPv6 CIDR (canonical text; 0.0.0.0/0 and ::/0 the default routes). */

@@ -10,7 +10,13 @@ import {
   TO_CONTROLLER,
   writeMetadata,
 } from '../../controller/pipeline/flow.js';
-import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
+import {
+  METADATA_VNI_MASK,
+  metadataForVni,
+  nextHop6Words,
+  REG_NEXTHOP6,
+  REG_VIA_NEXTHOP,
+} from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpp } from '../../southbound/openflow/codec/constants.js';
@@ -48,7 +54,8 @@ import {
  *     (priority 100 + prefix length, so the longest prefix wins; /128 is 228, below the rest);
  *   - a destination of an IPv6 static route (staticRoute6Flow): the same, with the next hop
  *     endpoint's MAC into eth_dst, straight on to l2-lookup (same priorities: connected and static
- *     routes compete by prefix length; ::/0 matches no address, at 100); only via a bound endpoint;
+ *     routes compete by prefix length; ::/0 matches no address, at 100); a next hop no bound
+ *     endpoint holds goes into reg8..reg11 instead, on to l3-neighbor, as an IPv4 one into reg4;
  *   - what it cannot forward goes up to the controller, which answers the ICMPv6 error as for
  *     IPv4 (controller/router): a hop limit of 1 or 0 (priority 250: time exceeded), anything
  *     else to a router address (290: port or protocol unreachable), any other IPv6 to the gateway
@@ -61,8 +68,6 @@ import {
  *   (endpointNeighbor6Flows); any other IPv6 destination meets the table's miss, up to the
  *   controller, which resolves it by neighbour solicitation behind a VLAN binding or among a
  *   VIP's endpoints (the learned flows then lead there), else answers address unreachable.
- * No IPv6 next hop is resolved (ports.ts staticRoutes leaves out a route whose endpoint is not
- * bound), so no IPv6 route goes through reg4 as an IPv4 one via an ARP neighbour does.
  */
 
 const IS_IPV6 = frozen({ field: 'eth_type', value: 0x86dd });
@@ -201,10 +206,13 @@ export function routerNetworkFlows6(
 }
 
 /**
- * An IPv6 static route via a bound endpoint (an appliance VM): its destination to the endpoint, as
- * if the sender had sent it there itself (hop limit decremented, the gateway's MAC on the next
- * hop's network as source, the endpoint's MAC as destination, that network's VNI), on to
- * l2-lookup. Undefined for an IPv4 route (apps/router/compute.ts) or any other next hop.
+ * An IPv6 static route: its destination to the next hop, as if the sender had sent it there itself
+ * (hop limit decremented, the gateway's MAC on the next hop's network as source, that network's
+ * VNI). Via a bound endpoint (an appliance VM): its MAC as destination, on to l2-lookup. Via any
+ * other address (a physical router behind a VLAN binding): that address into reg8..reg11 (reg3=1)
+ * and on to l3-neighbor, where the MAC the controller learned by neighbour discovery completes it,
+ * or, not learned yet, the packet goes up for its resolution. Undefined for an IPv4 route
+ * (apps/router/compute.ts).
  */
 function staticRoute6Flow(
   cookie: bigint,
@@ -213,7 +221,7 @@ function staticRoute6Flow(
   route: StaticRoute,
 ): DesiredFlow | undefined {
   const via = route.via;
-  if (via.kind !== 'endpoint') return undefined;
+  if (via.kind !== 'endpoint' && !via.nexthop.includes(':')) return undefined;
   const dst = ipv6DstTlv(route.destination);
   // ::/0 (the default route) has no ipv6_dst match: it is every IPv6 packet to the gateway.
   if (!dst && route.destination !== '::/0') return undefined;
@@ -223,9 +231,18 @@ function staticRoute6Flow(
     cookie,
     match: dst ? [meta, toGateway, IS_IPV6, dst.tlv] : [meta, toGateway, IS_IPV6],
     instructions: [
-      apply({ type: 'dec_nw_ttl' }, setField('eth_src', via.gatewayMac), setField('eth_dst', via.mac)),
+      apply(
+        { type: 'dec_nw_ttl' },
+        setField('eth_src', via.gatewayMac),
+        ...(via.kind === 'endpoint'
+          ? [setField('eth_dst', via.mac)]
+          : [
+              ...nextHop6Words(via.nexthop).map((w, i) => setField(REG_NEXTHOP6[i]!, w)),
+              setField(REG_VIA_NEXTHOP, 1),
+            ]),
+      ),
       writeMetadata(metadataForVni(via.vni), METADATA_VNI_MASK),
-      TO_L2,
+      via.kind === 'endpoint' ? TO_L2 : TO_NEIGHBOR,
     ],
   };
 }

@@ -37,11 +37,10 @@ const isIpv6Cidr = (text: string): boolean => {
 /**
  * The router's static routes with each next hop resolved: to a bound endpoint of one of its
  * networks (`endpointAt(networkId, ip)`: bound ones only), else to the address itself, which the
- * controller resolves by ARP. A next hop held by an endpoint that is not bound is not told from
- * one no endpoint holds (the ARP finds nothing, and the router answers host unreachable). An IPv6
- * route's next hop is looked for only in the IPv6 subnets of networks where the router has an IPv6
- * address, and only a bound endpoint will do: weft resolves no IPv6 neighbours, so the route is
- * left out until its endpoint is bound (the IPv6 no-route flow answers meanwhile).
+ * controller resolves by ARP (IPv6: neighbour solicitation). A next hop held by an endpoint that is
+ * not bound is not told from one no endpoint holds (the resolution finds nothing, and the router
+ * answers host unreachable). An IPv6 route's next hop is looked for only in the IPv6 subnets of
+ * networks where the router has an IPv6 address.
  */
 export function staticRoutes(
   router: Router,
@@ -55,7 +54,6 @@ export function staticRoutes(
     const p = ports.find((x) => (v6 ? x.ipv6 !== undefined && x.cidrs6.some(holds) : x.cidrs.some(holds)));
     if (!p) continue;
     const ep = endpointAt(p.networkId, r.nexthop);
-    if (v6 && !ep) continue;
     const via = ep
       ? { kind: 'endpoint' as const, ...ep, vni: p.vni, gatewayMac: p.mac }
       : { kind: 'arp' as const, nexthop: r.nexthop, vni: p.vni, gatewayMac: p.mac };

@@ -16,9 +16,8 @@ import type { IntentState } from './state.js';
  *
  * IPv6 routes (an IPv6 destination, `::/0` the default route) go via an IPv6 next hop in an IPv6
  * subnet of a network where the router has an IPv6 address (its interface's `ipv6`: IPv6 routes
- * only into those), and that address must be an endpoint's when the route is written: weft
- * resolves no IPv6 neighbours, so only an endpoint's MAC is known. From then on the endpoint is
- * protected as an IPv4 one is.
+ * only into those): an endpoint's, protected as an IPv4 one is, or any other on-link address,
+ * whose MAC the router resolves by neighbour solicitation.
  */
 
 /** A network's IPv4 subnets: the only ones an interface's IPv4 address and IPv4 routes use. */
@@ -151,7 +150,7 @@ function nextHop4(
 
 /**
  * An IPv6 next hop: in an IPv6 subnet of a network where the router has an IPv6 address, not one
- * of its own addresses, and an endpoint's address there (weft does not resolve IPv6 neighbours).
+ * of its own addresses; no endpoint need hold it (neighbour solicitation finds its MAC).
  */
 function nextHop6(
   state: IntentState,
@@ -186,12 +185,6 @@ function nextHop6(
   }
   const own = after.interfaces.find((x) => x.ipv6 === a.text);
   if (own) throw ownAddress(a, own, i);
-  if (state.ips.get(home.net.id)?.get(a.text) === undefined) {
-    throw invalid(
-      field,
-      `no endpoint of network '${home.net.id}' holds ${a.text}; weft does not resolve IPv6 neighbours, so an IPv6 next hop must be an endpoint's address (create the endpoint first)`,
-    );
-  }
 }
 
 const keepInterface = (networkId: string, a: Address, i: number, dest: Cidr) =>

@@ -1,3 +1,5 @@
+import { parseIp } from '../intent/net.js';
+
 /**
  * Register and metadata layout, one place. A packet's state between tables lives only here.
  *
@@ -7,7 +9,9 @@
  *   reg6             scratch inside one flow's actions (arp-reply swaps arp_spa and arp_tpa through it)
  *   reg7             logical output: ofport of the local port chosen by l2-lookup
  *   reg4             a static route's next hop (IPv4, as a number) when no bound endpoint holds it
- *   reg3             1: the packet goes to the next hop in reg4 (its MAC is learned by ARP)
+ *   reg8..reg11      the same for an IPv6 next hop: its 128 bits, most significant word in reg8
+ *   reg3             1: the packet goes to the next hop in reg4 or reg8..reg11 (its MAC is learned
+ *                    by ARP or neighbour discovery)
  */
 export const METADATA_VNI_MASK = 0xffffffn;
 
@@ -16,8 +20,17 @@ export const REG_OUTPORT = 'reg7';
 export const REG_SCRATCH = 'reg6';
 /** The next hop a static route chose, when its MAC is learned by ARP (controller/router/neighbors). */
 export const REG_NEXTHOP = 'reg4';
-/** 1 while REG_NEXTHOP holds the packet's next hop (registers start at 0, so 0 means none). */
+/** An IPv6 next hop's four 32-bit words, most significant first (the NXM registers OVS dumps them by). */
+export const REG_NEXTHOP6 = ['reg8', 'reg9', 'reg10', 'reg11'] as const;
+/** 1 while REG_NEXTHOP (IPv4) or REG_NEXTHOP6 holds the packet's next hop (registers start at 0, so 0 means none). */
 export const REG_VIA_NEXTHOP = 'reg3';
+
+/** `ip` (IPv6, canonical or not) as the four words REG_NEXTHOP6 holds. */
+export function nextHop6Words(ip: string): number[] {
+  const a = parseIp(ip);
+  if (a?.family !== 6) throw new TypeError(`'${ip}' is not an IPv6 address`);
+  return [96n, 64n, 32n, 0n].map((shift) => Number((a.value >> shift) & 0xffffffffn));
+}
 
 export const PORT_CLASS = {
   /** A VM/container port on this chassis. */

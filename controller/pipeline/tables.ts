@@ -175,8 +175,19 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L3_NEIGHBOR,
     name: 'l3-neighbor',
     purpose:
-      "a routed packet's destination address (or its static route's next hop, reg4) -> the MAC of the endpoint or of the host weft learned by ARP or neighbour discovery into eth_dst, on to l2-lookup; a next hop not learned yet goes to the controller, which resolves it",
-    matches: ['metadata', 'eth_type', 'ipv4_dst', 'ipv6_dst', 'reg3', 'reg4'],
+      "a routed packet's destination address (or its static route's next hop, reg4 or reg8..reg11) -> the MAC of the endpoint or of the host weft learned by ARP or neighbour discovery into eth_dst, on to l2-lookup; a next hop not learned yet goes to the controller, which resolves it",
+    matches: [
+      'metadata',
+      'eth_type',
+      'ipv4_dst',
+      'ipv6_dst',
+      'reg3',
+      'reg4',
+      'reg8',
+      'reg9',
+      'reg10',
+      'reg11',
+    ],
     next: [TABLE.L2_LOOKUP],
     miss: {
       kind: 'controller',

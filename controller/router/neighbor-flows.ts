@@ -9,7 +9,13 @@ import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
 import { parseIp } from '../intent/net.js';
 import { learnedCookie } from '../pipeline/cookies.js';
 import { apply, checkFlow, type DesiredFlow, goto, setField } from '../pipeline/flow.js';
-import { metadataForVni, REG_NEXTHOP, REG_VIA_NEXTHOP } from '../pipeline/registers.js';
+import {
+  metadataForVni,
+  nextHop6Words,
+  REG_NEXTHOP,
+  REG_NEXTHOP6,
+  REG_VIA_NEXTHOP,
+} from '../pipeline/registers.js';
 import { TABLE } from '../pipeline/tables.js';
 import { flowMod } from '../reconcile/diff.js';
 import type { LearnedNeighbor } from './neighbor-resolver.js';
@@ -21,7 +27,7 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
  *   table=36 priority=90  ip,metadata=<VNI>,nw_dst=<address>        -> eth_dst=<its MAC>, l2-lookup
  *             (ipv6,ipv6_dst=<address> for an IPv6 neighbour, learned by neighbour discovery)
  *   table=36 priority=110 metadata=<VNI>,reg3=1,reg4=<address>        -> the same (a static route's
- *             next hop; IPv4 only)
+ *             next hop; reg8..reg11=<its four words> for an IPv6 one)
  *   table=40 priority=90  metadata=<VNI>,dl_dst=<its MAC>             -> where it sits: out of its VLAN
  *             binding port, tagged (its own chassis), or into the tunnel to that chassis (others)
  *   table=40 priority=91  metadata=<VNI>,dl_src=<gateway MAC>,dl_dst=<its MAC> -> (its own chassis) the
@@ -71,15 +77,16 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
       instructions: toMac,
     },
   ];
-  // IPv6 static routes go via endpoints only (apps/router/ipv6.ts): no IPv6 next hop in reg4.
-  if (v4)
-    flows.push({
-      tableId: TABLE.L3_NEIGHBOR,
-      priority: LEARNED_NEXTHOP_PRIORITY,
-      cookie,
-      match: [meta, { field: REG_VIA_NEXTHOP, value: 1 }, { field: REG_NEXTHOP, value: parseIpv4(n.ip) }],
-      instructions: toMac,
-    });
+  const nextHop = v4
+    ? [{ field: REG_NEXTHOP, value: parseIpv4(n.ip) }]
+    : nextHop6Words(n.ip).map((value, i) => ({ field: REG_NEXTHOP6[i]!, value }));
+  flows.push({
+    tableId: TABLE.L3_NEIGHBOR,
+    priority: LEARNED_NEXTHOP_PRIORITY,
+    cookie,
+    match: [meta, { field: REG_VIA_NEXTHOP, value: 1 }, ...nextHop],
+    instructions: toMac,
+  });
   // A VIP's holder is an endpoint: the intent's l2-lookup flows of its MAC lead to it everywhere.
   if (n.place.endpointId !== undefined) {
     for (const f of flows) checkFlow(f);
@@ -169,6 +176,9 @@ export function readLearnedFlows(
   flows: ReadonlyArray<Pick<FlowStats, 'tableId' | 'priority' | 'cookie' | 'match' | 'instructions'>>,
 ): LearnedOnSwitch[] {
   const local = new Map<bigint, { ofport: number; vlan: number }>();
+  // Two neighbours with one MAC (a dual-stack host) share the l2 flow, which carries the cookie of
+  // whichever was installed last: the other finds its place by network and MAC.
+  const localByMac = new Map<string, { ofport: number; vlan: number }>();
   for (const f of flows) {
     if (f.tableId !== TABLE.L2_LOOKUP || f.priority !== LEARNED_NEIGHBOR_PRIORITY) continue;
     const actions = actionsOf(f);
@@ -176,7 +186,10 @@ export function readLearnedFlows(
     const out = actions.find((a) => a.type === 'output');
     if (!actions.some((a) => a.type === 'push_vlan') || vid?.type !== 'set_field' || out?.type !== 'output')
       continue;
-    local.set(f.cookie, { ofport: out.port, vlan: Number(vid.value) & 0xfff });
+    const place = { ofport: out.port, vlan: Number(vid.value) & 0xfff };
+    local.set(f.cookie, place);
+    const macKey = l2Key(f.match);
+    if (macKey) localByMac.set(macKey, place);
   }
   const out: LearnedOnSwitch[] = [];
   for (const f of flows) {
@@ -187,11 +200,13 @@ export function readLearnedFlows(
     const ip = dst === undefined ? undefined : parseIp(String(dst))?.text;
     const mac = actionsOf(f).find((a) => a.type === 'set_field' && a.field === 'eth_dst');
     if (meta === undefined || ip === undefined || mac?.type !== 'set_field') continue;
-    const place = local.get(f.cookie);
+    const vni = Number(BigInt(meta as bigint | number) & 0xffffffn);
+    const macText = String(mac.value).toLowerCase();
+    const place = local.get(f.cookie) ?? localByMac.get(`${vni}|${macText}`);
     out.push({
-      vni: Number(BigInt(meta as bigint | number) & 0xffffffn),
-      ip: String(ip),
-      mac: String(mac.value).toLowerCase(),
+      vni,
+      ip,
+      mac: macText,
       ...(place ? { local: place } : {}),
     });
   }
@@ -199,6 +214,14 @@ export function readLearnedFlows(
 }
 
 const DST_FIELDS = new Set(['ipv4_dst', 'ip_dst', 'ipv6_dst']);
+
+/** `<VNI>|<MAC>` of an l2-lookup flow's match (metadata, eth_dst), lower case. */
+function l2Key(match: FlowStats['match']): string | undefined {
+  const meta = match.find((t) => t.field === 'metadata')?.value;
+  const mac = match.find((t) => t.field === 'eth_dst')?.value;
+  if (meta === undefined || mac === undefined) return undefined;
+  return `${Number(BigInt(meta as bigint | number) & 0xffffffn)}|${String(mac).toLowerCase()}`;
+}
 
 const actionsOf = (f: Pick<FlowStats, 'instructions'>): Action[] =>
   f.instructions.flatMap((i) => (i.type === 'apply_actions' ? i.actions : []));

@@ -34,6 +34,8 @@ export const actionsToward = (p: Pick<NeighborPlace, 'endpointId' | 'ofport' | '
  * may hide it.
  */
 export function resolvable(ctx: NeighborContext, networkId: string, ip: string): boolean {
+  // IPv6 is solicited from the router's IPv6 address there: none, nothing to ask from.
+  if (ip.includes(':') && ctx.routerInterface(networkId)?.ipv6 === undefined) return false;
   if (ctx.vipAllowed(networkId, ip).length > 0) return ctx.vipHolders(networkId, ip).length > 0;
   return ctx.vlanPorts(networkId).length > 0;
 }
@@ -58,6 +60,10 @@ export function broadcastPlaces(ctx: NeighborContext, key: NeighborKey): Request
 export interface NeighborClaim {
   ip: string;
   mac: string;
+  /** An advertisement without the override flag (RFC 4861 4.4): it may not change a known MAC. */
+  noOverride?: boolean;
+  /** An advertisement without its target link-layer option: `mac` is the frame's source. */
+  macFromFrame?: boolean;
 }
 
 /**
@@ -115,7 +121,10 @@ export function staleness(
   n: NeighborKey & { state: NeighborState; mac?: string; place?: NeighborPlace },
 ): string | undefined {
   if (!ctx.network(n.networkId)) return 'its network is gone';
-  if (!ctx.routerInterface(n.networkId)) return 'no router has an interface on its network any more';
+  const iface = ctx.routerInterface(n.networkId);
+  if (!iface) return 'no router has an interface on its network any more';
+  if (n.ip.includes(':') && iface.ipv6 === undefined)
+    return 'the router has no IPv6 address on its network any more';
   const fixed = ctx.endpointByIp(n.networkId, n.ip);
   if (fixed) return `endpoint ${fixed.id} now holds its address`;
   const p = n.place;

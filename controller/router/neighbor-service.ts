@@ -32,7 +32,14 @@ import {
   learnedHardTimeoutSeconds,
   type NeighborTimings,
 } from './neighbor-timings.js';
-import { type HeardAs, isNeighborFrame, protocolOf, readClaim, requestFrame } from './neighbor-wire.js';
+import {
+  type HeardAs,
+  isNeighborFrame,
+  protocolOf,
+  readClaim,
+  requestFrame,
+  whyNotTaken,
+} from './neighbor-wire.js';
 
 /** A VLAN binding of a network whose port the chassis reported (its OpenFlow number known). */
 export interface VlanPortOf {
@@ -70,9 +77,9 @@ export interface NeighborContext {
   isLeader(): boolean;
 }
 
-/** ARP a switch port sends up for the neighbour resolution: hosts ARP a few times a minute each. */
-const ARP_PER_PORT_RATE = 50;
-const ARP_PER_PORT_BURST = 100;
+/** ARP and ND a switch port sends up for the neighbour resolution: hosts send a few a minute each. */
+const PER_PORT_RATE = 50;
+const PER_PORT_BURST = 100;
 
 /** The debug line of a packet the resolution did not take, by protocol and how it came up. */
 const IGNORED = {
@@ -97,8 +104,11 @@ export class NeighborService {
   readonly #requests: Record<'arp' | 'nd', Counter>;
   readonly #learned: Counter;
   readonly #adoption: NeighborAdoption;
-  /** Per switch port: the ARP a port sends up (answers, copied requests) beyond this is dropped. */
-  readonly #limit: PortRateLimit;
+  /**
+   * Per switch port, protocol and kind (answers, announcements): what a port sends up beyond this
+   * is dropped, so one host flooding announcements cannot starve the answers of others on a trunk.
+   */
+  readonly #limits = new Map<string, PortRateLimit>();
   #fullLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -111,7 +121,9 @@ export class NeighborService {
   ) {
     this.resolver = new NeighborResolver(timings);
     this.#adoption = new NeighborAdoption(switches, ctx, this.resolver, log, now);
-    this.#limit = new PortRateLimit(ARP_PER_PORT_RATE, ARP_PER_PORT_BURST, now);
+    for (const protocol of ['arp', 'nd'])
+      for (const as of ['reply', 'announce'])
+        this.#limits.set(`${protocol}/${as}`, new PortRateLimit(PER_PORT_RATE, PER_PORT_BURST, now));
     const registers = metrics ? [metrics] : [];
     this.#requests = {
       arp: new Counter({
@@ -152,14 +164,14 @@ export class NeighborService {
       if (!sw.dpid) return;
       this.resolver.forgetDatapath(sw.dpid);
       this.#adoption.forget(sw.dpid);
-      this.#limit.forget(sw.dpid);
+      for (const l of this.#limits.values()) l.forget(sw.dpid);
     });
     const every = Math.max(50, Math.min(250, timings.retransmitMs / 4));
     this.#timer = setInterval(() => this.tick(), every);
     this.#timer.unref();
   }
 
-  /** Whether weft resolves `ip` in the network by ARP: endpoints are allowed it (a VIP), or a VLAN binding may hide it. */
+  /** Whether weft resolves `ip` in the network (ARP, ND): endpoints are allowed it (a VIP), or a VLAN binding may hide it. */
   resolves(networkId: string, ip: string): boolean {
     return resolvable(this.ctx, networkId, ip);
   }
@@ -190,7 +202,7 @@ export class NeighborService {
 
   /**
    * What a routed packet to `ip` in the network meets when no flow leads to it (weft trace):
-   * 'resolves' when weft resolves it by ARP (the packet starts or waits for a resolution),
+   * 'resolves' when weft resolves it by ARP or neighbour solicitation (the packet starts or waits for a resolution),
    * 'failed' when the last resolution found no one (host unreachable), undefined when the network
    * has no VLAN binding and no endpoint is allowed the address, or an endpoint holds it (host
    * unreachable at once).
@@ -232,7 +244,10 @@ export class NeighborService {
     }
     const t = this.resolver.tick(this.now());
     for (const k of t.failed)
-      this.log.info({ network: k.networkId, ip: k.ip }, 'no answer to ARP: neighbour unreachable');
+      this.log.info(
+        { network: k.networkId, ip: k.ip },
+        `no answer to ${protocolOf(k.ip) === 'arp' ? 'ARP' : 'neighbour solicitation'}: neighbour unreachable`,
+      );
     for (const n of t.forgotten)
       this.log.info(
         { network: n.networkId, ip: n.ip, mac: n.mac, chassis: n.place.chassisId },
@@ -254,7 +269,8 @@ export class NeighborService {
     if (!isNeighborFrame(msg.data)) return;
     if (!this.ctx.isLeader()) return;
     const inPort = packetInField(msg, 'in_port');
-    if (inPort !== undefined && !this.#limit.take(dpid, Number(inPort))) return;
+    const limit = this.#limits.get(`${isArpFrame(msg.data) ? 'arp' : 'nd'}/${as}`);
+    if (inPort !== undefined && limit && !limit.take(dpid, Number(inPort))) return;
     const why = this.#learn(dpid, msg, as);
     if (why) this.log.debug({ dpid, reason: why }, IGNORED[isArpFrame(msg.data) ? 'arp' : 'nd'][as]);
   }
@@ -275,6 +291,8 @@ export class NeighborService {
     if (!net || !iface) return 'no router on this network';
     const claim = readClaim(msg.data, as, iface);
     if (typeof claim === 'string') return claim;
+    const notTaken = whyNotTaken(claim, this.resolver.get({ networkId: net.id, ip: claim.ip }));
+    if (notTaken) return notTaken;
     const place = answerPlace(this.ctx, dpid, Number(inPort), net.id, claim);
     if (typeof place === 'string') return place;
     const key = { networkId: net.id, ip: claim.ip };
@@ -333,6 +351,11 @@ export class NeighborService {
       const vni = n.place.vni ?? this.ctx.network(n.networkId)?.vni;
       if (vni !== undefined)
         this.#send(dpid, removeMessages(learnedFlowKeys(n, vni, n.place.gatewayMac)), about);
+      // Another address of the same MAC (a dual-stack host) shares its l2 flows, which may have
+      // carried this one's cookie: they come back at once.
+      for (const other of this.resolver.learnedOn(dpid))
+        if (other.networkId === n.networkId && other.mac === n.mac && other.ip !== n.ip)
+          this.#flows(dpid, other, 'install');
       return;
     }
     const ctx = chassisId === undefined ? undefined : this.ctx.datapathCtx(chassisId);

@@ -77,8 +77,34 @@ export function readClaim(
     if (!mine.includes(na.ipDst)) return `advertisement to ${na.ipDst}, not to the router's addresses`;
   } else if (na.ipDst !== 'ff02::1') {
     return `advertisement to ${na.ipDst} is no announcement to all nodes`;
+  } else if (na.targetMac === undefined) {
+    return 'an unsolicited advertisement without its target link-layer address says no MAC';
   }
-  return { ip: na.target, mac: (na.targetMac ?? na.ethSrc).toLowerCase() };
+  return {
+    ip: na.target,
+    mac: (na.targetMac ?? na.ethSrc).toLowerCase(),
+    ...(na.override ? {} : { noOverride: true }),
+    ...(na.targetMac === undefined ? { macFromFrame: true } : {}),
+  };
+}
+
+/**
+ * Why an advertisement may not update the entry it speaks for (RFC 4861 7.2.5): without its
+ * target link-layer option it only confirms a neighbour already reachable (an answer to a unicast
+ * re-validation), and without the override flag (a proxy's answer) it does not change a known MAC.
+ */
+export function whyNotTaken(
+  claim: NeighborClaim,
+  entry: { state: string; mac?: string } | undefined,
+): string | undefined {
+  const known = entry?.state === 'reachable' ? entry.mac : undefined;
+  if (claim.macFromFrame && known === undefined)
+    return 'an advertisement without its target link-layer address only confirms a reachable neighbour';
+  if (claim.macFromFrame && known !== claim.mac)
+    return `an advertisement without its target link-layer address names no new MAC (known: ${known})`;
+  if (claim.noOverride && known !== undefined && known !== claim.mac)
+    return `an advertisement without the override flag does not change the known MAC ${known}`;
+  return undefined;
 }
 
 function readArp(frame: Buffer, as: HeardAs, routerIp: string): NeighborClaim | string {

@@ -1,4 +1,5 @@
 import { isIpv6 } from '../../southbound/openflow/codec/values.js';
+import { parseIp } from '../intent/net.js';
 import { TABLE } from '../pipeline/tables.js';
 import { IP_PROTOCOL, icmpErrorFor } from '../router/icmp-decision.js';
 import { ERROR_TTL, ICMP_ERROR_CODES, type IcmpError, whyNoError } from '../router/icmp-error.js';
@@ -55,7 +56,10 @@ function tableOf(step: TraceStepView): RouterPunt['table'] | undefined {
 
 const text = (p: Packet, field: string): string | undefined => {
   const v = p.get(canonical(field));
-  return v === undefined ? undefined : String(fieldText(field, v));
+  if (v === undefined) return undefined;
+  const t = String(fieldText(field, v));
+  // Addresses in the intent's canonical text, as the router's services key them.
+  return field.startsWith('ip') ? (parseIp(t)?.text ?? t) : t;
 };
 
 /** The first copy a router's flows sent up, with the router's answer; undefined when none did. */

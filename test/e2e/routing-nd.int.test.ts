@@ -8,7 +8,8 @@ import { type E2e, startE2e, waitFor } from './harness.js';
  * networks web (w1 on hv1) and lan. On lan, `metal` is a physical host on VLAN 42 behind hv2's
  * top-of-rack port (a VLAN binding), and `ra` (hv1) / `rb` (hv2) are a pair both allowed the
  * IPv6 VIP fd00:70::100. No endpoint holds metal's address nor the VIP: the router must resolve
- * them by neighbour solicitation (out of the VLAN binding, tagged; to the VIP's holders), learn
+ * them by neighbour solicitation (out of the VLAN binding, tagged; to the VIP's holders), route
+ * a static route via metal's address (a physical router), learn
  * the answers, re-validate them by unicast solicitations (answered without a link-layer option),
  * follow the pair's failover by the new holder's unsolicited advertisement, and keep routing
  * through a controller restart.
@@ -21,6 +22,8 @@ const RB = { name: 'rb', hypervisor: 'hv2', mac: '02:00:00:00:79:0b', ip: '10.0.
 const W1_IP6 = 'fd00:71::5';
 const METAL_IP6 = 'fd00:70::63';
 const VIP6 = 'fd00:70::100';
+/** A network behind metal, the physical router: fd00:99::/64 via metal's address. */
+const BEHIND_METAL6 = 'fd00:99::1';
 const GATEWAY6 = { web: 'fd00:71::1', lan: 'fd00:70::1' };
 const REFRESH_S = 2;
 const captures: Capture[] = [];
@@ -157,6 +160,24 @@ describe('IPv6 routing to hosts behind a VLAN binding and to VIPs (neighbours re
     expect(lines.some((l) => /fd00:70::63 > fd00:70::1: ICMP6, neighbor advertisement/.test(l))).toBe(true);
     expect(await neighborOf(METAL_IP6)).toMatchObject({ state: 'reachable', mac: METAL.mac });
     expect(await pings(METAL_IP6)).toBe(3);
+  }, 60_000);
+
+  it('routes an IPv6 static route via the physical router, whose address no endpoint holds', async () => {
+    await e.lab.exec('metal', `ip -6 addr add ${BEHIND_METAL6}/128 dev lo`);
+    await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
+      routes: [{ destination: 'fd00:99::/64', nexthop: METAL_IP6 }],
+    });
+    await waitFor(async () => pings(BEHIND_METAL6, 1), 1, 15_000, 'w1 reaches fd00:99::1 via metal');
+    expect(await pings(BEHIND_METAL6)).toBe(3);
+    // The route puts metal's address in reg8..reg11; its learned next-hop flow completes it.
+    const hv1 = await learnedFlows('hv1');
+    expect(
+      hv1.some((l) =>
+        new RegExp(
+          `table=36.*priority=110,reg3=0x1,reg8=0xfd000070,reg9=0,reg10=0,reg11=0x63.* actions=set_field:${METAL.mac}->eth_dst`,
+        ).test(l),
+      ),
+    ).toBe(true);
   }, 60_000);
 
   it('weft trace says the router would first solicit an address it has not resolved', async () => {

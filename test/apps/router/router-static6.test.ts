@@ -62,7 +62,7 @@ describe('IPv6 static route flows', () => {
     ]);
   });
 
-  it('on a network where the router has no IPv6 address: the IPv4 route only; an IPv6 route not via an endpoint: no flow of either family', () => {
+  it('on a network where the router has no IPv6 address: the IPv4 route only', () => {
     const v4only: RouterPort = {
       ...DB_PORT,
       networkId: 'old',
@@ -76,10 +76,15 @@ describe('IPv6 static route flows', () => {
     ];
     const onOld = text(flowsOf(v4only, routes)).filter((l) => l.includes('->eth_dst,write_metadata'));
     expect(onOld).toEqual([expect.stringMatching(/^table=35, priority=100,ip,metadata=0x12c,/)]);
-    // (ports.ts never makes one: IPv6 next hops are endpoints' or left out.)
+  });
+
+  it('via an address no bound endpoint holds: the next hop into reg8..reg11 (reg3=1), on to l3-neighbor, never reg4', () => {
     const arp = { kind: 'arp' as const, nexthop: 'fd00:2::77', vni: 200, gatewayMac: db6.mac };
     const withArp = flowsOf(web6, [{ destination: 'fd00:eeee::/32', via: arp }]);
-    expect(text(withArp).filter((l) => l.includes('fd00:eeee') || l.includes('reg4'))).toEqual([]);
+    for (const f of withArp) checkFlow(f);
+    expect(text(withArp).filter((l) => l.includes('fd00:eeee') || l.includes('reg'))).toEqual([
+      'table=35, priority=132,ipv6,metadata=0x64,dl_dst=0a:57:72:00:00:64,ipv6_dst=fd00:eeee::/32 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:0xfd000002->reg8,set_field:0->reg9,set_field:0->reg10,set_field:0x77->reg11,set_field:0x1->reg3,write_metadata:0xc8/0xffffff,goto_table:36',
+    ]);
   });
 });
 
@@ -112,7 +117,7 @@ describe('staticRoutes with IPv6 next hops', () => {
       (n, ip) => bound[`${n}/${ip}`],
     );
 
-  it('resolves a bound endpoint; leaves out a next hop not bound yet (no ARP for IPv6) and one where the router has no IPv6 address', () => {
+  it('resolves a bound endpoint; a next hop no bound endpoint holds goes to neighbour resolution; one where the router has no IPv6 address is left out', () => {
     const routes = resolve(
       router([
         { destination: '::/0', nexthop: 'fd00:2::9' },
@@ -132,7 +137,11 @@ describe('staticRoutes with IPv6 next hops', () => {
           gatewayMac: '0a:57:72:00:00:c8',
         },
       },
-      // IPv4 still goes to ARP when no bound endpoint holds it.
+      // Held by no bound endpoint: resolved by neighbour solicitation, as IPv4 by ARP.
+      {
+        destination: 'fd00:ffff::/48',
+        via: { kind: 'arp', nexthop: 'fd00:2::10', vni: 200, gatewayMac: '0a:57:72:00:00:c8' },
+      },
       {
         destination: '0.0.0.0/0',
         via: { kind: 'arp', nexthop: '10.0.1.10', vni: 200, gatewayMac: '0a:57:72:00:00:c8' },
@@ -187,12 +196,17 @@ describe('IPv6 static routes in the datapath views', () => {
     }
   });
 
-  it('emits no route while the next hop endpoint is not bound; no route answers instead', () => {
+  it('while the next hop endpoint is not bound, routes to its address by neighbour resolution (reg8..reg11), never to its MAC', () => {
     for (const [hv, flows] of dualStack(false)) {
       expect(
         flows.filter((l) => l.includes('->eth_dst,write_metadata')),
         hv,
       ).toEqual([]);
+      const viaNeighbor = flows.filter(
+        (l) => l.startsWith('table=35, priority=100,ipv6,') && l.includes('reg8'),
+      );
+      // One gateway per chassis now (d1 unbound: hv1 hosts web's VMs only), as the no-route flows below.
+      expect(viaNeighbor, hv).toHaveLength(1);
       // d1 unbound, hv1 hosts web's VMs only: one gateway per chassis, each with its IPv6 no-route flow.
       const noRoute = flows.filter((l) => /^table=35, priority=10,ipv6,.* actions=CONTROLLER:65535$/.test(l));
       expect(noRoute, hv).toHaveLength(1);

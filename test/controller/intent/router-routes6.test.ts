@@ -64,7 +64,7 @@ describe('IPv6 static routes: accepted', () => {
     expect(object.routes.map((r) => r.nexthop)).toEqual(['fd00:3::9', 'fd00:3::9', 'fd00:1::7']);
   });
 
-  it('takes in a batch a router after the endpoint holding its IPv6 next hop, not before it (held when written)', async () => {
+  it('takes an IPv6 next hop no endpoint holds (an on-link router, found by neighbour solicitation), in a batch before or after the endpoint', async () => {
     const ep: BatchOp = {
       op: 'create',
       kind: 'endpoint',
@@ -77,14 +77,11 @@ describe('IPv6 static routes: accepted', () => {
       id: 'r1',
       body: { tenantId: 'red', interfaces, routes: [{ destination: '::/0', nexthop: 'fd00:3::10' }] },
     };
-    const e = await rejects(
-      svc.batch([router, ep]),
-      'invalid',
-      /^ops\[0\] \(router 'r1'\): routes\[0\]\.nexthop: no endpoint of network 'edge' holds fd00:3::10; weft does not resolve IPv6 neighbours/,
-    );
-    expect(e.field).toBe('ops[0].body.routes[0].nexthop');
-    expect((await svc.batch([ep, router])).committed).toBe(true);
+    expect((await svc.batch([router, ep])).committed).toBe(true);
     expect(svc.get('router', 'r1').routes).toEqual([{ destination: '::/0', nexthop: 'fd00:3::10' }]);
+    // Held by no endpoint at all: a physical router behind a VLAN binding.
+    const { object } = await put([{ destination: 'fd00:77::/48', nexthop: 'fd00:3::77' }]);
+    expect(object.routes).toEqual([{ destination: 'fd00:77::/48', nexthop: 'fd00:3::77' }]);
   });
 });
 
@@ -155,11 +152,6 @@ describe('IPv6 static routes: refused, naming the field (400 invalid)', () => {
         '::/0',
         'fd00:3::1',
         /^routes\[0\]\.nexthop: fd00:3::1 is this router's own address on network 'edge'; a next hop is another host$/,
-      ],
-      [
-        '::/0',
-        'fd00:3::77',
-        /^routes\[0\]\.nexthop: no endpoint of network 'edge' holds fd00:3::77; weft does not resolve IPv6 neighbours, so an IPv6 next hop must be an endpoint's address \(create the endpoint first\)$/,
       ],
     ];
     for (const [destination, nexthop, message] of cases) {

@@ -53,15 +53,17 @@ const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/c
 const L3_V6 =
   'table=36, priority=90,ipv6,metadata=0x65,ipv6_dst=fd00:2::99 actions=set_field:02:00:00:00:aa:01->eth_dst,goto_table:40';
 
-/** No flow of a static route's next hop (reg3/reg4): IPv6 routes go via endpoints only. */
-const hasNextHopFlow = (flows: DesiredFlow[]) =>
-  flows.some((f) => f.priority === 110 || f.match.some((m) => m.field === 'reg4' || m.field === 'reg3'));
+/** A static route's next hop: its 128 bits in reg8..reg11 (reg3=1), never reg4 (IPv4's). */
+const NEXTHOP_V6 =
+  'table=36, priority=110,reg3=0x1,reg8=0xfd000002,reg9=0,reg10=0,reg11=0x99,metadata=0x65 actions=set_field:02:00:00:00:aa:01->eth_dst,goto_table:40';
+const hasReg4 = (flows: DesiredFlow[]) => flows.some((f) => f.match.some((m) => m.field === 'reg4'));
 
 describe('learnedNeighborFlows: an IPv6 neighbour', () => {
-  it('on its own chassis: its address (ipv6_dst) to its MAC, its MAC out of the VLAN port, tagged; no next-hop flow', () => {
+  it('on its own chassis: its address (ipv6_dst) and as a next hop (reg8..reg11) to its MAC, its MAC out of the VLAN port, tagged', () => {
     const flows = learnedNeighborFlows(N6, at(HOME));
     expect(text(flows)).toEqual([
       L3_V6,
+      NEXTHOP_V6,
       'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=push_vlan:0x8100,set_field:4136->vlan_vid,output:7',
       'table=40, priority=91,metadata=0x65,dl_src=0a:57:72:00:00:65,dl_dst=02:00:00:00:aa:01 actions=set_field:0->in_port,push_vlan:0x8100,set_field:4136->vlan_vid,output:7',
     ]);
@@ -70,7 +72,7 @@ describe('learnedNeighborFlows: an IPv6 neighbour', () => {
       { field: 'eth_type', value: 0x86dd },
       { field: 'ipv6_dst', value: 'fd00:2::99' },
     ]);
-    expect(hasNextHopFlow(flows)).toBe(false);
+    expect(hasReg4(flows)).toBe(false);
     const cookie = learnedCookie('router', neighborOwner(N6));
     for (const f of flows) expect(f.cookie).toBe(cookie);
   });
@@ -79,41 +81,39 @@ describe('learnedNeighborFlows: an IPv6 neighbour', () => {
     const flows = learnedNeighborFlows(N6, at(AWAY));
     expect(text(flows)).toEqual([
       L3_V6,
+      NEXTHOP_V6,
       'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
     ]);
-    expect(hasNextHopFlow(flows)).toBe(false);
   });
 
-  it('an IPv4 neighbour keeps its next-hop flow (the IPv6 one lacks it by design, not by accident)', () => {
+  it('an IPv4 neighbour has its next hop in reg4', () => {
     const flows = learnedNeighborFlows({ ...N6, ip: '10.2.0.50' }, at(AWAY));
-    expect(hasNextHopFlow(flows)).toBe(true);
+    expect(hasReg4(flows)).toBe(true);
     expect(text(flows)[0]).toBe(
       'table=36, priority=90,ip,metadata=0x65,nw_dst=10.2.0.50 actions=set_field:02:00:00:00:aa:01->eth_dst,goto_table:40',
     );
   });
 
-  it("a VIP's holder: the table-36 flow only, wherever it is installed", () => {
+  it("a VIP's holder: the table-36 flows only, wherever they are installed", () => {
     for (const c of [HOME, AWAY]) {
       expect(text(learnedNeighborFlows(VIP6, at(c))), c.chassisId).toEqual([
         'table=36, priority=90,ipv6,metadata=0x65,ipv6_dst=fd00:2::100 actions=set_field:02:00:00:00:0a:01->eth_dst,goto_table:40',
+        'table=36, priority=110,reg3=0x1,reg8=0xfd000002,reg9=0,reg10=0,reg11=0x100,metadata=0x65 actions=set_field:02:00:00:00:0a:01->eth_dst,goto_table:40',
       ]);
     }
   });
 
-  it('its removal keys: strict deletes of the same three flows, ipv6_dst among them', () => {
+  it('its removal keys: strict deletes of the same four flows, ipv6_dst among them', () => {
     const msgs = removeMessages(learnedFlowKeys(N6, 101, routerMac(101)));
-    expect(msgs.map((m) => m.command)).toEqual([
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-    ]);
+    expect(msgs.map((m) => m.command)).toEqual(Array(4).fill(ofpfc.DELETE_STRICT));
     expect(msgs.map((m) => [m.tableId, m.priority])).toEqual([
       [36, 90],
+      [36, 110],
       [40, 90],
       [40, 91],
     ]);
     expect(msgs[0]!.match).toContainEqual({ field: 'ipv6_dst', value: 'fd00:2::99' });
-    expect(removeMessages(learnedFlowKeys(VIP6, 101, routerMac(101)))).toHaveLength(1);
+    expect(removeMessages(learnedFlowKeys(VIP6, 101, routerMac(101)))).toHaveLength(2);
   });
 });
 
@@ -173,6 +173,17 @@ describe('readLearnedFlows: IPv6 neighbours', () => {
     const upper = lines.map((l) => l.replace('ipv6_dst=fd00:2::99', 'ipv6_dst=FD00:2:0:0:0:0:0:99'));
     expect(upper[0]).toContain('ipv6_dst=FD00:2:0:0:0:0:0:99');
     expect(readLearnedFlows(dumped(upper))).toEqual([
+      { vni: 101, ip: 'fd00:2::99', mac: MAC, local: { ofport: 7, vlan: 40 } },
+    ]);
+  });
+
+  it('a dual-stack host: both addresses find their place, though the switch kept one l2 flow (the last added)', () => {
+    const v4 = { ...N6, ip: '10.2.0.50' };
+    // One (table, priority, match) on a switch: the IPv6 entry's l2 flows replaced the IPv4 one's.
+    const v6Flows = learnedNeighborFlows(N6, at(HOME));
+    const onSwitch = [...learnedNeighborFlows(v4, at(HOME)).filter((f) => f.tableId === 36), ...v6Flows];
+    expect(readLearnedFlows(stats(onSwitch))).toEqual([
+      { vni: 101, ip: '10.2.0.50', mac: MAC, local: { ofport: 7, vlan: 40 } },
       { vni: 101, ip: 'fd00:2::99', mac: MAC, local: { ofport: 7, vlan: 40 } },
     ]);
   });

@@ -7,6 +7,7 @@ import { endpoint, network } from '../../apps/fixtures.js';
 import { onesComplementSum } from './frames.js';
 import { icmp6ChecksumHolds, ipv6Bytes, ipv6Frame } from './frames6.js';
 import {
+  arp,
   closeServices,
   DPIDS,
   endpoints,
@@ -227,7 +228,7 @@ describe('NeighborService: resolving an IPv6 address', () => {
 });
 
 describe('NeighborService: neighbour advertisements', () => {
-  it('an answer learns it: the ipv6_dst flow in table 36 and the l2 flows, no next-hop flow', () => {
+  it('an answer learns it: the ipv6_dst and next-hop (reg8..reg11) flows in table 36 and the l2 flows', () => {
     const w = learned6();
     const home = flowMods(w.sw('dp1'));
     const away = flowMods(w.sw('dp4'));
@@ -237,14 +238,17 @@ describe('NeighborService: neighbour advertisements', () => {
       expect(m.hardTimeout).toBe(121);
     }
     const l3 = `table=36, hard_timeout=121, priority=90,ipv6,metadata=0x67,ipv6_dst=${ADDR} actions=set_field:${HOST6}->eth_dst,goto_table:40`;
+    const hop = `table=36, hard_timeout=121, priority=110,reg3=0x1,reg8=0xfd000002,reg9=0,reg10=0,reg11=0x99,metadata=0x67 actions=set_field:${HOST6}->eth_dst,goto_table:40`;
     // 4156 = 0x1000 | 60.
     expect(text(home)).toEqual([
       l3,
+      hop,
       `table=40, hard_timeout=121, priority=90,metadata=0x67,dl_dst=${HOST6} actions=push_vlan:0x8100,set_field:4156->vlan_vid,output:11`,
       `table=40, hard_timeout=121, priority=91,metadata=0x67,dl_src=${GW6},dl_dst=${HOST6} actions=set_field:0->in_port,push_vlan:0x8100,set_field:4156->vlan_vid,output:11`,
     ]);
     expect(text(away)).toEqual([
       l3,
+      hop,
       `table=40, hard_timeout=121, priority=90,metadata=0x67,dl_dst=${HOST6} actions=set_field:192.168.0.1->tun_dst,set_field:0x67->tun_id,output:100`,
     ]);
     for (const m of [...home, ...away]) expect(m.match.map((t) => t.field)).not.toContain('reg4');
@@ -267,20 +271,50 @@ describe('NeighborService: neighbour advertisements', () => {
     expect(ignored(w, 'reply')).toEqual([]);
   });
 
-  it("an answer to the router's link-local address, and one without a TLLA (its source MAC), are learned too", () => {
-    for (const [what, data] of [
-      ['link-local', na({ ipDst: routerLinkLocal(GW6) })],
-      ['no TLLA', na({ tlla: null })],
-    ] as const) {
-      const w = world();
-      w.service.miss('dp4', 'v6', ADDR);
-      hear(w, 'dp1', 11, data);
-      expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR }), what).toMatchObject({
-        state: 'reachable',
-        mac: HOST6,
-      });
-      expect(ignored(w, 'reply'), what).toEqual([]);
-    }
+  it("an answer to the router's link-local address is learned too", () => {
+    const w = world();
+    w.service.miss('dp4', 'v6', ADDR);
+    hear(w, 'dp1', 11, na({ ipDst: routerLinkLocal(GW6) }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })).toMatchObject({
+      state: 'reachable',
+      mac: HOST6,
+    });
+    expect(ignored(w, 'reply')).toEqual([]);
+  });
+
+  it('an answer without a TLLA only confirms a reachable neighbour at its MAC (RFC 4861 7.2.5)', () => {
+    const w = world();
+    w.service.miss('dp4', 'v6', ADDR);
+    hear(w, 'dp1', 11, na({ tlla: null }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })?.state).toBe('incomplete');
+    expect(ignored(w, 'reply')).toEqual([
+      'an advertisement without its target link-layer address only confirms a reachable neighbour',
+    ]);
+    // Learned (with the option), then re-validated by a unicast solicitation: Linux answers without it.
+    w.state.now = 100;
+    hear(w, 'dp1', 11, na());
+    w.state.now = 200;
+    hear(w, 'dp1', 11, na({ tlla: null }));
+    expect(w.service.list()[0]).toMatchObject({ state: 'reachable', mac: HOST6, confirmedAgoMs: 0 });
+    // From another source MAC it names nothing new.
+    hear(w, 'dp1', 11, na({ ethSrc: HOST6_NEW, tlla: null }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })?.mac).toBe(HOST6);
+    expect(ignored(w, 'reply').at(-1)).toBe(
+      `an advertisement without its target link-layer address names no new MAC (known: ${HOST6})`,
+    );
+  });
+
+  it('an advertisement without the override flag (a proxy) does not change a known MAC', () => {
+    const w = learned6();
+    w.state.now = 2_000;
+    hear(w, 'dp1', 11, na({ ethSrc: HOST6_NEW, flags: 0x40 }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })?.mac).toBe(HOST6);
+    expect(ignored(w, 'reply')).toEqual([
+      `an advertisement without the override flag does not change the known MAC ${HOST6}`,
+    ]);
+    // With it, the answer moves it.
+    hear(w, 'dp1', 11, na({ ethSrc: HOST6_NEW }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })?.mac).toBe(HOST6_NEW);
   });
 
   it("the TLLA's MAC, not the frame's source, is the one learned", () => {
@@ -319,8 +353,8 @@ describe('NeighborService: neighbour advertisements', () => {
     w.clearSent();
     w.state.now = 200 + T.refreshMs + 5;
     hear(w, 'dp1', 11, na());
-    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([ofpfc.ADD, ofpfc.ADD, ofpfc.ADD]);
-    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([ofpfc.ADD, ofpfc.ADD]);
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual(Array(4).fill(ofpfc.ADD));
+    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual(Array(3).fill(ofpfc.ADD));
     expect(w.lines.some((l) => l.msg === 'neighbour answered' && l.ip === ADDR)).toBe(true);
   });
 
@@ -338,25 +372,19 @@ describe('NeighborService: neighbour advertisements', () => {
       installedOn: ['dp2', 'dp4'],
     });
     // The old flows go from where they were, the new ones come where it is and where it is used.
-    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-    ]);
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual(Array(4).fill(ofpfc.DELETE_STRICT));
     expect(text(flowMods(w.sw('dp1')))[0]).toBe(
       `table=36, priority=90,ipv6,metadata=0x67,ipv6_dst=${ADDR} actions=drop`,
     );
     expect(text(flowMods(w.sw('dp2')))).toEqual([
       `table=36, hard_timeout=121, priority=90,ipv6,metadata=0x67,ipv6_dst=${ADDR} actions=set_field:${HOST6_NEW}->eth_dst,goto_table:40`,
+      `table=36, hard_timeout=121, priority=110,reg3=0x1,reg8=0xfd000002,reg9=0,reg10=0,reg11=0x99,metadata=0x67 actions=set_field:${HOST6_NEW}->eth_dst,goto_table:40`,
       `table=40, hard_timeout=121, priority=90,metadata=0x67,dl_dst=${HOST6_NEW} actions=push_vlan:0x8100,set_field:4157->vlan_vid,output:12`,
       `table=40, hard_timeout=121, priority=91,metadata=0x67,dl_src=${GW6},dl_dst=${HOST6_NEW} actions=set_field:0->in_port,push_vlan:0x8100,set_field:4157->vlan_vid,output:12`,
     ]);
     expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-      ofpfc.DELETE_STRICT,
-      ofpfc.ADD,
-      ofpfc.ADD,
+      ...Array(4).fill(ofpfc.DELETE_STRICT),
+      ...Array(3).fill(ofpfc.ADD),
     ]);
     expect(w.lines.some((l) => l.msg === 'neighbour changed' && l.mac === HOST6_NEW)).toBe(true);
     expect(ignored(w, 'announce')).toEqual([]);
@@ -539,7 +567,7 @@ describe('NeighborService: an IPv6 VIP', () => {
     expect(await counted(w, ND, 'broadcast')).toBe(1);
   });
 
-  it("its holder's answer from its port with its MAC is learned, with the endpoint: the table-36 flow only", () => {
+  it("its holder's answer from its port with its MAC is learned, with the endpoint: the table-36 flows only", () => {
     const w = vipWorld();
     w.state.now = 100;
     w.service.miss('dp4', 'v6', VIP);
@@ -547,6 +575,7 @@ describe('NeighborService: an IPv6 VIP', () => {
     hear(w, 'dp1', 3, na({ ethSrc: VA_MAC, target: VIP }));
     const l3 = [
       `table=36, hard_timeout=121, priority=90,ipv6,metadata=0x67,ipv6_dst=${VIP} actions=set_field:${VA_MAC}->eth_dst,goto_table:40`,
+      `table=36, hard_timeout=121, priority=110,reg3=0x1,reg8=0xfd000002,reg9=0,reg10=0,reg11=0x100,metadata=0x67 actions=set_field:${VA_MAC}->eth_dst,goto_table:40`,
     ];
     expect(text(flowMods(w.sw('dp1')))).toEqual(l3);
     expect(text(flowMods(w.sw('dp4')))).toEqual(l3);
@@ -604,7 +633,7 @@ describe('NeighborService: an IPv6 VIP', () => {
         what: 'another MAC (its source, no TLLA)',
         port: 3,
         data: na({ ethSrc: HOST6, tlla: null, target: VIP }),
-        why: `sender MAC ${HOST6} is not va's ${VA_MAC}`,
+        why: 'an advertisement without its target link-layer address only confirms a reachable neighbour',
       },
     ]) {
       const w = vipWorld();
@@ -614,5 +643,72 @@ describe('NeighborService: an IPv6 VIP', () => {
       for (const dpid of Object.keys(DPIDS)) expect(flowMods(w.sw(dpid)), `${c.what}: ${dpid}`).toEqual([]);
       expect(ignored(w, 'reply'), c.what).toEqual([c.why]);
     }
+  });
+});
+
+describe('NeighborService: IPv6 beside IPv4 (review findings)', () => {
+  it("a dual-stack host: its IPv6 entry forgotten, the IPv4 entry's l2 flows (shared by the MAC) come back at once", () => {
+    const w = learned6();
+    w.service.miss('dp4', 'v6', '10.4.0.99');
+    hear(w, 'dp1', 11, arp({ ethDst: GW6, sha: HOST6, spa: '10.4.0.99', tha: GW6, tpa: '10.4.0.1' }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: '10.4.0.99' })?.state).toBe('reachable');
+    w.clearSent();
+    // An endpoint now holds the IPv6 address: that entry goes, its flows with it.
+    endpoints.push(endpoint('e99', 'v6', 't1', '02:00:00:00:06:99', ADDR));
+    try {
+      w.service.tick();
+    } finally {
+      endpoints.pop();
+    }
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })).toBeUndefined();
+    for (const dpid of ['dp1', 'dp4']) {
+      const mods = flowMods(w.sw(dpid));
+      const lastDelete = mods.map((m) => m.command).lastIndexOf(ofpfc.DELETE_STRICT);
+      const after = text(mods.slice(lastDelete + 1));
+      // The IPv4 entry's flows, re-added after the deletes: its l2 flow among them.
+      expect(
+        after.some((l) => l.includes('nw_dst=10.4.0.99')),
+        dpid,
+      ).toBe(true);
+      expect(
+        after.some((l) => l.startsWith('table=40') && l.includes(`dl_dst=${HOST6}`)),
+        dpid,
+      ).toBe(true);
+    }
+  });
+
+  it('the router losing its IPv6 address on the network: IPv6 entries forgotten, nothing more solicited', () => {
+    const w = learned6();
+    const before = ifaces.v6!;
+    ifaces.v6 = { networkId: 'v6', ip: '10.4.0.1', mac: GW6 };
+    try {
+      w.service.tick();
+      expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })).toBeUndefined();
+      expect(
+        w.lines.some(
+          (l) =>
+            l.msg === 'neighbour forgotten' &&
+            l.reason === 'the router has no IPv6 address on its network any more',
+        ),
+      ).toBe(true);
+      expect(w.service.resolves('v6', 'fd00:2::77')).toBe(false);
+      expect(w.service.miss('dp4', 'v6', 'fd00:2::77')).toBe('unreachable');
+      // IPv4 there is still resolved.
+      expect(w.service.resolves('v6', '10.4.0.77')).toBe(true);
+    } finally {
+      ifaces.v6 = before;
+    }
+  });
+
+  it("a host flooding unsolicited advertisements does not starve others' answers on the same trunk port", () => {
+    const w = world();
+    w.state.now = 100;
+    w.service.miss('dp4', 'v6', ADDR);
+    for (let i = 0; i < 300; i++) hear(w, 'dp1', 11, unsolicited(HOST6_NEW, 'fd00:2::55'), 'announce');
+    hear(w, 'dp1', 11, na());
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })).toMatchObject({
+      state: 'reachable',
+      mac: HOST6,
+    });
   });
 });

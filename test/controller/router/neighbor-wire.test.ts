@@ -6,6 +6,7 @@ import {
   protocolOf,
   readClaim,
   requestFrame,
+  whyNotTaken,
 } from '../../../controller/router/neighbor-wire.js';
 import { onesComplementSum } from './frames.js';
 import { icmp6ChecksumHolds, ipv6Bytes, ipv6Frame } from './frames6.js';
@@ -230,7 +231,19 @@ describe('readClaim: neighbour advertisements', () => {
     expect(readClaim(naFrame({ ethSrc: OTHER_MAC, tlla: null }), 'reply', IFACE)).toEqual({
       ip: 'fd00:2::99',
       mac: OTHER_MAC,
+      macFromFrame: true,
     });
+    // Without the override flag (a proxy's answer): said so.
+    expect(readClaim(naFrame({ flags: 0x40 }), 'reply', IFACE)).toEqual({
+      ip: 'fd00:2::99',
+      mac: HOST_MAC,
+      noOverride: true,
+    });
+    // An unsolicited one must name its MAC.
+    const bare = naFrame({ ethDst: '33:33:00:00:00:01', ipDst: 'ff02::1', flags: 0x20, tlla: null });
+    expect(readClaim(bare, 'announce', IFACE)).toBe(
+      'an unsolicited advertisement without its target link-layer address says no MAC',
+    );
     // The target, not the IPv6 source, is the address claimed.
     expect(readClaim(naFrame({ ipSrc: 'fe80::1', target: 'fd00:2::77' }), 'reply', IFACE)).toEqual({
       ip: 'fd00:2::77',
@@ -283,6 +296,37 @@ describe('readClaim: ARP', () => {
   it("a malformed ARP packet: 'malformed:' and the parser's reason", () => {
     expect(readClaim(arp().subarray(0, 30), 'reply', IFACE)).toBe(
       'malformed: ARP of 16 bytes is shorter than 28',
+    );
+  });
+});
+
+describe('whyNotTaken: what an advertisement may change (RFC 4861 7.2.5)', () => {
+  const claim = { ip: 'fd00:2::99', mac: HOST_MAC };
+  const reachable = { state: 'reachable', mac: HOST_MAC };
+  it('takes a full answer, and an ARP claim, whatever the entry', () => {
+    for (const entry of [
+      undefined,
+      { state: 'incomplete' },
+      reachable,
+      { state: 'reachable', mac: OTHER_MAC },
+    ])
+      expect(whyNotTaken(claim, entry)).toBeUndefined();
+  });
+  it('takes one without a TLLA only as a confirmation of the reachable MAC', () => {
+    const bare = { ...claim, macFromFrame: true };
+    expect(whyNotTaken(bare, reachable)).toBeUndefined();
+    expect(whyNotTaken(bare, undefined)).toMatch(/only confirms a reachable neighbour/);
+    expect(whyNotTaken(bare, { state: 'incomplete' })).toMatch(/only confirms a reachable neighbour/);
+    expect(whyNotTaken(bare, { state: 'reachable', mac: OTHER_MAC })).toBe(
+      `an advertisement without its target link-layer address names no new MAC (known: ${OTHER_MAC})`,
+    );
+  });
+  it('takes one without the override flag unless it changes a known MAC', () => {
+    const proxy = { ...claim, noOverride: true };
+    expect(whyNotTaken(proxy, undefined)).toBeUndefined();
+    expect(whyNotTaken(proxy, reachable)).toBeUndefined();
+    expect(whyNotTaken(proxy, { state: 'reachable', mac: OTHER_MAC })).toBe(
+      `an advertisement without the override flag does not change the known MAC ${OTHER_MAC}`,
     );
   });
 });
