@@ -52,7 +52,7 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
     /^rate limit: red2 may receive 2000 kbit\/s \(burst 200 kbit\): 500 KB from red1 took \d+\.\d s at \d+ kbit\/s \(unlimited: \d+ kbit\/s\)$/,
   );
   expect(lines.find((l) => l.startsWith('IPv6'))).toMatch(
-    /^IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit 63; both learned their default route \(via fe80::857:72ff:fe00:64\) from its router advertisements$/,
+    /^IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit 63; both learned their default route \(via fe80::857:72ff:fe00:64\) from its router advertisements; reddb -> metal fd00:100::3 \(found by neighbour discovery behind VLAN 42: 3 of 3 pings\)$/,
   );
   // Port mirroring: reddb, a capture on the other hypervisor, got a copy of each packet of red1's pings.
   expect(lines).toContain(

@@ -275,11 +275,19 @@ export async function runDemo(
     const [red1Via, reddbVia] = [await v6route('red1'), await v6route('reddb')];
     const v6ping = await lab.exec('red1', 'ping -6 -n -c 2 -i 0.2 -W 1 fd00:101::5 || true');
     const v6hops = /ttl=(\d+)/.exec(v6ping)?.[1];
-    const v6Ok = red1Via?.startsWith('fe80::') === true && reddbVia !== undefined && v6hops === '63';
+    // metal has an IPv6 address weft does not know: red-router finds it by neighbour discovery
+    // out of the VLAN binding (the first packet goes on that), as it found its IPv4 one by ARP.
+    await lab.exec('metal', 'ip -6 addr add fd00:100::3/64 dev eth0 nodad');
+    await lab.exec('metal', 'ip -6 route replace fd00:101::/64 via fd00:100::fe');
+    await lab.ping('reddb', 'fd00:100::3', { count: 2, intervalMs: 500, timeoutS: 1 });
+    const toMetal6 = (await lab.ping('reddb', 'fd00:100::3', { count: 3, intervalMs: 200, timeoutS: 1 }))
+      .received;
+    const v6Ok =
+      red1Via?.startsWith('fe80::') === true && reddbVia !== undefined && v6hops === '63' && toMetal6 === 3;
     say(
       v6Ok
-        ? `IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit ${v6hops}; both learned their default route (via ${red1Via}) from its router advertisements`
-        : `IPv6: red1 -> reddb: default routes ${red1Via ?? 'none'} / ${reddbVia ?? 'none'}, reply hop limit ${v6hops ?? 'none'} (SURPRISE: expected routes learned by RA, hop limit 63)`,
+        ? `IPv6: red1 fd00:100::1 -> reddb fd00:101::5 through red-router, hop limit ${v6hops}; both learned their default route (via ${red1Via}) from its router advertisements; reddb -> metal fd00:100::3 (found by neighbour discovery behind VLAN 42: 3 of 3 pings)`
+        : `IPv6: red1 -> reddb: default routes ${red1Via ?? 'none'} / ${reddbVia ?? 'none'}, reply hop limit ${v6hops ?? 'none'}; reddb -> metal ${toMetal6} of 3 pings (SURPRISE: expected routes learned by RA, hop limit 63, 3 of 3)`,
     );
     // A rate limit: red2 may receive 2 Mbit/s (an OpenFlow meter on hv2); 500 KB from red1 before and after.
     const send = () =>
