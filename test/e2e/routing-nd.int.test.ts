@@ -178,6 +178,10 @@ describe('IPv6 routing to hosts behind a VLAN binding and to VIPs (neighbours re
         ).test(l),
       ),
     ).toBe(true);
+    // weft trace follows the same flows: the next hop's learned flow, out to metal's VLAN port.
+    const traced = await e.api.get(`/v1/endpoints/w1/trace?to=${BEHIND_METAL6}`);
+    expect(traced.verdict, traced.summary as string).toBe('delivered');
+    expect(JSON.stringify(traced.hops)).toContain(`neighbor/lan/${METAL_IP6}`);
   }, 60_000);
 
   it('weft trace says the router would first solicit an address it has not resolved', async () => {
