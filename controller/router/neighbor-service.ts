@@ -105,8 +105,9 @@ export class NeighborService {
   readonly #learned: Counter;
   readonly #adoption: NeighborAdoption;
   /**
-   * Per switch port, protocol and kind (answers, announcements): what a port sends up beyond this
-   * is dropped, so one host flooding announcements cannot starve the answers of others on a trunk.
+   * Per switch port, protocol and kind (answers, announcements), each with its own budget: what a
+   * port sends up beyond it is dropped, so a flood of one kind (announcements) cannot starve
+   * another (answers to the router) on a trunk; within one kind, hosts of a port share it.
    */
   readonly #limits = new Map<string, PortRateLimit>();
   #fullLoggedAt = Number.NEGATIVE_INFINITY;
@@ -352,7 +353,10 @@ export class NeighborService {
       if (vni !== undefined)
         this.#send(dpid, removeMessages(learnedFlowKeys(n, vni, n.place.gatewayMac)), about);
       // Another address of the same MAC (a dual-stack host) shares its l2 flows, which may have
-      // carried this one's cookie: they come back at once.
+      // carried this one's cookie: they come back at once where it stays. Not when this one moved
+      // with its MAC (the host did): its install follows, and brings the l2 flows to the new place.
+      const now = this.resolver.get(n);
+      if (now?.state === 'reachable' && now.mac === n.mac) return;
       for (const other of this.resolver.learnedOn(dpid))
         if (other.networkId === n.networkId && other.mac === n.mac && other.ip !== n.ip)
           this.#flows(dpid, other, 'install');

@@ -14,7 +14,10 @@ export function nextHopFor(
 ): string | undefined {
   let best = -1;
   let hop: string | undefined;
+  const v6 = dst.includes(':');
   for (const i of router.interfaces) {
+    // IPv6 is routed only into the networks where the router has an IPv6 address (apps/router/ipv6.ts).
+    if (v6 && i.ipv6 === undefined) continue;
     for (const c of subnetsOf(i.networkId)) {
       const p = prefixHolding(c, dst);
       if (p > best) {

@@ -57,7 +57,7 @@ const BRIDGE_STATE = [
   'ct_state',
   'ct_zone',
   'ct_mark',
-  ...Array.from({ length: 8 }, (_, i) => `reg${i}`),
+  ...Array.from({ length: 16 }, (_, i) => `reg${i}`),
 ].map(canonical);
 
 /** Fields every packet has on a bridge, whatever its headers. */

@@ -712,3 +712,32 @@ describe('NeighborService: IPv6 beside IPv4 (review findings)', () => {
     });
   });
 });
+
+describe('NeighborService: a dual-stack host moving', () => {
+  it("one address moving with the MAC does not bring the other's l2 flows back at the old place", () => {
+    const w = learned6();
+    w.service.miss('dp4', 'v6', '10.4.0.99');
+    hear(w, 'dp1', 11, arp({ ethDst: GW6, sha: HOST6, spa: '10.4.0.99', tha: GW6, tpa: '10.4.0.1' }));
+    w.clearSent();
+    // The host now sits behind hv2's binding: its gratuitous ARP moves the IPv4 entry (after the 1 s lock).
+    w.state.now = 2_000;
+    hear(
+      w,
+      'dp2',
+      12,
+      arp({
+        op: 1,
+        ethDst: 'ff:ff:ff:ff:ff:ff',
+        sha: HOST6,
+        spa: '10.4.0.99',
+        tha: '00:00:00:00:00:00',
+        tpa: '10.4.0.99',
+      }),
+      'announce',
+    );
+    expect(w.service.resolver.get({ networkId: 'v6', ip: '10.4.0.99' })).toMatchObject({ chassisId: 'hv2' });
+    // dp1, the old place: the deletes, and no l2 flow out of port 11 added again.
+    const onDp1 = text(flowMods(w.sw('dp1')).filter((m) => m.command === ofpfc.ADD));
+    expect(onDp1.filter((l) => l.startsWith('table=40') && l.includes('output:11'))).toEqual([]);
+  });
+});

@@ -96,6 +96,23 @@ describe('nextHopFor', () => {
     ).toBeUndefined();
   });
 
+  it('IPv6: only subnets of networks where the router has an IPv6 address are connected (as its flows route)', () => {
+    // web has the router's IPv6 address; db holds fd00:ffff:0:1::/64 but the router has none there.
+    const subnets = (id: string) => (id === 'web' ? ['fd00:1::/64'] : ['fd00:ffff:0:1::/64']);
+    const r: Pick<Router, 'interfaces' | 'routes'> = {
+      interfaces: [
+        { networkId: 'web', ip: '10.1.0.1', ipv6: 'fd00:1::1', mac: '0a:57:72:00:00:64' },
+        { networkId: 'db', ip: '10.2.0.1', mac: '0a:57:72:00:00:65' },
+      ],
+      routes: [{ destination: 'fd00:ffff::/48', nexthop: 'fd00:1::6' }],
+    };
+    // The static route's next hop, not the destination in db (which the router does not route into).
+    expect(nextHopFor(r, subnets, 'fd00:ffff:0:1::9')).toBe('fd00:1::6');
+    expect(nextHopFor(r, subnets, 'fd00:1::9')).toBe('fd00:1::9');
+    // IPv4 is unaffected by the IPv6 address.
+    expect(nextHopFor(r, () => ['10.2.0.0/24'], '10.2.0.5')).toBe('10.2.0.5');
+  });
+
   it('routes absent (a partial router) count as none', () => {
     const r = { interfaces: router().interfaces } as unknown as Pick<Router, 'interfaces' | 'routes'>;
     expect(nextHopFor(r, subnetsOf, '10.1.0.5')).toBe('10.1.0.5');
