@@ -113,7 +113,7 @@ export const routesOnCell = (o: Record<string, unknown>): string =>
 const ageCell = (ms: number | undefined): string => (ms === undefined ? '-' : `${Math.floor(ms / 1000)}s`);
 
 /**
- * `weft router neighbors ID`: one row per address resolved by ARP; BEHIND names its VLAN binding
+ * `weft router neighbors ID`: one row per address resolved by ARP or neighbour discovery; BEHIND names its VLAN binding
  * (binding/VLAN) or the endpoint holding it (a VIP). INSTALLED ON lists the
  * hypervisors holding its flows (up to three, then a count).
  */
