@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Capture, startCapture } from '../lab/capture.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, waitFor } from './harness.js';
+import { learnedFlows as learnedOn, neighborOf as routerNeighbor } from './neighbors.js';
 
 /**
  * IPv6 routing to what weft does not place, with real traffic: router r1 joins the dual-stack
@@ -28,21 +29,8 @@ const GATEWAY6 = { web: 'fd00:71::1', lan: 'fd00:70::1' };
 const REFRESH_S = 2;
 const captures: Capture[] = [];
 
-const neighborOf = async (ip: string) =>
-  ((await e.api.get('/v1/routers/r1/neighbors')).neighbors as Array<Record<string, unknown>>)
-    .filter((n) => n.ip === ip)
-    .map(({ state, mac, chassisId, endpointId, bindingId }) => ({
-      state,
-      mac,
-      chassisId,
-      endpointId,
-      bindingId,
-    }))[0];
-const learnedFlows = async (hv: string) => {
-  const h = e.lab.hv(hv);
-  const text = await h.ofctl('dump-flows', h.mgmt('br-int'), 'cookie=0x4c00000000000000/0xff00000000000000');
-  return text.split('\n').filter((l) => l.includes('table='));
-};
+const neighborOf = (ip: string) => routerNeighbor(e, 'r1', ip);
+const learnedFlows = (hv: string) => learnedOn(e, hv);
 const pings = async (to: string, count = 3) =>
   (await e.lab.ping('w1', to, { count, intervalMs: 200, timeoutS: 1 })).received;
 /**

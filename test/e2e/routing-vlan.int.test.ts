@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Capture, startCapture } from '../lab/capture.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, waitFor } from './harness.js';
+import { learnedFlows as learnedOn } from './neighbors.js';
 
 /**
  * Routing to what weft does not place, with real traffic: `metal` is a physical host on VLAN 42
@@ -40,11 +41,7 @@ const neighbors = async () =>
     chassisId: n.chassisId,
     bindingId: n.bindingId,
   }));
-const learnedFlows = async (hv: string) => {
-  const h = e.lab.hv(hv);
-  const text = await h.ofctl('dump-flows', h.mgmt('br-int'), 'cookie=0x4c00000000000000/0xff00000000000000');
-  return text.split('\n').filter((l) => l.includes('table='));
-};
+const learnedFlows = (hv: string) => learnedOn(e, hv);
 const pings = async (from: string, to: string, count = 3) =>
   (await e.lab.ping(from, to, { count, intervalMs: 200, timeoutS: 1 })).received;
 

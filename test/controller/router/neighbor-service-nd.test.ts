@@ -1,11 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { routerLinkLocal, routerMac } from '../../../controller/intent/model-router.js';
-import { formatIpv6 } from '../../../controller/intent/net.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
 import { ofpfc } from '../../../southbound/openflow/codec/constants.js';
 import { endpoint, network } from '../../apps/fixtures.js';
-import { onesComplementSum } from './frames.js';
-import { icmp6ChecksumHolds, ipv6Bytes, ipv6Frame } from './frames6.js';
+import { icmp6ChecksumHolds } from './frames6.js';
+import { decodeNs, type NaSpec, naBytes } from './nd-frames.js';
 import {
   arp,
   closeServices,
@@ -62,46 +61,21 @@ afterEach(closeServices);
 
 type World = ReturnType<typeof world>;
 
-const macBytes = (mac: string): number[] => mac.split(':').map((h) => Number.parseInt(h, 16));
-const hex = (b: Buffer, from: number, to: number): string =>
-  [...b.subarray(from, to)].map((x) => x.toString(16).padStart(2, '0')).join(':');
-const v6At = (b: Buffer, at: number): string =>
-  formatIpv6(BigInt(`0x${b.subarray(at, at + 16).toString('hex')}`));
-
 /**
- * A Neighbor Advertisement as classify hands it on (untagged), built here byte by byte: from
- * ADDR at HOST6 to the router's fd00:2::1, solicited + override, a TLLA of the sender's MAC.
+ * A Neighbor Advertisement as classify hands it on (untagged): from ADDR at HOST6 to the router's
+ * fd00:2::1, solicited + override, a TLLA of the sender's MAC unless told.
  */
-function na(
-  a: {
-    ethDst?: string;
-    ethSrc?: string;
-    ipSrc?: string;
-    ipDst?: string;
-    target?: string;
-    flags?: number;
-    /** The TLLA option's MAC (default: ethSrc); null: none. */
-    tlla?: string | null;
-    hopLimit?: number;
-  } = {},
-): Buffer {
+function na(a: Partial<NaSpec> = {}): Buffer {
   const ethSrc = a.ethSrc ?? HOST6;
-  const ipSrc = a.ipSrc ?? a.target ?? ADDR;
-  const ipDst = a.ipDst ?? 'fd00:2::1';
-  const options = a.tlla === null ? [] : [2, 1, ...macBytes(a.tlla ?? ethSrc)];
-  const msg = [136, 0, 0, 0, a.flags ?? 0x60, 0, 0, 0, ...ipv6Bytes(a.target ?? ADDR), ...options];
-  const pseudo = [...ipv6Bytes(ipSrc), ...ipv6Bytes(ipDst), 0, 0, 0, msg.length, 0, 0, 0, 58];
-  const sum = ~onesComplementSum(Uint8Array.from([...pseudo, ...msg])) & 0xffff;
-  msg[2] = sum >> 8;
-  msg[3] = sum & 0xff;
-  const f = ipv6Frame({
+  const f = naBytes({
     ethDst: a.ethDst ?? GW6,
     ethSrc,
-    ipSrc,
-    ipDst,
-    nextHeader: 58,
-    hopLimit: a.hopLimit ?? 255,
-    payload: Uint8Array.from(msg),
+    ipSrc: a.ipSrc ?? a.target ?? ADDR,
+    ipDst: a.ipDst ?? 'fd00:2::1',
+    target: a.target ?? ADDR,
+    tlla: a.tlla === undefined ? ethSrc : a.tlla,
+    ...(a.flags === undefined ? {} : { flags: a.flags }),
+    ...(a.hopLimit === undefined ? {} : { hopLimit: a.hopLimit }),
   });
   expect(icmp6ChecksumHolds(f)).toBe(true);
   return f;
@@ -118,22 +92,6 @@ function hear(w: World, dpid: string, port: number, data: Buffer, as: 'reply' | 
     vni: 103,
     ...(as === 'announce' ? { from: { tableId: TABLE.ARP_RESPONDER } } : {}),
   });
-}
-
-/** A neighbour solicitation in a PACKET_OUT, read at its offsets. */
-function decodeNs(f: Buffer) {
-  return {
-    ethDst: hex(f, 0, 6),
-    ethSrc: hex(f, 6, 12),
-    ethertype: f.readUInt16BE(12),
-    hopLimit: f[21],
-    ipSrc: v6At(f, 22),
-    ipDst: v6At(f, 38),
-    type: f[54],
-    target: v6At(f, 62),
-    sourceMac: hex(f, 80, 86),
-    checksumHolds: icmp6ChecksumHolds(f),
-  };
 }
 
 /** How many requests a counter of the world's registry counted, by kind. */
@@ -182,7 +140,7 @@ describe('NeighborService: resolving an IPv6 address', () => {
       const [out] = packetOuts(w.sw(dpid));
       expect(out).toMatchObject({ type: 'PACKET_OUT', bufferId: 0xffffffff, inPort: 0xfffffffd });
       expect(out!.actions, dpid).toEqual(tagged(vlan, port));
-      expect(decodeNs(out!.data), dpid).toEqual({
+      expect(decodeNs(out!.data), dpid).toMatchObject({
         ethDst: '33:33:ff:00:00:99',
         ethSrc: GW6,
         ethertype: 0x86dd,
@@ -335,7 +293,7 @@ describe('NeighborService: neighbour advertisements', () => {
     expect(w.sent()).toEqual({ dp1: 1, dp2: 0, dp4: 0 });
     const [probe] = packetOuts(w.sw('dp1'));
     expect(probe!.actions).toEqual(tagged(60, 11));
-    expect(decodeNs(probe!.data)).toEqual({
+    expect(decodeNs(probe!.data)).toMatchObject({
       ethDst: HOST6,
       ethSrc: GW6,
       ethertype: 0x86dd,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { routerLinkLocal, routerMac } from '../../../controller/intent/model-router.js';
-import { formatIpv6 } from '../../../controller/intent/net.js';
 import {
   isNeighborFrame,
   protocolOf,
@@ -8,8 +7,8 @@ import {
   requestFrame,
   whyNotTaken,
 } from '../../../controller/router/neighbor-wire.js';
-import { onesComplementSum } from './frames.js';
-import { icmp6ChecksumHolds, ipv6Bytes, ipv6Frame } from './frames6.js';
+import { icmp6ChecksumHolds, ipv6Frame } from './frames6.js';
+import { decodeNs, type NaSpec, naBytes } from './nd-frames.js';
 import { arp, decodeRequest, HOST_MAC } from './neighbor-service-fixture.js';
 
 /**
@@ -24,68 +23,22 @@ const IFACE = { ip: '10.1.0.1', ipv6: 'fd00:2::1', mac: GW.toUpperCase() };
 const V4_ONLY = { ip: '10.1.0.1', mac: GW.toUpperCase() };
 const OTHER_MAC = '02:00:00:00:bb:02';
 
-const macBytes = (mac: string): number[] => mac.split(':').map((h) => Number.parseInt(h, 16));
-const hex = (b: Buffer, from: number, to: number): string =>
-  [...b.subarray(from, to)].map((x) => x.toString(16).padStart(2, '0')).join(':');
-const v6At = (b: Buffer, at: number): string =>
-  formatIpv6(BigInt(`0x${b.subarray(at, at + 16).toString('hex')}`));
-
 /**
  * A Neighbor Advertisement from a host (fd00:2::99 at HOST_MAC, solicited + override, with a
- * TLLA option of HOST_MAC unless told) to the router's address, its checksum computed here.
+ * TLLA option of HOST_MAC unless told) to the router's address.
  */
-function naFrame(
-  a: {
-    ethDst?: string;
-    ethSrc?: string;
-    ipSrc?: string;
-    ipDst?: string;
-    target?: string;
-    flags?: number;
-    /** The TLLA option's MAC; null: no option. */
-    tlla?: string | null;
-    hopLimit?: number;
-  } = {},
-): Buffer {
+function naFrame(a: Partial<NaSpec> = {}): Buffer {
   const ipSrc = a.ipSrc ?? 'fd00:2::99';
-  const ipDst = a.ipDst ?? 'fd00:2::1';
-  const options = a.tlla === null ? [] : [2, 1, ...macBytes(a.tlla ?? HOST_MAC)];
-  const msg = [136, 0, 0, 0, a.flags ?? 0x60, 0, 0, 0, ...ipv6Bytes(a.target ?? ipSrc), ...options];
-  const pseudo = [...ipv6Bytes(ipSrc), ...ipv6Bytes(ipDst), 0, 0, 0, msg.length, 0, 0, 0, 58];
-  const sum = ~onesComplementSum(Uint8Array.from([...pseudo, ...msg])) & 0xffff;
-  msg[2] = sum >> 8;
-  msg[3] = sum & 0xff;
-  return ipv6Frame({
+  return naBytes({
     ethDst: a.ethDst ?? GW,
     ethSrc: a.ethSrc ?? HOST_MAC,
     ipSrc,
-    ipDst,
-    nextHeader: 58,
-    hopLimit: a.hopLimit ?? 255,
-    payload: Uint8Array.from(msg),
+    ipDst: a.ipDst ?? 'fd00:2::1',
+    target: a.target ?? ipSrc,
+    tlla: a.tlla === undefined ? HOST_MAC : a.tlla,
+    ...(a.flags === undefined ? {} : { flags: a.flags }),
+    ...(a.hopLimit === undefined ? {} : { hopLimit: a.hopLimit }),
   });
-}
-
-/** A neighbour solicitation (untagged, SLLA option) read at its offsets. */
-function decodeNs(f: Buffer) {
-  return {
-    length: f.length,
-    ethDst: hex(f, 0, 6),
-    ethSrc: hex(f, 6, 12),
-    ethertype: f.readUInt16BE(12),
-    version: f[14]! >> 4,
-    payloadLength: f.readUInt16BE(18),
-    nextHeader: f[20],
-    hopLimit: f[21],
-    ipSrc: v6At(f, 22),
-    ipDst: v6At(f, 38),
-    type: f[54],
-    code: f[55],
-    target: v6At(f, 62),
-    option: [f[78], f[79]],
-    sourceMac: hex(f, 80, 86),
-    checksumHolds: icmp6ChecksumHolds(f),
-  };
 }
 
 describe('the test NA builder', () => {
