@@ -38,8 +38,10 @@ const lastSyncOf = (r: SyncResult) => ({
   applyMs: r.applyMs,
 });
 
-const byNetworkThenIp = (a: NeighborView, b: NeighborView): number =>
-  a.networkId === b.networkId ? compareIp(a.ip, b.ip) : a.networkId < b.networkId ? -1 : 1;
+const byNetworkThenIp = (
+  a: Pick<NeighborView, 'networkId' | 'ip'>,
+  b: Pick<NeighborView, 'networkId' | 'ip'>,
+): number => (a.networkId === b.networkId ? compareIp(a.ip, b.ip) : a.networkId < b.networkId ? -1 : 1);
 
 /**
  * /v1/status from the live parts: sessions (connected, role), engine (applied revision, counts),
@@ -54,11 +56,20 @@ export function statusProvider(
   dhcp?: Pick<DhcpResponder, 'lastAnswer' | 'lastAnswer6'>,
   neighbors?: {
     list(): NeighborView[];
+    flush?(networkIds: ReadonlySet<string>, ip?: string): Array<{ networkId: string; ip: string }>;
     arpState?: TraceLookups['arpState'];
     learnedFlowsOf?: LearnedFlows;
   },
 ): StatusProvider {
   const role = (): 'leader' | 'standby' | 'unknown' => (ha ? ha.status().role : 'leader');
+  /** The networks a router has interfaces on; undefined for an unknown router. */
+  const networksOf = (routerId: string): Set<string> | undefined => {
+    try {
+      return new Set(intents.get('router', routerId).interfaces.map((i) => i.networkId));
+    } catch {
+      return undefined;
+    }
+  };
   const counterSwitches = (): CounterSwitch[] =>
     switches.list().flatMap((sw) => {
       if (!sw.dpid || sw.state !== 'up') return [];
@@ -167,12 +178,8 @@ export function statusProvider(
     ...(neighbors
       ? {
           neighbors(routerId: string) {
-            let networks: Set<string>;
-            try {
-              networks = new Set(intents.get('router', routerId).interfaces.map((i) => i.networkId));
-            } catch {
-              return undefined;
-            }
+            const networks = networksOf(routerId);
+            if (!networks) return undefined;
             const chassisOf = (dpid: string) => facts.chassisOfDatapath(dpid) ?? dpid;
             const entries = neighbors
               .list()
@@ -191,6 +198,12 @@ export function statusProvider(
                 installedOn: [...new Set(n.installedOn.map(chassisOf))].sort(),
               }));
             return { routerId, role: role(), neighbors: entries };
+          },
+          flushNeighbors(routerId: string, ip?: string) {
+            const networks = networksOf(routerId);
+            if (!networks || !neighbors.flush) return undefined;
+            const flushed = neighbors.flush(networks, ip).sort((a, b) => byNetworkThenIp(a, b));
+            return { routerId, role: role(), flushed };
           },
         }
       : {}),

@@ -154,6 +154,8 @@ export interface StatusProvider {
    * leader); undefined for an unknown router.
    */
   neighbors?(routerId: string): RouterNeighbors | undefined;
+  /** Forgets a router's neighbours (only `ip`, when given); undefined for an unknown router. */
+  flushNeighbors?(routerId: string, ip?: string): RouterNeighborsFlushed | undefined;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */
   controller(): { role: 'leader' | 'standby' | 'unknown'; leaderId?: string };
 }
@@ -254,6 +256,18 @@ export const RouterNeighbors = Type.Object(
   },
 );
 export type RouterNeighbors = Static<typeof RouterNeighbors>;
+
+export const RouterNeighborsFlushed = Type.Object(
+  {
+    routerId: Type.String(),
+    role: Type.Union([Type.Literal('leader'), Type.Literal('standby'), Type.Literal('unknown')]),
+    flushed: Type.Array(Type.Object({ networkId: Type.String(), ip: Type.String() }), {
+      description: 'the entries forgotten, their flows removed from the switches; by network, then address',
+    }),
+  },
+  { title: 'RouterNeighborsFlushed', additionalProperties: false },
+);
+export type RouterNeighborsFlushed = Static<typeof RouterNeighborsFlushed>;
 
 export const emptyStatus: StatusProvider = {
   switches: () => [],

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { DatapathCtx } from '../../apps/view.js';
 import { OFP_NO_BUFFER, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { OfpMessage, PacketIn, PacketOut } from '../../southbound/openflow/codec/messages.js';
@@ -19,6 +19,7 @@ import {
   neighborOwner,
   removeMessages,
 } from './neighbor-flows.js';
+import { type NeighborMetrics, neighborMetrics } from './neighbor-metrics.js';
 import { actionsToward, answerPlace, broadcastPlaces, resolvable, staleness } from './neighbor-place.js';
 import {
   type LearnedNeighbor,
@@ -101,8 +102,7 @@ export type ResolveAnswer = 'resolving' | 'unreachable';
 export class NeighborService {
   readonly resolver: NeighborResolver;
   readonly #timer: NodeJS.Timeout;
-  readonly #requests: Record<'arp' | 'nd', Counter>;
-  readonly #learned: Counter;
+  readonly #metrics: NeighborMetrics;
   readonly #adoption: NeighborAdoption;
   /**
    * Per switch port, protocol and kind (answers, announcements), each with its own budget: what a
@@ -125,39 +125,7 @@ export class NeighborService {
     for (const protocol of ['arp', 'nd'])
       for (const as of ['reply', 'announce'])
         this.#limits.set(`${protocol}/${as}`, new PortRateLimit(PER_PORT_RATE, PER_PORT_BURST, now));
-    const registers = metrics ? [metrics] : [];
-    this.#requests = {
-      arp: new Counter({
-        name: 'weft_router_arp_requests_total',
-        help: 'ARP requests routers sent to resolve neighbours behind VLAN bindings and VIPs (broadcast, or unicast re-validations)',
-        labelNames: ['kind'],
-        registers,
-      }),
-      nd: new Counter({
-        name: 'weft_router_nd_solicitations_total',
-        help: 'IPv6 neighbour solicitations routers sent to resolve neighbours behind VLAN bindings and VIPs (broadcast: to the solicited-node group; unicast re-validations)',
-        labelNames: ['kind'],
-        registers,
-      }),
-    };
-    this.#learned = new Counter({
-      name: 'weft_router_neighbors_learned_total',
-      help: 'Neighbour answers routers took (learned, changed MAC or place, refreshed)',
-      labelNames: ['kind'],
-      registers,
-    });
-    const resolver = this.resolver;
-    new Gauge({
-      name: 'weft_router_neighbors',
-      help: 'Entries of the routers neighbour table, by state (incomplete, reachable, failed)',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const counts = { incomplete: 0, reachable: 0, failed: 0 };
-        for (const n of resolver.list(0)) counts[n.state]++;
-        for (const [state, v] of Object.entries(counts)) this.set({ state }, v);
-      },
-    });
+    this.#metrics = neighborMetrics(this.resolver, metrics);
     switches.on('packet-in', (sw, msg) => {
       if (sw.dpid) this.#onPacketIn(sw.dpid, msg);
     });
@@ -199,6 +167,23 @@ export class NeighborService {
 
   list(): NeighborView[] {
     return this.resolver.list(this.now());
+  }
+
+  /**
+   * Forgets the entries of these networks (only `ip`'s, when given), as `ip neigh flush` does: their
+   * flows removed from every switch holding them at once; the next packet to one resolves it
+   * again. An operator's remedy for a device replaced without a gratuitous ARP. Leader only.
+   */
+  flush(networkIds: ReadonlySet<string>, ip?: string): NeighborKey[] {
+    if (!this.ctx.isLeader()) return [];
+    const gone = this.resolver.purge((n) =>
+      networkIds.has(n.networkId) && (ip === undefined || n.ip === ip) ? 'flushed' : undefined,
+    );
+    for (const p of gone) {
+      this.log.info({ network: p.key.networkId, ip: p.key.ip }, 'neighbour flushed');
+      if (p.neighbor) for (const dpid of p.installedOn) this.#flows(dpid, p.neighbor, 'remove');
+    }
+    return gone.map((p) => p.key);
   }
 
   /**
@@ -302,7 +287,7 @@ export class NeighborService {
         ? this.resolver.reply(key, claim.mac, place, this.now())
         : this.resolver.announce(key, claim.mac, place, this.now());
     if (v.kind === 'ignored') return v.reason;
-    this.#learned.inc({ kind: v.kind });
+    this.#metrics.learned.inc({ kind: v.kind });
     const line = {
       network: net.id,
       ip: claim.ip,
@@ -340,7 +325,7 @@ export class NeighborService {
         data,
       };
       if (this.#send(p.dpid, [out], { network: key.networkId, ip: key.ip }))
-        this.#requests[protocolOf(key.ip)].inc({ kind: unicast ? 'unicast' : 'broadcast' });
+        this.#metrics.requests[protocolOf(key.ip)].inc({ kind: unicast ? 'unicast' : 'broadcast' });
     }
   }
 

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { type Column, details, table } from './format.js';
+import { type ReadVerb, runRead } from './read-verb.js';
 
 /** One command-line flag that sets one body field on create/update. */
 export interface FieldFlag {
@@ -55,13 +56,6 @@ export interface ResourceCli {
 }
 
 /** A read of something about one object, e.g. `weft chassis offload hv1`. */
-export interface ReadVerb {
-  verb: string;
-  sub: string;
-  help: string;
-  /** The answer for people (`--json` prints it as it came). */
-  print: (body: Record<string, unknown>) => string;
-}
 
 /**
  * A change computed from the object's current content, e.g. `weft router attach r1 web=10.0.0.1`
@@ -117,7 +111,10 @@ export const usage = (r: ResourceCli): string => {
   const w = Math.max(...flags.map(([a]) => a!.length));
   const more = [...(r.reads ?? []), ...(r.edits ?? [])];
   const extra = [
-    ...(r.reads ?? []).map((x) => [`  weft ${r.word} ${x.verb} ID`, x.help] as const),
+    ...(r.reads ?? []).map(
+      (x) =>
+        [`  weft ${r.word} ${x.verb} ID${x.optionalArg ? ` [${x.optionalArg.name}]` : ''}`, x.help] as const,
+    ),
     ...(r.edits ?? []).map((x) => [`  weft ${r.word} ${x.verb} ID ${x.args}`, x.help] as const),
   ];
   // At least 32 wide (as before), and always two spaces before the help.
@@ -299,24 +296,6 @@ async function runVerb(
       return io.stdout.write(items.length === 0 ? `no ${pluralOf(r)}\n` : table(items, r.columns));
     }
   }
-}
-
-async function runRead(
-  r: ResourceCli,
-  read: ReadVerb,
-  args: string[],
-  values: Record<string, unknown>,
-  io: CliIo,
-): Promise<void> {
-  const [id, ...extra] = args;
-  if (id === undefined) throw new UsageError(`${read.verb} needs the ${r.noun} ID`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-  const client = clientFromFlags(values, io.env);
-  const res = await client.request<Record<string, unknown>>(
-    'GET',
-    `/v1/${r.path}/${encodeURIComponent(id)}/${read.sub}`,
-  );
-  io.stdout.write(values.json ? `${JSON.stringify(res.body, null, 2)}\n` : read.print(res.body));
 }
 
 /**

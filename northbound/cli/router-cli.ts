@@ -157,6 +157,14 @@ export const neighborsText = (body: Record<string, unknown>): string => {
   ]);
 };
 
+/** `weft router flush-neighbors ID [IP]`: what was forgotten. */
+export const flushedText = (body: Record<string, unknown>): string => {
+  const b = body as { routerId: string; flushed: Array<{ networkId: string; ip: string }> };
+  if (b.flushed.length === 0) return `router ${b.routerId}: no neighbour to flush\n`;
+  const list = b.flushed.map((f) => `${f.ip} (${f.networkId})`).join(', ');
+  return `router ${b.routerId}: flushed ${b.flushed.length} neighbour${b.flushed.length === 1 ? '' : 's'}: ${list}\n`;
+};
+
 const oneArg = (verb: string, what: string, args: string[]): string => {
   if (args.length !== 1) throw new UsageError(`${verb} needs the router ID and ${what}`);
   return args[0]!;
@@ -204,8 +212,16 @@ export const routerCli: ResourceCli = {
     {
       verb: 'neighbors',
       sub: 'neighbors',
-      help: 'its neighbour table: addresses behind VLAN bindings and VIPs, resolved by ARP (MAC, binding or endpoint, age)',
+      help: 'its neighbour table: addresses behind VLAN bindings and VIPs, resolved by ARP or neighbour discovery (MAC, binding or endpoint, age)',
       print: neighborsText,
+    },
+    {
+      verb: 'flush-neighbors',
+      sub: 'neighbors',
+      method: 'DELETE',
+      optionalArg: { name: 'IP', query: 'ip' },
+      help: 'forget its neighbours (only IP, when given): their flows leave the switches, the next packet resolves them again',
+      print: flushedText,
     },
   ],
   edits: [

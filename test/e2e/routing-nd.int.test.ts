@@ -172,6 +172,24 @@ describe('IPv6 routing to hosts behind a VLAN binding and to VIPs (neighbours re
     expect(JSON.stringify(traced.hops)).toContain(`neighbor/lan/${METAL_IP6}`);
   }, 60_000);
 
+  it('an operator flush forgets it at once (its flows leave the switches); the next packet solicits it again', async () => {
+    const flushed = await e.api.delete(`/v1/routers/r1/neighbors?ip=${METAL_IP6}`);
+    expect(flushed).toEqual({
+      routerId: 'r1',
+      role: 'leader',
+      flushed: [{ networkId: 'lan', ip: METAL_IP6 }],
+    });
+    expect(await neighborOf(METAL_IP6)).toBeUndefined();
+    for (const hv of ['hv1', 'hv2'])
+      expect(
+        (await learnedFlows(hv)).some((l) => l.includes(METAL.mac)),
+        hv,
+      ).toBe(false);
+    await waitFor(async () => pings(METAL_IP6, 1), 1, 15_000, 'w1 reaches metal again after the flush');
+    expect(await neighborOf(METAL_IP6)).toMatchObject({ state: 'reachable', mac: METAL.mac });
+    expect(await pings(BEHIND_METAL6)).toBe(3);
+  }, 60_000);
+
   it('weft trace says the router would first solicit an address it has not resolved', async () => {
     const unknown = await e.api.get('/v1/endpoints/w1/trace?to=fd00:70::77');
     expect(unknown.verdict).toBe('dropped');

@@ -105,7 +105,7 @@ describe('weft router', () => {
     const help = await weft('router --help');
     expect(help.code).toBe(0);
     expect(help.out).toMatch(
-      /^Usage: weft router create\|list\|show\|update\|delete\|neighbors\|attach\|detach /,
+      /^Usage: weft router create\|list\|show\|update\|delete\|neighbors\|flush-neighbors\|attach\|detach /,
     );
     expect(help.out).toMatch(
       /\n {2}weft router attach ID NET\[=IP\[,IPV6\]\] {2}add an interface on network NET at IP, or at its first host address \(IPV6 as for --interface\)\n/,

@@ -223,7 +223,7 @@ describe('weft router neighbors', () => {
   it('is in weft router --help; exits 2 without an ID and 1 naming an unknown router', async () => {
     const help = await weft('router --help');
     expect(help.out).toMatch(
-      /^Usage: weft router create\|list\|show\|update\|delete\|neighbors\|attach\|detach /,
+      /^Usage: weft router create\|list\|show\|update\|delete\|neighbors\|flush-neighbors\|attach\|detach /,
     );
     expect(help.out).toMatch(
       /\n {2}weft router neighbors ID\s+its neighbour table: addresses behind VLAN bindings/,

@@ -699,3 +699,39 @@ describe('NeighborService: a dual-stack host moving', () => {
     expect(onDp1.filter((l) => l.startsWith('table=40') && l.includes('output:11'))).toEqual([]);
   });
 });
+
+describe('NeighborService.flush (an operator forgetting neighbours)', () => {
+  it("forgets one address or the networks' whole table, removing the flows; a dual-stack sibling keeps its l2 flows", () => {
+    const w = learned6();
+    w.service.miss('dp4', 'v6', '10.4.0.99');
+    hear(w, 'dp1', 11, arp({ ethDst: GW6, sha: HOST6, spa: '10.4.0.99', tha: GW6, tpa: '10.4.0.1' }));
+    w.clearSent();
+    expect(w.service.flush(new Set(['v6']), ADDR)).toEqual([{ networkId: 'v6', ip: ADDR }]);
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ADDR })).toBeUndefined();
+    expect(w.service.resolver.get({ networkId: 'v6', ip: '10.4.0.99' })?.state).toBe('reachable');
+    for (const dpid of ['dp1', 'dp4']) {
+      const mods = flowMods(w.sw(dpid));
+      expect(text(mods.filter((m) => m.command === ofpfc.DELETE_STRICT))[0], dpid).toContain(
+        `ipv6_dst=${ADDR}`,
+      );
+      const readded = text(mods.filter((m) => m.command === ofpfc.ADD));
+      expect(
+        readded.some((l) => l.startsWith('table=40') && l.includes(`dl_dst=${HOST6}`)),
+        dpid,
+      ).toBe(true);
+    }
+    expect(w.lines.some((l) => l.msg === 'neighbour flushed' && l.ip === ADDR && l.network === 'v6')).toBe(
+      true,
+    );
+    // Another router's networks: nothing; then the rest of this one's.
+    expect(w.service.flush(new Set(['web']))).toEqual([]);
+    expect(w.service.flush(new Set(['v6']))).toEqual([{ networkId: 'v6', ip: '10.4.0.99' }]);
+    expect(w.service.list()).toEqual([]);
+  });
+
+  it('a standby flushes nothing (its table is empty; the leader holds the flows)', () => {
+    const w = learned6();
+    w.state.leader = false;
+    expect(w.service.flush(new Set(['v6']))).toEqual([]);
+  });
+});
