@@ -41,6 +41,13 @@ export class NeighborAdoption {
     }
   >();
 
+  /**
+   * Operator flushes (NeighborService.flush): for as long as flows learned before one may still be
+   * on a switch (their hard timeout), what they cover is never adopted back from one, whether its
+   * read was under way, its switch not read yet, or disconnected at the flush.
+   */
+  readonly #flushes: Array<{ covers: (networkId: string, ip: string) => boolean; at: number }> = [];
+
   constructor(
     private readonly switches: SwitchRegistry,
     private readonly ctx: NeighborContext,
@@ -53,6 +60,21 @@ export class NeighborAdoption {
   reset(): void {
     this.#read.clear();
     this.#orphans.clear();
+  }
+
+  /**
+   * An operator flushed what `covers` names: its orphans are dropped (their keys returned, to delete
+   * their flows) and no read adopts it again while flows from before may remain.
+   */
+  flushed(covers: (networkId: string, ip: string) => boolean): Array<{ networkId: string; ip: string }> {
+    this.#flushes.push({ covers, at: this.now() });
+    const out: Array<{ networkId: string; ip: string }> = [];
+    for (const [key, o] of this.#orphans) {
+      if (!covers(o.networkId, o.ip)) continue;
+      this.#orphans.delete(key);
+      out.push({ networkId: o.networkId, ip: o.ip });
+    }
+    return out;
   }
 
   /** A switch went away: read it again when it comes back (a restarted ovs-vswitchd holds nothing). */
@@ -107,9 +129,13 @@ export class NeighborAdoption {
   /** One switch's learned flows: who holds which neighbour, and where each sits. */
   #readBack(dpid: string, learned: readonly LearnedOnSwitch[]): void {
     const chassisId = this.ctx.chassisOfDatapath(dpid);
+    const hardTimeoutMs = learnedHardTimeoutSeconds(this.resolver.timings) * 1000;
+    const since = this.now() - hardTimeoutMs;
+    while (this.#flushes.length > 0 && this.#flushes[0]!.at < since) this.#flushes.shift();
     for (const l of learned) {
       const net = this.ctx.networkByVni(l.vni);
       if (!net || !chassisId) continue;
+      if (this.#flushes.some((f) => f.covers(net.id, l.ip))) continue;
       const key = `${net.id}|${l.ip}`;
       const o = this.#orphans.get(key) ?? {
         networkId: net.id,

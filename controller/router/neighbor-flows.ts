@@ -2,7 +2,7 @@ import { tunnelActions, tunnelKey } from '../../apps/interned.js';
 import { type DatapathCtx, tunnelPortFor } from '../../apps/view.js';
 import { taggedOutput } from '../../apps/vlan/compute.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
-import { ofpfc } from '../../southbound/openflow/codec/constants.js';
+import { ofpfc, ofpg, ofpp, ofptt } from '../../southbound/openflow/codec/constants.js';
 import type { FlowMod } from '../../southbound/openflow/codec/messages.js';
 import type { FlowStats } from '../../southbound/openflow/codec/multipart-types.js';
 import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
@@ -150,6 +150,23 @@ export function learnedFlowKeys(n: LearnedNeighbor, vni: number, gatewayMac?: st
 /** The ADDs of the flows, with the hard timeout that removes them if no one refreshes them. */
 export function installMessages(flows: readonly DesiredFlow[], hardTimeoutSeconds: number): FlowMod[] {
   return flows.map((f) => ({ ...flowMod(ofpfc.ADD, f), hardTimeout: hardTimeoutSeconds }));
+}
+
+/** Every flow of one learned cookie, in any table, whatever its match (a flush). */
+export function deleteByCookie(cookie: bigint): FlowMod {
+  return {
+    type: 'FLOW_MOD',
+    xid: 0,
+    command: ofpfc.DELETE,
+    tableId: ofptt.ALL,
+    priority: 0,
+    match: [],
+    instructions: [],
+    cookie,
+    cookieMask: 0xffffffffffffffffn,
+    outPort: ofpp.ANY,
+    outGroup: ofpg.ANY,
+  };
 }
 
 /** Strict deletes of the flows, limited to their exact cookie (never one of the intent's). */

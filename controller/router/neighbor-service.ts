@@ -6,12 +6,13 @@ import type { OfpMessage, PacketIn, PacketOut } from '../../southbound/openflow/
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, RouterInterface } from '../intent/model.js';
 import { PortRateLimit, packetInField } from '../packet-in.js';
-import { appOf } from '../pipeline/cookies.js';
+import { appOf, learnedCookie } from '../pipeline/cookies.js';
 import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
 import { isArpFrame } from './arp-frame.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
 import {
+  deleteByCookie,
   installMessages,
   learnedFlowKeys,
   learnedNeighborFlows,
@@ -176,14 +177,22 @@ export class NeighborService {
    */
   flush(networkIds: ReadonlySet<string>, ip?: string): NeighborKey[] {
     if (!this.ctx.isLeader()) return [];
-    const gone = this.resolver.purge((n) =>
-      networkIds.has(n.networkId) && (ip === undefined || n.ip === ip) ? 'flushed' : undefined,
-    );
-    for (const p of gone) {
-      this.log.info({ network: p.key.networkId, ip: p.key.ip }, 'neighbour flushed');
+    const covers = (networkId: string, addr: string) =>
+      networkIds.has(networkId) && (ip === undefined || addr === ip);
+    const gone = this.resolver.purge((n) => (covers(n.networkId, n.ip) ? 'flushed' : undefined));
+    // Also what only the switches know yet (a new leader still adopting): never adopted back.
+    const keys = [...gone.map((p) => p.key), ...this.#adoption.flushed(covers)];
+    const owners = new Set(keys.map((k) => neighborOwner(k)));
+    if (ip !== undefined) for (const networkId of networkIds) owners.add(neighborOwner({ networkId, ip }));
+    // Every flow of theirs, on every switch (not only those the table knows to hold them).
+    const deletes = [...owners].map((owner) => deleteByCookie(learnedCookie('router', owner)));
+    for (const sw of this.switches.list())
+      if (sw.dpid && sw.state === 'up') this.#send(sw.dpid, deletes, { flush: true });
+    for (const k of keys) this.log.info({ network: k.networkId, ip: k.ip }, 'neighbour flushed');
+    // A same-MAC sibling's l2 flows may have carried a flushed cookie: #flows re-adds them.
+    for (const p of gone)
       if (p.neighbor) for (const dpid of p.installedOn) this.#flows(dpid, p.neighbor, 'remove');
-    }
-    return gone.map((p) => p.key);
+    return keys;
   }
 
   /**

@@ -33,7 +33,10 @@ export interface ResourceCli {
   columns: Column[];
   /** Verbs this resource supports (tokens cannot be updated). */
   verbs?: Verb[];
-  /** More read-only verbs: `weft WORD VERB ID` prints GET /v1/PATH/ID/SUB. */
+  /**
+   * Verbs on a sub-resource of one object: `weft WORD VERB ID` prints GET /v1/PATH/ID/SUB (a read,
+   * e.g. `weft chassis offload hv1`), or its DELETE (an action, e.g. `weft router flush-neighbors r1`).
+   */
   reads?: ReadVerb[];
   /** Read-modify-write verbs: `weft WORD VERB ID ARGS` patches the object as it is now. */
   edits?: EditVerb[];
@@ -54,8 +57,6 @@ export interface ResourceCli {
   /** How a field reads in the `key: value` view (show, create, update), when not as plain values. */
   render?: Record<string, (value: unknown) => string>;
 }
-
-/** A read of something about one object, e.g. `weft chassis offload hv1`. */
 
 /**
  * A change computed from the object's current content, e.g. `weft router attach r1 web=10.0.0.1`

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { parseIp } from '../../controller/intent/net.js';
+import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { tenantScope } from '../principal.js';
@@ -65,9 +66,15 @@ export const neighborRoutes: FastifyPluginAsyncTypebox<NeighborRouteOptions> = a
         tags: ['status'],
         summary: "Flush a router's neighbour table (or one address of it): the next packet resolves it again",
         params: Type.Object({ id: Type.String() }),
-        querystring: Type.Object({
-          ip: Type.Optional(Type.String({ maxLength: 45, description: 'only this address (IPv4 or IPv6)' })),
-        }),
+        // Closed: a misspelt parameter (?addr=) must not turn into a flush of the whole table.
+        querystring: Type.Object(
+          {
+            ip: Type.Optional(
+              Type.String({ maxLength: 45, description: 'only this address (IPv4 or IPv6)' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: RouterNeighborsFlushed, ...errorResponses(400, 401, 404, 503) },
       },
     },
@@ -75,7 +82,7 @@ export const neighborRoutes: FastifyPluginAsyncTypebox<NeighborRouteOptions> = a
       const scope = tenantScope(req.principal);
       opts.intents.get('router', req.params.id, scope === undefined ? {} : { tenantScope: scope });
       const given = req.query.ip;
-      const ip = given === undefined ? undefined : parseIp(given)?.text;
+      const ip = given === undefined ? undefined : neighborAddress(given);
       if (given !== undefined && ip === undefined)
         throw new ApiError('invalid', `'${given}' is not an IPv4 or IPv6 address`, 'ip');
       const c = opts.status.controller();
@@ -98,3 +105,11 @@ export const neighborRoutes: FastifyPluginAsyncTypebox<NeighborRouteOptions> = a
     },
   );
 };
+
+/** The table's key of an address: canonical text; an IPv4-mapped IPv6 address as its IPv4 one. */
+function neighborAddress(text: string): string | undefined {
+  const a = parseIp(text);
+  if (a?.family === 6 && a.value >> 32n === 0xffffn)
+    return parseIp(formatIpv4(Number(a.value & 0xffffffffn)))?.text;
+  return a?.text;
+}

@@ -67,7 +67,24 @@ describe('DELETE /v1/routers/{id}/neighbors', () => {
     const one = await del(`/v1/routers/rr/neighbors?ip=${encodeURIComponent('FD00:1:0::63')}`);
     expect(one.statusCode, one.body).toBe(200);
     expect(one.json().flushed).toEqual([{ networkId: 'rn', ip: 'fd00:1::63' }]);
-    expect(flushes).toEqual([{ routerId: 'rr' }, { routerId: 'rr', ip: 'fd00:1::63' }]);
+    // An IPv4-mapped IPv6 address is its IPv4 address (the table's key).
+    const mapped = await del(`/v1/routers/rr/neighbors?ip=${encodeURIComponent('::ffff:10.0.0.100')}`);
+    expect(mapped.json().flushed).toEqual([{ networkId: 'rn', ip: '10.0.0.100' }]);
+    expect(flushes).toEqual([
+      { routerId: 'rr' },
+      { routerId: 'rr', ip: 'fd00:1::63' },
+      { routerId: 'rr', ip: '10.0.0.100' },
+    ]);
+  });
+
+  it('a misspelt or unknown parameter is refused, never taken for a flush of the whole table', async () => {
+    flushes.length = 0;
+    for (const q of ['addr=10.0.0.100', 'IP=10.0.0.100', 'wait=applied']) {
+      const res = await del(`/v1/routers/rr/neighbors?${q}`);
+      expect(res.statusCode, q).toBe(400);
+      expect(res.json().error.code, q).toBe('invalid');
+    }
+    expect(flushes).toEqual([]);
   });
 
   it('refuses, naming why, before the table is touched: a bad address, another tenant, an unknown router', async () => {

@@ -139,4 +139,45 @@ describe('NeighborService: adopting what the switches hold (a restart, a new lea
     await settle();
     expect(w.sw('dp1').asked).toHaveLength(2);
   });
+
+  it('a flush while adopting: the entry is not adopted back, from a read under way nor from a switch read later', async () => {
+    const w = world();
+    w.sw('dp1').holds = heldOn('hv1');
+    w.sw('dp4').holds = heldOn('hv4');
+    const dp1 = w.registry.byDpid.get('dp1')!;
+    w.registry.byDpid.delete('dp1'); // hv1 (its place) not connected yet: an orphan from dp4
+    w.service.tick(); // the reads start...
+    expect(w.service.flush(new Set(['web']), '10.1.0.50')).toEqual([]); // ...and the flush comes first
+    await settle();
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
+    // Every connected switch got the delete of its flows by their cookie, whatever their match.
+    for (const d of ['dp2', 'dp4']) {
+      const del = flowMods(w.sw(d)).find((m) => m.command === 3);
+      expect(del, d).toMatchObject({ tableId: 0xff, match: [], cookieMask: 0xffffffffffffffffn });
+      expect(del!.cookie, d).toBe(heldOn('hv4')[0]!.cookie);
+    }
+    // hv1 connects later, still holding the flows (they were not deleted there): not adopted either.
+    w.registry.byDpid.set('dp1', dp1);
+    w.service.tick();
+    await settle();
+    expect(w.sw('dp1').asked).toHaveLength(1);
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
+    // Another address is adopted as before.
+    expect(w.lines.some((l) => l.msg === 'neighbour adopted from the switches')).toBe(false);
+  });
+
+  it('a flush drops the orphans it covers, and names them in what it flushed', async () => {
+    const w = world();
+    w.sw('dp4').holds = heldOn('hv4');
+    const dp1 = w.registry.byDpid.get('dp1')!;
+    w.registry.byDpid.delete('dp1');
+    w.service.tick();
+    await settle(); // dp4 read: an orphan waiting for its place (dp1)
+    expect(w.service.flush(new Set(['web']))).toEqual([{ networkId: 'web', ip: '10.1.0.50' }]);
+    dp1.holds = heldOn('hv1');
+    w.registry.byDpid.set('dp1', dp1);
+    w.service.tick();
+    await settle();
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
+  });
 });
