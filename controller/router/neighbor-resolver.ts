@@ -3,7 +3,8 @@ import { DEFAULT_NEIGHBOR_TIMINGS, type NeighborTimings } from './neighbor-timin
 
 /**
  * The routers' neighbour table: the MACs of addresses weft does not place (hosts and physical
- * routers behind a VLAN binding, VIPs several endpoints are allowed), resolved by ARP as a Linux
+ * routers behind a VLAN binding, VIPs several endpoints are allowed), resolved by ARP (IPv6:
+ * neighbour discovery, RFC 4861; the table is the same for both, keyed by address text) as a Linux
  * router resolves its neighbours (RFC 1122 2.3.2): a routed packet to an unknown address starts a
  * resolution (a broadcast request out of the network's VLAN binding ports, or to the VIP's
  * endpoints: neighbor-place.ts; repeated each second, given up after three), the

@@ -96,9 +96,11 @@ const IGNORED = {
 export type ResolveAnswer = 'resolving' | 'unreachable';
 
 /**
- * The routers' neighbour resolution at the edge: runs NeighborResolver's decisions (ARP requests as
- * PACKET_OUTs out of VLAN binding ports or to a VIP's holders, learned flows as FLOW_MODs), reads the ARP replies the
- * router's flows send up, keeps the timers, counts and logs. Only the HA leader resolves.
+ * The routers' neighbour resolution at the edge: runs NeighborResolver's decisions (ARP requests and
+ * IPv6 neighbour solicitations as PACKET_OUTs out of VLAN binding ports or to a VIP's holders,
+ * learned flows as FLOW_MODs), reads the answers and announcements the router's flows send up
+ * (neighbor-wire.ts), keeps the timers, counts and logs, and flushes on an operator's word. Only
+ * the HA leader resolves.
  */
 export class NeighborService {
   readonly resolver: NeighborResolver;
