@@ -3,6 +3,12 @@ import { writeIpv6, writeMac } from '../southbound/openflow/codec/values.js';
 /** Where an untagged frame's IPv6 header starts, and its payload (the upper-layer message). */
 export const IPV6_AT = 14;
 export const IPV6_PAYLOAD_AT = IPV6_AT + 40;
+/** Neighbour discovery's hop limit: sent with it, taken only with it, so it was not routed (RFC 4861 6.1, 7.1). */
+export const ND_HOP_LIMIT = 255;
+
+/** The 16 bytes of an IPv6 address at `off` as a number (net.ts formatIpv6 makes it canonical text). */
+export const read128 = (buf: Uint8Array, off: number): bigint =>
+  BigInt(`0x${Buffer.from(buf.subarray(off, off + 16)).toString('hex')}`);
 
 export interface Ipv6FrameHead {
   ethDst: string;

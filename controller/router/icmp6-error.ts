@@ -1,4 +1,4 @@
-import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame } from '../ipv6-frame.js';
+import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame, read128 } from '../ipv6-frame.js';
 /**
  * ICMPv6 errors a weft router sends about an IPv6 packet it could not forward (RFC 4443): the
  * same four cases as its ICMPv4 errors (icmp-error.ts), in ICMPv6's types and codes: time
@@ -85,13 +85,6 @@ const IPV6_MIN_MTU = 1280;
  * header's Next Header: behind one of these, the protocol it would answer about is unknown.
  */
 const EXTENSION_HEADERS = new Set([0, 43, 44, 50, 51, 60, 135, 139, 140, 253, 254]);
-
-/** The 16 bytes at `off` as a number. */
-function read128(buf: Uint8Array, off: number): bigint {
-  let v = 0n;
-  for (let i = 0; i < 16; i++) v = (v << 8n) | BigInt(buf[off + i]!);
-  return v;
-}
 
 /** Parses the IPv6 packet in `frame` (Ethernet II, one 802.1Q tag allowed). */
 export function parseIpv6Frame(frame: Buffer): Ipv6Packet {

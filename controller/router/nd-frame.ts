@@ -1,7 +1,7 @@
 import { readMac, writeIpv6, writeMac } from '../../southbound/openflow/codec/values.js';
 import { icmpv6Checksum } from '../inet-checksum.js';
 import { formatIpv6, normalizeMac, parseIp } from '../intent/net.js';
-import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame } from '../ipv6-frame.js';
+import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame, ND_HOP_LIMIT, read128 } from '../ipv6-frame.js';
 
 /**
  * IPv6 neighbour discovery frames for the router's neighbour resolution (RFC 4861, Ethernet only):
@@ -20,8 +20,6 @@ const IPPROTO_ICMPV6 = 58;
 export const ND_TYPE = { NEIGHBOR_SOLICITATION: 135, NEIGHBOR_ADVERTISEMENT: 136 } as const;
 /** RFC 4861 4.6.1: Source and Target Link-Layer Address options. */
 const OPTION = { SLLA: 1, TLLA: 2 } as const;
-/** ND messages are sent with hop limit 255, so a receiver knows they were not routed (RFC 4861 3.1). */
-const ND_HOP_LIMIT = 255;
 /** NS: type, code, checksum, reserved (4), target (16), then one SLLA option of 8 bytes. */
 const NS_LENGTH = 32;
 /** NA without options: type, code, checksum, flags (4), target (16). */
@@ -61,9 +59,6 @@ function mac(text: string): string {
   return m;
 }
 
-/** The 16 bytes at `off` as a number (read as icmp6-error.ts does, for net.ts's canonical text). */
-const read128 = (buf: Uint8Array, off: number): bigint =>
-  BigInt(`0x${Buffer.from(buf.subarray(off, off + 16)).toString('hex')}`);
 /** ff00::/8. */
 const isMulticast = (v: bigint): boolean => v >> 120n === 0xffn;
 

@@ -1,4 +1,4 @@
-import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame } from '../ipv6-frame.js';
+import { IPV6_AT, IPV6_PAYLOAD_AT, ipv6Frame, ND_HOP_LIMIT } from '../ipv6-frame.js';
 /**
  * Router solicitations and advertisements (RFC 4861 4.1, 4.2, 6.1.1) for weft routers' IPv6: the
  * solicitations VMs send (read and validated), the advertisements the router answers with or
@@ -51,8 +51,6 @@ const ETHERTYPE_IPV6 = 0x86dd;
 const ETHERTYPE_VLAN = 0x8100;
 const IPV6_HEADER = 40;
 const IPPROTO_ICMPV6 = 58;
-/** RFC 4861 6.1.1, 6.1.2: ND messages are only taken with hop limit 255 (they cannot come from off the link). */
-const ND_HOP_LIMIT = 255;
 const RS_LENGTH = 8;
 const RA_LENGTH = 16;
 const OPTION_UNIT = 8;
