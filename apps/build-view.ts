@@ -12,7 +12,7 @@ import {
 } from '../controller/intent/model.js';
 import { type MirrorPlacement, portMirrors, portTaps } from './mirror/resolve.js';
 import { qosField } from './qos/compute.js';
-import { networkRouter, routerPorts, staticRoutes } from './router/ports.js';
+import { floatingIps, networkRouter, routerPorts, staticRoutes } from './router/ports.js';
 import type {
   DatapathView,
   LocalPort,
@@ -116,8 +116,9 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
   for (const r of intent.routers ?? []) {
     const ports = routerPorts(r, (id) => netById.get(id));
     const routes = staticRoutes(r, ports, boundAt);
+    const floating = floatingIps(r, ports);
     for (const p of ports) {
-      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId, routes));
+      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId, routes, floating));
     }
   }
   const hostedOn = new Map<string, Set<string>>();

@@ -133,6 +133,17 @@ export interface StaticRoute {
     | { kind: 'arp'; nexthop: string; vni: number; gatewayMac: string };
 }
 
+/**
+ * A floating IP of a router (1:1 NAT, IPv4): `ip` on the external network's side, `fixedIp` on the
+ * internal one. Both networks are the router's; `external` and `internal` are its ports there.
+ */
+export interface FloatingIp {
+  ip: string;
+  fixedIp: string;
+  external: RouterPort;
+  internal: RouterPort;
+}
+
 /** What a network's flows need of the router it is attached to. */
 export interface NetworkRouter {
   routerId: string;
@@ -142,6 +153,8 @@ export interface NetworkRouter {
   ports: RouterPort[];
   /** Its static routes, in the router's order (IPv6 ones via an endpoint that is not bound left out). */
   routes: StaticRoute[];
+  /** Its floating IPs whose external or internal side is on this network, in the router's order. */
+  floatingIps: FloatingIp[];
 }
 
 /** A security-group rule with its remote group resolved to the member endpoints' addresses. */

@@ -132,6 +132,8 @@ export type DropsAnswer = Static<typeof DropsAnswer>;
 export const RouterFlowKind = Type.Union(
   [
     Type.Literal('routed'),
+    Type.Literal('floatingIn'),
+    Type.Literal('floatingOut'),
     Type.Literal('pingsAnswered'),
     Type.Literal('arpAnswered'),
     Type.Literal('ttlExpired'),
@@ -144,7 +146,7 @@ export const RouterFlowKind = Type.Union(
   ],
   {
     description:
-      'routed: into a network of the router (l3-route, on to l3-neighbor); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
+      'routed: into a network of the router (l3-route, on to l3-neighbor); floatingIn: to a floating IP from its external network, destination rewritten to the fixed address and routed; floatingOut: from the fixed address of a floating IP into its external network, source rewritten to the floating IP and routed; pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
   },
 );
 export type RouterFlowKind = Static<typeof RouterFlowKind>;
@@ -154,6 +156,8 @@ const Count = Type.Object({ packets, bytes }, { additionalProperties: false });
 /** Packets and bytes by what the router's flows did; `other` stays 0 unless weft's flows changed. */
 const byKind = {
   routed: Count,
+  floatingIn: Count,
+  floatingOut: Count,
   pingsAnswered: Count,
   arpAnswered: Count,
   ttlExpired: Count,

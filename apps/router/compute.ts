@@ -26,6 +26,7 @@ import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
+import { floatingInboundFlows, floatingOutboundFlows } from './floating.js';
 import { endpointNeighbor6Flows, ROUTER_SPOOF_PRIORITY, routerNetworkFlows6 } from './ipv6.js';
 import {
   ARP_REPLY_PRIORITY,
@@ -34,8 +35,8 @@ import {
   ECHO_PRIORITY,
   NO_ROUTE_PRIORITY,
   NOT_ROUTED_PRIORITY,
-  ROUTE_PRIORITY_BASE,
   ROUTER_ADDRESS_PRIORITY,
+  route4Priority,
   TTL_PRIORITY,
 } from './priorities.js';
 
@@ -51,7 +52,8 @@ import {
  *     301 per VLAN binding port, whose answer is tagged again);
  *   - a destination in a subnet of a network of the router: TTL decremented, the destination
  *     network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (priority
- *     100 + prefix length: the longest prefix wins);
+ *     100 + 2 x prefix length, route4Priority: the longest prefix wins; a floating IP's variant of a
+ *     route, one above it: ./floating.ts);
  *   - a destination of an IPv4 static route: the same, with the next hop VM's MAC into eth_dst,
  *     straight on to l2-lookup (same priorities, so connected and static routes compete by prefix
  *     length); a next hop no bound endpoint holds goes into reg4 instead, on to l3-neighbor, where
@@ -135,8 +137,11 @@ export function routerNetworkFlows(
       match: [meta, toGateway, IS_IP, { field: 'ipv4_dst', value: p.ip }],
       instructions: TO_CONTROLLER,
     });
-    routeFlows(cookie, meta, toGateway, p, flows);
+    routeFlows(cookie, meta, toGateway, p, flows, (f) =>
+      floatingOutboundFlows(r.self, r.floatingIps, p.vni, f, flows),
+    );
   }
+  floatingInboundFlows(cookie, meta, toGateway, r.self, r.floatingIps, flows);
   routerNetworkFlows6(cookie, meta, r.self, r.ports, net.vlanPorts ?? [], r.routes, flows);
   for (const v of net.vlanPorts ?? []) {
     const fromPort = { field: 'in_port', value: v.ofport };
@@ -173,7 +178,9 @@ export function routerNetworkFlows(
   }
   for (const route of r.routes) {
     const flow = staticRouteFlow(cookie, meta, toGateway, route);
-    if (flow) flows.push(flow);
+    if (!flow) continue;
+    flows.push(flow);
+    floatingOutboundFlows(r.self, r.floatingIps, route.via.vni, flow, flows);
   }
   flows.push({
     tableId: TABLE.L3_ROUTE,
@@ -227,13 +234,14 @@ function routeFlows(
   toGateway: OxmTlv,
   into: RouterPort,
   flows: DesiredFlow[],
+  then: (route: DesiredFlow) => void,
 ): void {
   for (const cidr of into.cidrs) {
     const dst = ipv4DstTlv(cidr);
     if (!dst) continue;
-    flows.push({
+    const flow: DesiredFlow = {
       tableId: TABLE.L3_ROUTE,
-      priority: ROUTE_PRIORITY_BASE + dst.prefix,
+      priority: route4Priority(dst.prefix),
       cookie,
       match: [meta, toGateway, IS_IP, dst.tlv],
       instructions: [
@@ -241,7 +249,9 @@ function routeFlows(
         writeMetadata(metadataForVni(into.vni), METADATA_VNI_MASK),
         TO_NEIGHBOR,
       ],
-    });
+    };
+    flows.push(flow);
+    then(flow);
   }
 }
 
@@ -271,7 +281,7 @@ function staticRouteFlow(
       : [setField(REG_NEXTHOP, parseIpv4(via.nexthop)), setField(REG_VIA_NEXTHOP, 1)];
   return {
     tableId: TABLE.L3_ROUTE,
-    priority: ROUTE_PRIORITY_BASE + prefix,
+    priority: route4Priority(prefix),
     cookie,
     match: dst ? [meta, toGateway, IS_IP, dst.tlv] : [meta, toGateway, IS_IP],
     instructions: [

@@ -1,6 +1,6 @@
 import type { Network, Router } from '../../controller/intent/model.js';
 import { isIpv4Cidr, parseCidr, parseIp, prefixHolding } from '../../controller/intent/net.js';
-import type { NetworkRouter, RouterPort, StaticRoute } from '../view.js';
+import type { FloatingIp, NetworkRouter, RouterPort, StaticRoute } from '../view.js';
 
 /**
  * A router's interfaces as the flows need them: each network's VNI, gateway MAC and IP and IPv4
@@ -62,13 +62,34 @@ export function staticRoutes(
   return out;
 }
 
+/**
+ * The router's floating IPs with the ports of their two sides: the network whose IPv4 subnets hold
+ * `ip` (external) and the one holding `fixedIp` (internal). An entry whose sides are not both found
+ * (never stored: the intent rules refuse it) is left out.
+ */
+export function floatingIps(router: Router, ports: readonly RouterPort[]): FloatingIp[] {
+  const out: FloatingIp[] = [];
+  const portOf = (ip: string) => ports.find((p) => p.cidrs.some((c) => prefixHolding(c, ip) >= 0));
+  for (const f of router.floatingIps ?? []) {
+    const external = portOf(f.ip);
+    const internal = portOf(f.fixedIp);
+    if (!external || !internal || external === internal) continue;
+    out.push({ ip: f.ip, fixedIp: f.fixedIp, external, internal });
+  }
+  return out;
+}
+
 /** What one network of the router sees of it, or undefined when it has no interface there. */
 export function networkRouter(
   routerId: string,
   ports: RouterPort[],
   networkId: string,
   routes: StaticRoute[] = [],
+  floating: readonly FloatingIp[] = [],
 ): NetworkRouter | undefined {
   const self = ports.find((p) => p.networkId === networkId);
-  return self && { routerId, self, ports, routes };
+  const floatingIps = floating.filter(
+    (f) => f.external.networkId === networkId || f.internal.networkId === networkId,
+  );
+  return self && { routerId, self, ports, routes, floatingIps };
 }

@@ -6,6 +6,20 @@ import { TABLE } from '../../controller/pipeline/tables.js';
  * ones (ipv6.ts), so the two families order their l3-route flows the same way.
  */
 export const ROUTE_PRIORITY_BASE = 100;
+/**
+ * An IPv4 route to a prefix of this length: two priorities per prefix length, so a route's
+ * floating-IP variant (the same route for one source address, rewritten to its floating IP:
+ * ./floating.ts) sits right above it and still below every longer prefix. IPv6 routes (no NAT)
+ * keep ROUTE_PRIORITY_BASE + length; the families never meet in one match.
+ */
+export const route4Priority = (prefix: number, floating = false): number =>
+  ROUTE_PRIORITY_BASE + 2 * prefix + (floating ? 1 : 0);
+/**
+ * A floating IP's inbound flow (its destination rewritten to the fixed address, then routed): above
+ * every route (at most route4Priority(32, true) = 165), below the TTL check (250) and everything
+ * aimed at the router's own addresses.
+ */
+export const FLOATING_DNAT_PRIORITY = 200;
 export const ECHO_PRIORITY = 300;
 export const ROUTER_ADDRESS_PRIORITY = 290;
 export const ARP_REPLY_PRIORITY = 280;

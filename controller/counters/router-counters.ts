@@ -40,11 +40,22 @@ const matches = (f: Pick<FlowStats, 'match'>, field: string) => {
   return f.match.some((t) => canonicalFieldName(t.field) === wanted);
 };
 
+/** Whether the flow's actions set `field` (by canonical name, as `matches`). */
+const setsField = (f: Pick<FlowStats, 'instructions'>, field: string) => {
+  const wanted = canonicalFieldName(field);
+  return f.instructions.some(
+    (i) =>
+      i.type === 'apply_actions' &&
+      i.actions.some((a) => a.type === 'set_field' && canonicalFieldName(a.field) === wanted),
+  );
+};
+
 /**
  * What one of the router's flows does, read from the flow itself (as OVS reports it) rather than
  * from its priority alone, so a count is never put under the wrong heading: in l3-route a goto to
  * l3-neighbor routes (a connected route), so does a goto to l2-lookup (a static route, straight to
- * its next hop VM), a reply out of in_port answers a ping; up to the controller (for an ICMP
+ * its next hop VM), unless it rewrites a floating IP's destination (floatingIn) or source
+ * (floatingOut); a reply out of in_port answers a ping; up to the controller (for an ICMP
  * error) by a TTL match is a TTL that ran out, by a destination match traffic to the router
  * itself, by neither no route; no instructions at all drops what is not IPv4; in arp-responder it
  * answers ARP for the gateway. Anything else is `other` (kept in the sums).
@@ -61,7 +72,13 @@ export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | '
   if (f.instructions.length === 0) return 'notIpv4';
   const routes = (i: (typeof f.instructions)[number]) =>
     i.type === 'goto_table' && (i.tableId === TABLE.L3_NEIGHBOR || i.tableId === TABLE.L2_LOOKUP);
-  if (f.instructions.some(routes)) return 'routed';
+  if (f.instructions.some(routes)) {
+    // A floating IP's rewrite (apps/router/floating.ts): the destination on the way in, the
+    // source on the way out.
+    if (setsField(f, 'ipv4_dst')) return 'floatingIn';
+    if (setsField(f, 'ipv4_src')) return 'floatingOut';
+    return 'routed';
+  }
   if (outputsTo(f, ofpp.IN_PORT)) return 'pingsAnswered';
   if (outputsTo(f, ofpp.CONTROLLER)) {
     if (matches(f, 'nw_ttl')) return 'ttlExpired';
@@ -72,6 +89,8 @@ export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | '
 
 const KINDS: readonly RouterFlowKind[] = [
   'routed',
+  'floatingIn',
+  'floatingOut',
   'pingsAnswered',
   'arpAnswered',
   'ttlExpired',

@@ -1,5 +1,5 @@
 import { qosField } from '../../apps/qos/compute.js';
-import { networkRouter, routerPorts, staticRoutes } from '../../apps/router/ports.js';
+import { floatingIps, networkRouter, routerPorts, staticRoutes } from '../../apps/router/ports.js';
 import type {
   LocalPort,
   NetworkOnChassis,
@@ -84,6 +84,7 @@ function routerOf(ix: IntentIndex, networkId: string): NetworkRouter | undefined
     ports,
     networkId,
     staticRoutes(r, ports, (n, ip) => boundAt(ix, n, ip)),
+    floatingIps(r, ports),
   );
 }
 

@@ -2,7 +2,7 @@ import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import type { Network } from './model.js';
 import { type Cidr, cidrContains, cidrsOverlap, formatIpv6, parseCidr, parseIp } from './net.js';
-import type { Draft, RuleEnv } from './rule-env.js';
+import { type Draft, type RuleEnv, subnetsOf } from './rule-env.js';
 import type { IntentState } from './state.js';
 
 /**
@@ -12,8 +12,9 @@ import type { IntentState } from './state.js';
  * - an exact address (stored plain; `/32` and `/128` are read as the address) must not be another
  *   endpoint's fixed address in the network (nor the reverse: a fixed address must not be one
  *   another endpoint allows), while several endpoints may allow the same VIP;
- * - no exact entry may be the address of the network's router interface (IPv4 or IPv6), nor may a
- *   router interface later take an address some endpoint allows exactly (router-rules.ts); a
+ * - no exact entry may be the address of the network's router interface (IPv4 or IPv6) or a
+ *   floating IP of the router there, nor may a router interface or floating IP later take an
+ *   address some endpoint allows exactly (router-rules.ts, router-floating.ts); a
  *   broader prefix may hold it (a NAT VM allowed 0.0.0.0/0): the router's own flows drop ARP,
  *   IPv4, IPv6 and neighbour advertisements from its addresses before port security lets an
  *   allowed prefix by (apps/router, ROUTER_SPOOF_PRIORITY);
@@ -83,15 +84,23 @@ function firstOther(ids: Iterable<string> | undefined, self: string): string | u
 }
 
 /**
- * The router interface addresses (IPv4, IPv6) on a network, with the router's id (as routerOn of
+ * The router interface addresses (IPv4, IPv6) on a network, and the router's floating IPs there
+ * (router-floating.ts: it answers ARP for them), with the router's id (as routerOn of
  * router-rules.ts, which imports this file).
  */
-function routerAddresses(state: IntentState, networkId: string): { id: string; ips: string[] } | undefined {
-  const id = state.routerOfNetwork.get(networkId);
-  const iface =
-    id === undefined ? undefined : state.get('router', id)?.interfaces.find((x) => x.networkId === networkId);
-  if (id === undefined || !iface) return undefined;
-  return { id, ips: iface.ipv6 === undefined ? [iface.ip] : [iface.ip, iface.ipv6] };
+function routerAddresses(
+  state: IntentState,
+  net: Network,
+): { id: string; ips: string[]; floating: string[] } | undefined {
+  const id = state.routerOfNetwork.get(net.id);
+  const r = id === undefined ? undefined : state.get('router', id);
+  const iface = r?.interfaces.find((x) => x.networkId === net.id);
+  if (id === undefined || !r || !iface) return undefined;
+  const here = subnetsOf(net);
+  const floating = (r.floatingIps ?? [])
+    .map((f) => f.ip)
+    .filter((ip) => here.some((c) => cidrContains(c, parseIp(ip)!)));
+  return { id, ips: iface.ipv6 === undefined ? [iface.ip] : [iface.ip, iface.ipv6], floating };
 }
 
 /**
@@ -125,7 +134,7 @@ export function allowedAddressesOf(
       'allowed addresses widen port security; with portSecurity false nothing is checked (remove them or keep portSecurity true)',
     );
   }
-  const router = routerAddresses(state, net.id);
+  const router = routerAddresses(state, net);
   const taken = state.ips.get(net.id);
   const out: string[] = [];
   for (const [i, s] of given.entries()) {
@@ -146,6 +155,12 @@ export function allowedAddressesOf(
     }
     if (e.host && router?.ips.includes(e.text)) {
       throw conflict(field, `${e.text} is the address of router '${router.id}' on network '${net.id}'`);
+    }
+    if (e.host && router?.floating.includes(e.text)) {
+      throw conflict(
+        field,
+        `${e.text} is a floating IP of router '${router.id}' on network '${net.id}'; the router answers ARP for it`,
+      );
     }
     out.push(e.text);
   }

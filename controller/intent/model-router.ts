@@ -94,6 +94,40 @@ export const RouterRouteSchema = Type.Object(
   { additionalProperties: false },
 );
 const Routes = Type.Array(RouterRouteSchema, { maxItems: ROUTER_MAX_ROUTES });
+/** A router holds at most this many floating IPs. */
+export const ROUTER_MAX_FLOATING_IPS = 256;
+/**
+ * A floating IP: stateless 1:1 NAT on the router (controller/intent/router-floating.ts checks it).
+ * Packets reaching the router from the network holding `ip` (the external one, typically with a
+ * VLAN binding to a physical network) for `ip` go to `fixedIp` instead; packets from `fixedIp`
+ * that the router routes into that network leave from `ip`. The router answers ARP for `ip` there.
+ */
+export const FloatingIpSchema = Type.Object(
+  {
+    ip: Type.String({
+      ...IP_TEXT,
+      description:
+        "The floating IPv4 address: inside an IPv4 subnet of one of the router's networks (the external one), " +
+        "held by no endpoint there and not the router's own address; the router answers ARP for it",
+    }),
+    fixedIp: Type.String({
+      ...IP_TEXT,
+      description:
+        "The IPv4 address traffic for `ip` is sent to: inside an IPv4 subnet of another of the router's networks, " +
+        'at most one floating IP per fixed address; an endpoint there or any other host (behind a VLAN binding)',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Stateless 1:1 NAT: packets from the network of `ip` to `ip` are sent to `fixedIp`, and packets from ' +
+      '`fixedIp` routed into that network leave from `ip`. IPv4 only (IPv6 is routed without NAT)',
+  },
+);
+const FloatingIps = Type.Array(FloatingIpSchema, {
+  maxItems: ROUTER_MAX_FLOATING_IPS,
+  description: 'Floating IPs of the router (1:1 NAT), in the order given',
+});
 const RouterFields = {
   name: Type.Optional(Name),
   description: Type.Optional(Description),
@@ -105,6 +139,8 @@ export const RouterSchema = withMeta({
   interfaces: Type.Array(RouterInterfaceSchema, { maxItems: ROUTER_MAX_INTERFACES }),
   /** Always present (`[]` when none were given). */
   routes: Routes,
+  /** Absent when there are none (routers written before floating IPs keep their shape). */
+  floatingIps: Type.Optional(FloatingIps),
 });
 export const RouterCreateSchema = Type.Object(
   {
@@ -114,6 +150,7 @@ export const RouterCreateSchema = Type.Object(
     ...RouterFields,
     interfaces: Type.Optional(Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES })),
     routes: Type.Optional(Routes),
+    floatingIps: Type.Optional(FloatingIps),
   },
   { additionalProperties: false },
 );
@@ -125,6 +162,8 @@ export const RouterPatchSchema = Type.Partial(
     interfaces: Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES }),
     /** Replaces the whole list. */
     routes: Routes,
+    /** Replaces the whole list; `[]` removes them. */
+    floatingIps: FloatingIps,
   }),
   { additionalProperties: false },
 );

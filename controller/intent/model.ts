@@ -25,6 +25,7 @@ import {
 import { MirrorCreateSchema, MirrorPatchSchema, MirrorSchema } from './model-mirror.js';
 import { QosSchema } from './model-qos.js';
 import {
+  type FloatingIpSchema,
   RouterCreateSchema,
   type RouterInterfaceInputSchema,
   type RouterInterfaceSchema,
@@ -319,6 +320,7 @@ export type VlanBindingPatch = Static<typeof VlanBindingPatchSchema>;
 export type RouterInterface = Static<typeof RouterInterfaceSchema>;
 export type RouterInterfaceInput = Static<typeof RouterInterfaceInputSchema>;
 export type RouterRoute = Static<typeof RouterRouteSchema>;
+export type RouterFloatingIp = Static<typeof FloatingIpSchema>;
 export type Router = Static<typeof RouterSchema>;
 export type RouterCreate = Static<typeof RouterCreateSchema>;
 export type RouterPatch = Static<typeof RouterPatchSchema>;

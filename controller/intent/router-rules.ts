@@ -5,12 +5,14 @@ import {
   type Network,
   ROUTER_MAC_PREFIX,
   type Router,
+  type RouterFloatingIp,
   type RouterInterface,
   type RouterInterfaceInput,
   type RouterRoute,
   routerMac,
 } from './model.js';
-import { type Address, type Cidr, cidrContains, cidrsOverlap, ipv4BroadcastOf, parseIp } from './net.js';
+import { type Address, type Cidr, cidrsOverlap, parseIp } from './net.js';
+import { checkFloatingSubnets, floatingIpOn, floatingIpsOf, misplaced } from './router-floating.js';
 import { checkIpv6Subnets, ipv6Of } from './router-ipv6.js';
 import { checkRouteSubnets, listed, routesOf, v4 } from './router-routes.js';
 import {
@@ -33,22 +35,9 @@ import type { IntentState } from './state.js';
  * The engine routes between the joined networks on every hypervisor, so whatever would make
  * "which network holds this address" ambiguous is refused here: a network on two routers,
  * overlapping subnets on one router, a router address also held by an endpoint.
- * Static routes to appliance VMs: ./router-routes.ts. Throws IntentError (invalid / conflict) naming the field.
+ * Static routes to appliance VMs: ./router-routes.ts; floating IPs (1:1 NAT): ./router-floating.ts.
+ * Throws IntentError (invalid / conflict) naming the field.
  */
-
-/**
- * Why `a` cannot be a router address in these IPv4 subnets ("outside" when none holds it), or
- * undefined when it can.
- */
-function misplaced(a: Address, subnets: readonly Cidr[]): string | undefined {
-  const home = subnets.find((c) => cidrContains(c, a));
-  if (!home) return 'outside';
-  // /31 and /32 have neither a network nor a broadcast address (RFC 3021).
-  if (home.prefix > 30) return undefined;
-  if (a.value === home.network) return `the network address of ${home.text}`;
-  if (a.value === ipv4BroadcastOf(home)) return `the broadcast address of ${home.text}`;
-  return undefined;
-}
 
 /**
  * A subnet's conventional gateway, the default router address: its first host address, that is
@@ -154,9 +143,12 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
   // After the interfaces: a route's next hop must be on one of the networks they join.
   const given = (d.routes as RouterRoute[] | undefined) ?? [];
   const routes = routesOf(env.state, given, nets, interfaces, existing);
+  const floating = (d.floatingIps as RouterFloatingIp[] | undefined) ?? [];
+  const floatingIps = floatingIpsOf(env.state, floating, nets, interfaces, existing, routes);
   const out: Fields<'router'> = { id: d.id, tenantId, interfaces, routes };
   if (d.name !== undefined) out.name = d.name as string;
   if (d.description !== undefined) out.description = d.description as string;
+  if (floatingIps) out.floatingIps = floatingIps;
   return out;
 }
 
@@ -231,16 +223,20 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
     }
   }
   checkRouteSubnets(state, on.router, networkId, subnets);
+  checkFloatingSubnets(state, on.router, networkId, subnets);
 }
 
 /**
  * An endpoint address (canonical text) that is one of its network's router addresses (IPv4 or
- * IPv6): the router's, refused.
+ * IPv6) or a floating IP of the router there (router-floating.ts): the router's, refused.
  */
 export function checkEndpointIp(state: IntentState, networkId: string, ip: string, field: string): void {
   const on = routerOn(state, networkId);
   if (on && (on.iface.ip === ip || on.iface.ipv6 === ip)) {
     throw conflict(field, `${ip} is the address of router '${on.router.id}' on network '${networkId}'`);
+  }
+  if (on && floatingIpOn(state, on.router, networkId, ip)) {
+    throw conflict(field, `${ip} is a floating IP of router '${on.router.id}' on network '${networkId}'`);
   }
 }
 

@@ -151,13 +151,14 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L3_ROUTE,
     name: 'l3-route',
     purpose:
-      "IP sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error; ARP replies and neighbour advertisements to the router (from a VLAN binding port, or from an endpoint's VIP) go to the controller, which learns its neighbours from them",
+      "IP sent to a router's gateway MAC: pings to the router answered in place; otherwise TTL decremented, the destination network's gateway MAC into eth_src, its VNI into metadata, on to l3-neighbor (longest prefix first; a floating IP's destination or source rewritten on its way in or out); a TTL that runs out, no route, or other traffic to the router itself goes to the controller for an ICMP error; ARP replies and neighbour advertisements to the router (from a VLAN binding port, or from an endpoint's VIP) go to the controller, which learns its neighbours from them",
     matches: [
       'in_port',
       'metadata',
       'eth_dst',
       'eth_type',
       'ip_proto',
+      'ipv4_src',
       'ipv4_dst',
       'ipv6_dst',
       'icmp_type',

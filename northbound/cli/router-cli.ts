@@ -5,7 +5,7 @@ import { EditRefused, type ResourceCli } from './resource-command.js';
 
 /**
  * `weft router ...`: routers between a tenant's networks (with static routes to appliance VMs or
- * physical routers), attach/detach of one network, and the neighbour table.
+ * physical routers, and floating IPs), attach/detach of one network, and the neighbour table.
  */
 
 interface InterfaceInput {
@@ -85,6 +85,49 @@ export const parseRoutes = (values: string[]): RouteInput[] => {
 export const staticRoutesCell = (o: Record<string, unknown>): string => {
   const list = (o.routes as RouteInput[] | undefined) ?? [];
   return list.length === 0 ? '-' : list.map((r) => `${r.destination}>${r.nexthop}`).join(' ');
+};
+
+interface FloatingIpInput {
+  ip: string;
+  fixedIp: string;
+}
+
+/** The syntax of a floating IP argument, as usage errors and help texts name it. */
+const FLOATING_SYNTAX = 'FLOATING=FIXED';
+
+/**
+ * `192.0.2.10=10.0.0.5` -> {ip: '192.0.2.10', fixedIp: '10.0.0.5'}: one address to one address
+ * (1:1 NAT), split at the first `=`; the server checks both. A `/` on either side is a CIDR, a
+ * mistake here (a floating IP maps one address), and the error says so.
+ */
+export const parseFloatingIp = (text: string, flag = '--floating-ip'): FloatingIpInput => {
+  const expected = `${flag} '${text}': expected ${FLOATING_SYNTAX}, e.g. 192.0.2.10=10.0.0.5`;
+  const eq = text.indexOf('=');
+  const ip = eq < 0 ? text : text.slice(0, eq);
+  const fixedIp = eq < 0 ? '' : text.slice(eq + 1);
+  const cidr = [ip, fixedIp].find((part) => part.includes('/'));
+  if (cidr !== undefined) {
+    throw new UsageError(
+      `${expected}; '${cidr}' is a CIDR: a floating IP maps one address to one address (no /)`,
+    );
+  }
+  if (eq < 1 || fixedIp === '' || fixedIp.includes('=')) throw new UsageError(expected);
+  return { ip, fixedIp };
+};
+
+/** Every --floating-ip given: the whole new list; `--floating-ip none` alone empties it. */
+export const parseFloatingIps = (values: string[]): FloatingIpInput[] => {
+  if (values.includes('none')) {
+    if (values.length > 1) throw new UsageError('--floating-ip none means no floating IPs; give it alone');
+    return [];
+  }
+  return values.map((text) => parseFloatingIp(text));
+};
+
+/** `192.0.2.10>10.0.0.5 192.0.2.11>10.0.0.6` (FLOATING>FIXED), or '-' for a router without any (the field absent). */
+export const floatingIpsCell = (o: Record<string, unknown>): string => {
+  const list = (o.floatingIps as FloatingIpInput[] | undefined) ?? [];
+  return list.length === 0 ? '-' : list.map((f) => `${f.ip}>${f.fixedIp}`).join(' ');
 };
 
 /**
@@ -198,6 +241,13 @@ export const routerCli: ResourceCli = {
       help: "DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks (e.g. a physical router behind a VLAN binding), e.g. 0.0.0.0/0=10.3.0.9; IPv6 via a VM's address only, e.g. ::/0=fd00:3::9; repeatable, replaces all routes (none: no routes)",
       parse: parseRoutes,
     },
+    {
+      flag: 'floating-ip',
+      field: 'floatingIps',
+      type: 'custom',
+      help: `${FLOATING_SYNTAX}: 1:1 NAT on the router's external network: traffic to the address FLOATING goes to FIXED, and FIXED's traffic routed into that network leaves with source FLOATING, e.g. 192.0.2.10=10.0.0.5 (IPv4 addresses, no /); repeatable, replaces all floating IPs (none: no floating IPs)`,
+      parse: parseFloatingIps,
+    },
   ],
   filters: ['tenant', 'network'],
   columns: [
@@ -205,6 +255,7 @@ export const routerCli: ResourceCli = {
     col('TENANT', 'tenantId'),
     { header: 'INTERFACES', value: interfacesCell },
     { header: 'ROUTES', value: staticRoutesCell },
+    { header: 'FLOATING', value: floatingIpsCell },
     { header: 'ROUTES ON', value: routesOnCell },
     col('REV', 'revision'),
   ],

@@ -9,7 +9,7 @@ import { DB_PORT, WEB_PORT } from './fixtures.js';
 const web = WEB_PORT;
 // db with a second subnet: one route each.
 const db: RouterPort = { ...DB_PORT, cidrs: [...DB_PORT.cidrs, '10.9.0.0/16'] };
-const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web], routes: [] };
+const onWeb: NetworkRouter = { routerId: 'r1', self: web, ports: [db, web], routes: [], floatingIps: [] };
 
 const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));
 
@@ -26,11 +26,11 @@ describe('router app', () => {
       'table=10, priority=130,ip,metadata=0x64,nw_src=10.0.0.1 actions=drop',
       'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.1.1->ip_src,set_field:0->icmp_type,IN_PORT',
       'table=35, priority=290,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.1 actions=CONTROLLER:65535',
-      'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
-      'table=35, priority=116,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.9.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
+      'table=35, priority=148,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
+      'table=35, priority=132,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.9.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36',
       'table=35, priority=300,icmp,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1,icmp_type=8 actions=move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[],set_field:0a:57:72:00:00:64->eth_src,move:NXM_OF_IP_SRC[]->NXM_OF_IP_DST[],set_field:10.0.0.1->ip_src,set_field:0->icmp_type,IN_PORT',
       'table=35, priority=290,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.1 actions=CONTROLLER:65535',
-      'table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36',
+      'table=35, priority=148,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.0.0/24 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,write_metadata:0x64/0xffffff,goto_table:36',
       'table=35, priority=250,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_ttl=0 actions=CONTROLLER:65535',
       'table=35, priority=250,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_ttl=1 actions=CONTROLLER:65535',
       'table=35, priority=10,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=CONTROLLER:65535',
@@ -44,7 +44,13 @@ describe('router app', () => {
     // A network of the router without IPv6 (no address there): nothing IPv6 routes into it.
     const v4only: RouterPort = { ...DB_PORT, networkId: 'old', vni: 300, cidrs6: [] };
     const flows: DesiredFlow[] = [];
-    const router: NetworkRouter = { routerId: 'r1', self: web6, ports: [db6, v4only, web6], routes: [] };
+    const router: NetworkRouter = {
+      routerId: 'r1',
+      self: web6,
+      ports: [db6, v4only, web6],
+      routes: [],
+      floatingIps: [],
+    };
     routerNetworkFlows({ vni: 100, router }, flows);
     for (const f of flows) checkFlow(f);
     const gw = 'metadata=0x64,dl_dst=0a:57:72:00:00:64';
@@ -105,7 +111,7 @@ describe('router app', () => {
     for (const f of flows) checkFlow(f);
     expect(text(flows).filter((l) => l.includes('eth_dst,write_metadata'))).toEqual([
       'table=35, priority=100,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
-      'table=35, priority=116,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=192.168.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
+      'table=35, priority=132,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=192.168.0.0/16 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,set_field:02:00:00:00:00:99->eth_dst,write_metadata:0xc8/0xffffff,goto_table:40',
     ]);
   });
 

@@ -30,7 +30,7 @@ const nat = {
 
 const flowsOf = (self: RouterPort, routes: StaticRoute[], vni = self.vni): DesiredFlow[] => {
   const flows: DesiredFlow[] = [];
-  const router: NetworkRouter = { routerId: 'r1', self, ports: [db6, web6], routes };
+  const router: NetworkRouter = { routerId: 'r1', self, ports: [db6, web6], routes, floatingIps: [] };
   routerNetworkFlows({ vni, router }, flows);
   for (const f of flows) checkFlow(f);
   return flows;

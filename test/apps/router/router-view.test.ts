@@ -53,7 +53,7 @@ describe('routing in the datapath views', () => {
     const flows = text('hv3');
     expect(flows).toContainEqual(
       expect.stringMatching(
-        /table=35, priority=124,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10\.2\.0\.0\/24 actions=dec_ttl,set_field:0a:57:72:00:00:65->eth_src,write_metadata:0x65\/0xffffff,goto_table:36$/,
+        /table=35, priority=148,ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10\.2\.0\.0\/24 actions=dec_ttl,set_field:0a:57:72:00:00:65->eth_src,write_metadata:0x65\/0xffffff,goto_table:36$/,
       ),
     );
     expect(flows).toContainEqual(
@@ -117,8 +117,8 @@ describe('routing under the asap2 offload check', () => {
         ...Array(2).fill([35, 10]),
       ]),
     );
-    // Routes sit at 100 + prefix length.
-    const routes = routerFlows.filter((f) => f.tableId === 35 && f.priority > 100 && f.priority <= 132);
+    // IPv4 routes sit at 100 + 2 x prefix length (route4Priority), floating-IP variants one above.
+    const routes = routerFlows.filter((f) => f.tableId === 35 && f.priority > 100 && f.priority <= 165);
     const neighbours = routerFlows.filter((f) => f.tableId === 36);
     expect(routes.length).toBeGreaterThan(0);
     expect(neighbours.length).toBeGreaterThan(0);

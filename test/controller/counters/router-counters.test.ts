@@ -29,10 +29,22 @@ const routerFlows = (staticRoutes: NetworkRouter['routes'] = []): DesiredFlow[] 
   const flows: DesiredFlow[] = [];
   const ports = [db, web];
   routerNetworkFlows(
-    { vni: 100, router: { routerId: 'r1', self: web, ports, routes: staticRoutes } satisfies NetworkRouter },
+    {
+      vni: 100,
+      router: {
+        routerId: 'r1',
+        self: web,
+        ports,
+        routes: staticRoutes,
+        floatingIps: [],
+      } satisfies NetworkRouter,
+    },
     flows,
   );
-  routerNetworkFlows({ vni: 200, router: { routerId: 'r1', self: db, ports, routes: [] } }, flows);
+  routerNetworkFlows(
+    { vni: 200, router: { routerId: 'r1', self: db, ports, routes: [], floatingIps: [] } },
+    flows,
+  );
   return flows;
 };
 
@@ -100,7 +112,7 @@ describe('routerFlowKind', () => {
     const perAddress = (ip: string, subnet: string) => [
       [35, 300, ip, '-', 'pingsAnswered'],
       [35, 290, ip, '-', 'toRouter'],
-      [35, 124, subnet, '-', 'routed'],
+      [35, 148, subnet, '-', 'routed'],
     ];
     const network = (staticRoutes: unknown[][]) => [
       [30, 100, '-', '-', 'arpAnswered'],
@@ -117,7 +129,7 @@ describe('routerFlowKind', () => {
     ];
     expect(kinds).toEqual([
       ...network([
-        [35, 116, '192.168.0.0', '-', 'routed'],
+        [35, 132, '192.168.0.0', '-', 'routed'],
         [35, 100, '-', '-', 'routed'],
       ]),
       ...network([]),
@@ -126,7 +138,7 @@ describe('routerFlowKind', () => {
 
   it('names the ARP a VLAN-bound network sends up for the neighbour resolution neighborArp', () => {
     const flows: DesiredFlow[] = [];
-    const r = { routerId: 'r1', self: web, ports: [db, web], routes: [] };
+    const r = { routerId: 'r1', self: web, ports: [db, web], routes: [], floatingIps: [] };
     routerNetworkFlows({ vni: 100, router: r, vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }] }, flows);
     const arp = flows.filter((f) => f.match.some((t) => t.field === 'arp_op'));
     expect(arp.map((f) => [f.tableId, f.priority, routerFlowKind(f)])).toEqual([
@@ -137,17 +149,47 @@ describe('routerFlowKind', () => {
     ]);
   });
 
+  /** r1 with web's 10.0.0.5 reachable as db's 10.0.1.50 (a floating IP): both networks' flows. */
+  const floating = (): DesiredFlow[] => {
+    const flows: DesiredFlow[] = [];
+    const floatingIps = [{ ip: '10.0.1.50', fixedIp: '10.0.0.5', external: db, internal: web }];
+    for (const self of [web, db]) {
+      routerNetworkFlows(
+        { vni: self.vni, router: { routerId: 'r1', self, ports: [db, web], routes: [], floatingIps } },
+        flows,
+      );
+    }
+    return flows;
+  };
+
+  it("names a floating IP's rewrites floatingIn (destination, from the external network) and floatingOut (source, into it)", () => {
+    const rewrites = floating().filter((f) =>
+      f.match.some((t) => t.field === 'ipv4_src' || t.field === 'ipv4_dst'),
+    );
+    const kinds = rewrites
+      .filter(
+        (f) =>
+          f.tableId === TABLE.L3_ROUTE &&
+          f.match.some((t) => t.value === '10.0.1.50' || t.value === '10.0.0.5'),
+      )
+      .map((f) => [f.priority, routerFlowKind(f)]);
+    expect(kinds).toEqual([
+      [149, 'floatingOut'],
+      [200, 'floatingIn'],
+    ]);
+  });
+
   it('reaches every kind the API knows but other, each from a flow apps/router really emits', () => {
     const vlan: DesiredFlow[] = [];
     routerNetworkFlows(
       {
         vni: 100,
-        router: { routerId: 'r1', self: web, ports: [db, web], routes: [] },
+        router: { routerId: 'r1', self: web, ports: [db, web], routes: [], floatingIps: [] },
         vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }],
       },
       vlan,
     );
-    const reached = new Set([...withRoutes(), ...vlan].map(routerFlowKind));
+    const reached = new Set([...withRoutes(), ...vlan, ...floating()].map(routerFlowKind));
     const known = RouterFlowKindSchema.anyOf.map((k) => k.const).filter((k) => k !== 'other');
     expect([...reached].sort()).toEqual([...known].sort());
   });
@@ -266,6 +308,8 @@ describe('routerCounters', () => {
     });
     expect(c.totals).toEqual({
       routed: { packets: 20, bytes: 2000 },
+      floatingIn: none,
+      floatingOut: none,
       pingsAnswered: { packets: 3, bytes: 300 },
       arpAnswered: { packets: 2, bytes: 200 },
       ttlExpired: { packets: 5, bytes: 500 },
@@ -284,14 +328,14 @@ describe('routerCounters', () => {
       ...rows(4, [35, 'l3-route', 300, 'pingsAnswered']),
       ...rows(4, [35, 'l3-route', 290, 'toRouter']),
       ...rows(4, [35, 'l3-route', 250, 'ttlExpired']),
-      ...rows(4, [35, 'l3-route', 124, 'routed']),
+      ...rows(4, [35, 'l3-route', 148, 'routed']),
       ...rows(2, [35, 'l3-route', 10, 'noRoute']),
       ...rows(2, [35, 'l3-route', 5, 'notIpv4']),
     ]);
     expect(s1!.flows.find((f) => f.packets === 10)).toEqual({
       table: 35,
       tableName: 'l3-route',
-      priority: 124,
+      priority: 148,
       does: 'routed',
       match: 'ip,metadata=0x64,dl_dst=0a:57:72:00:00:64,nw_dst=10.0.1.0/24',
       packets: 10,

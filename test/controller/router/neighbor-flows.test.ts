@@ -276,7 +276,7 @@ describe('learned flows in the pipeline (bridge simulator)', () => {
 
   it("a VM's packet routed to the neighbour leaves tagged out of the trunk, to its MAC", () => {
     const r = run({ port: 1, vlan: 0, mac: '02:00:00:00:01:05', ip: '10.1.0.5' });
-    expect(r.tables.slice(-3)).toEqual(['35:124', '36:90', '40:91']);
+    expect(r.tables.slice(-3)).toEqual(['35:148', '36:90', '40:91']);
     expect(r.out).toEqual([
       { port: 7, vlan_vid: String(0x1000 | 40), eth_src: routerMac(101), eth_dst: N.mac, nw_ttl: '63' },
     ]);
@@ -289,7 +289,7 @@ describe('learned flows in the pipeline (bridge simulator)', () => {
    */
   it('a host on another VLAN of the same trunk reaches the neighbour (router on a stick)', () => {
     const r = run({ port: 7, vlan: 0x1000 | 30, mac: '02:00:00:00:cc:01', ip: '10.1.0.60' });
-    expect(r.tables.slice(-3)).toEqual(['35:124', '36:90', '40:91']);
+    expect(r.tables.slice(-3)).toEqual(['35:148', '36:90', '40:91']);
     expect(r.notes).toEqual([]);
     expect(r.out).toEqual([
       { port: 7, vlan_vid: String(0x1000 | 40), eth_src: routerMac(101), eth_dst: N.mac, nw_ttl: '63' },
