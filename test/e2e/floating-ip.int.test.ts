@@ -131,6 +131,20 @@ describe('floating IPs: 1:1 NAT between a tenant network and a physical one', ()
     expect(await e.lab.tcpProbe('w2', INTERNET, 8080, 1000)).toBeUndefined();
   }, 60_000);
 
+  it('weft trace shows the source rewritten where the packet is routed, and not for a VM without one', async () => {
+    const routeStep = async (from: string) => {
+      const t = await e.api.get(`/v1/endpoints/${from}/trace?to=${INTERNET}`);
+      expect(t.verdict).toBe('delivered');
+      const hops = t.hops as Array<{
+        chassis: string;
+        steps: Array<{ table: number; flow?: { actions: string } }>;
+      }>;
+      return hops[0]!.steps.find((s) => s.table === 35)?.flow?.actions;
+    };
+    expect(await routeStep('w1')).toContain(`set_field:${FLOATING}->ip_src`);
+    expect(await routeStep('w2')).not.toContain('->ip_src');
+  }, 60_000);
+
   it('counts the rewrites in the router counters, on the chassis that made them', async () => {
     await pings('metal', FLOATING, 2);
     await pings('w1', INTERNET, 2);
@@ -145,6 +159,15 @@ describe('floating IPs: 1:1 NAT between a tenant network and a physical one', ()
     expect(on('hv2').floatingIn!.packets).toBeGreaterThanOrEqual(2);
     expect(on('hv1').floatingOut!.packets).toBeGreaterThanOrEqual(2);
     expect(on('hv1').floatingIn!.packets).toBe(0);
+  }, 60_000);
+
+  it('survives a controller restart under traffic both ways: 0 pings lost', async () => {
+    const inbound = e.lab.ping('metal', FLOATING, { count: 80, intervalMs: 100, timeoutS: 1 });
+    const outbound = e.lab.ping('w1', INTERNET, { count: 80, intervalMs: 100, timeoutS: 1 });
+    await new Promise((r) => setTimeout(r, 1000));
+    await e.restartController();
+    expect((await inbound).received).toBe(80);
+    expect((await outbound).received).toBe(80);
   }, 60_000);
 
   it('removing the floating IP cuts both ways at once; giving it back restores them', async () => {
