@@ -62,6 +62,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     'VIP: 10.0.0.100 allowed to red1 (hv1) and red2 (hv2): metal reached it on red1 (3 of 3 pings), reddb through red-router on red1 (3 of 3); then, red1 letting go and red2 announcing it as keepalived does, metal on red2 (3 of 3), reddb on red2 (3 of 3)',
   );
+  // A floating IP: the physical host, with no route to the tenant's db network, reaches reddb by it.
+  expect(lines).toContain(
+    'floating IP: reddb 10.1.0.5 as 10.0.0.50 on red-net (1:1 NAT on red-router): metal, with no route to red-db, reaches it (3 of 3 pings; 0 of 3 before)',
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

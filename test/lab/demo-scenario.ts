@@ -6,6 +6,7 @@ import { type Controller, startController } from '../../controller/main.js';
 import { ApiClient } from '../../northbound/cli/client.js';
 import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { dhcpProbe } from './demo-dhcp.js';
+import { floatingProbe } from './demo-floating.js';
 import { mirrorProbe } from './demo-mirror.js';
 import { vipProbe } from './demo-vip.js';
 import { tcpTransfer } from './throughput.js';
@@ -307,6 +308,8 @@ export async function runDemo(
     say(mirror.line);
     const vip = await vipProbe(lab, call);
     say(vip.line);
+    const floating = await floatingProbe(lab, call);
+    say(floating.line);
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -327,6 +330,7 @@ export async function runDemo(
       (limitOk ? 0 : 1) +
       (mirror.ok ? 0 : 1) +
       (vip.ok ? 0 : 1) +
+      (floating.ok ? 0 : 1) +
       (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
