@@ -117,6 +117,11 @@ const ROUTER_COLUMNS = [
   ['TTL EXPIRED', 'ttlExpired'],
   ['NO ROUTE', 'noRoute'],
 ] as const;
+/** Shown only for a router whose floating IPs carried something: most routers have none. */
+const FLOATING_COLUMNS = [
+  ['FLOATING IN', 'floatingIn'],
+  ['FLOATING OUT', 'floatingOut'],
+] as const;
 
 /** A router's counters for people: one row per hypervisor and the totals, packets (bytes). */
 export function routerCountersText(c: RouterCounters): string {
@@ -124,13 +129,15 @@ export function routerCountersText(c: RouterCounters): string {
   if (c.switches.length === 0) {
     lines.push(`router ${c.id}: no switch that answered holds its flows (no VM on its networks yet?)`);
   } else {
+    const floating = c.totals.floatingIn.packets + c.totals.floatingOut.packets > 0;
+    const shown = [...ROUTER_COLUMNS, ...(floating ? FLOATING_COLUMNS : [])];
     const row = (chassis: string, sums: RouterCounters['totals']) =>
       Object.fromEntries([
         ['CHASSIS', chassis],
-        ...ROUTER_COLUMNS.map(([header, k]) => [header, `${sums[k].packets} (${sums[k].bytes})`]),
+        ...shown.map(([header, k]) => [header, `${sums[k].packets} (${sums[k].bytes})`]),
       ]);
     const rows = [...c.switches.map((sw) => row(where(sw), sw)), row('total', c.totals)];
-    const columns = ['CHASSIS', ...ROUTER_COLUMNS.map(([header]) => header)].map((header) => ({
+    const columns = ['CHASSIS', ...shown.map(([header]) => header)].map((header) => ({
       header,
       value: (r: Record<string, unknown>) => String(r[header]),
     }));

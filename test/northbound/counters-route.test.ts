@@ -272,6 +272,22 @@ describe('weft counters / weft drops', () => {
     expect(routerCountersText(odd)).toContain('(4 packets in flows of no known kind)');
   });
 
+  it("add the floating IPs' columns once they carried something", () => {
+    const plain = routerCountersText(routerAnswer('rr'));
+    expect(plain).not.toContain('FLOATING');
+    const nat = routerAnswer('rr');
+    nat.totals.floatingIn = count(7);
+    nat.switches[0]!.floatingIn = count(7);
+    const text = routerCountersText(nat);
+    expect(text).toMatch(
+      /^CHASSIS\s+ROUTED\s+PINGS ANSWERED\s+ARP ANSWERED\s+TTL EXPIRED\s+NO ROUTE\s+FLOATING IN\s+FLOATING OUT$/m,
+    );
+    expect(text).toMatch(
+      /^hv1\s+10 \(980\)\s+3 \(294\)\s+1 \(98\)\s+5 \(490\)\s+0 \(0\)\s+7 \(686\)\s+0 \(0\)$/m,
+    );
+    expect(text).toMatch(/^total\s+.*\s+7 \(686\)\s+0 \(0\)$/m);
+  });
+
   it('list router among the kinds in --help', async () => {
     const r = await weft('counters --help');
     expect(r.code).toBe(0);
