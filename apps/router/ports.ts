@@ -40,7 +40,8 @@ const isIpv6Cidr = (text: string): boolean => {
  * controller resolves by ARP (IPv6: neighbour solicitation). A next hop held by an endpoint that is
  * not bound is not told from one no endpoint holds (the resolution finds nothing, and the router
  * answers host unreachable). An IPv6 route's next hop is looked for only in the IPv6 subnets of
- * networks where the router has an IPv6 address.
+ * networks where the router has an IPv6 address; a route naming its network (a link-local next hop)
+ * goes via that network.
  */
 export function staticRoutes(
   router: Router,
@@ -51,7 +52,14 @@ export function staticRoutes(
   for (const r of router.routes ?? []) {
     const v6 = parseIp(r.nexthop)?.family === 6;
     const holds = (c: string) => prefixHolding(c, r.nexthop) >= 0;
-    const p = ports.find((x) => (v6 ? x.ipv6 !== undefined && x.cidrs6.some(holds) : x.cidrs.some(holds)));
+    // A route naming its next hop's network (required for a link-local one, in no subnet) goes there.
+    const p = ports.find((x) =>
+      r.networkId !== undefined
+        ? x.networkId === r.networkId && (!v6 || x.ipv6 !== undefined)
+        : v6
+          ? x.ipv6 !== undefined && x.cidrs6.some(holds)
+          : x.cidrs.some(holds),
+    );
     if (!p) continue;
     const ep = endpointAt(p.networkId, r.nexthop);
     const via = ep

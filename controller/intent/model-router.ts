@@ -82,14 +82,26 @@ export const ROUTER_MAX_ROUTES = 64;
 /**
  * A static route: packets for `destination` go to `nexthop`, an address on one of the router's
  * networks: a VM (a NAT, firewall or VPN appliance that is an endpoint there) or any other host,
- * e.g. a physical router behind a VLAN binding, whose MAC the router resolves by ARP (IPv4 only:
- * an IPv6 route's next hop is an endpoint's address). Stored normalised: the destination as its
- * network address text, the next hop as canonical text of the destination's family.
+ * e.g. a physical router behind a VLAN binding, whose MAC the router resolves by ARP (IPv6:
+ * neighbour solicitation; a link-local next hop names its network). Stored normalised: the
+ * destination as its network address text, the next hop as canonical text of the destination's
+ * family, `networkId` as given (absent when not given).
  */
 export const RouterRouteSchema = Type.Object(
   {
     destination: CidrSchema,
     nexthop: IpSchema,
+    networkId: Type.Optional(
+      Type.String({
+        minLength: IdSchema.minLength,
+        maxLength: IdSchema.maxLength,
+        pattern: IdSchema.pattern,
+        description:
+          'The network the next hop is on. Required for a link-local IPv6 next hop (fe80::/10, as physical routers often ' +
+          'advertise themselves), which is on every link: it names the one; otherwise optional, and then the network ' +
+          'whose subnets hold the next hop',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,7 @@
 import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import type { Endpoint, Network, Router, RouterInterface, RouterRoute } from './model.js';
+import { routerLinkLocal } from './model-router.js';
 import { type Address, type Cidr, cidrContains, type Family, formatIpv6, parseCidr, parseIp } from './net.js';
 import { subnetsOf } from './rule-env.js';
 import type { IntentState } from './state.js';
@@ -17,8 +18,15 @@ import type { IntentState } from './state.js';
  * IPv6 routes (an IPv6 destination, `::/0` the default route) go via an IPv6 next hop in an IPv6
  * subnet of a network where the router has an IPv6 address (its interface's `ipv6`: IPv6 routes
  * only into those): an endpoint's, protected as an IPv4 one is, or any other on-link address,
- * whose MAC the router resolves by neighbour solicitation.
+ * whose MAC the router resolves by neighbour solicitation. A link-local next hop (fe80::/10, as
+ * physical routers announce themselves) is on every link: the route names its network
+ * (`networkId`), where the router must have an IPv6 address. Any route may name its next hop's
+ * network; it must then be the one holding it.
  */
+
+/** fe80::/10: on every link, so no subnet places a next hop there. */
+const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
+const isLinkLocal = (a: Address): boolean => a.family === 6 && cidrContains(LINK_LOCAL6, a);
 
 /** A network's IPv4 subnets: the only ones an interface's IPv4 address and IPv4 routes use. */
 export const v4 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 4);
@@ -97,9 +105,19 @@ export function routesOf(
     }
     const a = nextHopOf(r.nexthop, dest, at('nexthop'));
     const route = { i, dest, a };
-    if (a.family === 6) nextHop6(state, route, { nets, interfaces, connected6 }, before);
-    else nextHop4(state, route, { nets, interfaces, connected }, before);
-    out.push({ destination: dest.text, nexthop: a.text });
+    const home = isLinkLocal(a)
+      ? linkLocalHop(route, r.networkId, { nets, interfaces }, before)
+      : a.family === 6
+        ? nextHop6(state, route, { nets, interfaces, connected6 }, before)
+        : nextHop4(state, route, { nets, interfaces, connected }, before);
+    if (r.networkId !== undefined && r.networkId !== home) {
+      throw invalid(at('networkId'), `${a.text} is on network '${home}', not '${r.networkId}'`);
+    }
+    out.push({
+      destination: dest.text,
+      nexthop: a.text,
+      ...(r.networkId === undefined ? {} : { networkId: r.networkId }),
+    });
   }
   return out;
 }
@@ -127,13 +145,16 @@ interface RouterAfter {
   interfaces: readonly RouterInterface[];
 }
 
-/** An IPv4 next hop: on the router's networks, not its own address; no endpoint need hold it (ARP). */
+/**
+ * An IPv4 next hop: on the router's networks, not its own address; no endpoint need hold it (ARP).
+ * Returns the network holding it.
+ */
 function nextHop4(
   state: IntentState,
   { i, dest, a }: RouteAt,
   after: RouterAfter & { connected: readonly Connected[] },
   before: Router | undefined,
-): void {
+): string {
   const home = after.connected.find((x) => cidrContains(x.cidr, a));
   if (!home) {
     const left = leftBehind(state, a, after.nets, before);
@@ -146,18 +167,20 @@ function nextHop4(
   const own = after.interfaces.find((x) => x.ip === a.text);
   if (own) throw ownAddress(a, own, i);
   // No endpoint holding it is fine: an on-link host or physical router, its MAC learned by ARP.
+  return home.net.id;
 }
 
 /**
  * An IPv6 next hop: in an IPv6 subnet of a network where the router has an IPv6 address, not one
- * of its own addresses; no endpoint need hold it (neighbour solicitation finds its MAC).
+ * of its own addresses; no endpoint need hold it (neighbour solicitation finds its MAC). Returns
+ * the network holding it.
  */
 function nextHop6(
   state: IntentState,
   { i, dest, a }: RouteAt,
   after: RouterAfter & { connected6: readonly Connected[] },
   before: Router | undefined,
-): void {
+): string {
   const field = `routes[${i}].nexthop`;
   const home = after.connected6.find((x) => cidrContains(x.cidr, a));
   if (!home) {
@@ -185,6 +208,49 @@ function nextHop6(
   }
   const own = after.interfaces.find((x) => x.ipv6 === a.text);
   if (own) throw ownAddress(a, own, i);
+  return home.net.id;
+}
+
+/**
+ * A link-local IPv6 next hop: on the network the route names, one of the router's where it has an
+ * IPv6 address (neighbour solicitation goes out there), and not the router's own link-local address
+ * there. Returns that network.
+ */
+function linkLocalHop(
+  { i, dest, a }: RouteAt,
+  networkId: string | undefined,
+  after: RouterAfter,
+  before: Router | undefined,
+): string {
+  const field = `routes[${i}].networkId`;
+  if (networkId === undefined) {
+    throw invalid(field, `${a.text} is link-local (fe80::/10), on every link: name the network it is on`);
+  }
+  const j = after.nets.findIndex((n) => n.id === networkId);
+  const was = before?.interfaces.find((x) => x.networkId === networkId);
+  if (j < 0) {
+    // Keeping the interface helps only where it had an IPv6 address to solicit from.
+    if (was?.ipv6 !== undefined) throw keepInterface(networkId, a, i, dest);
+    throw invalid(field, `network '${networkId}' is not one of the router's networks (interfaces)`);
+  }
+  const iface = after.interfaces[j]!;
+  if (iface.ipv6 === undefined) {
+    if (was?.ipv6 !== undefined) {
+      throw invalid(
+        'interfaces',
+        `network '${networkId}' holds ${a.text}, the next hop of routes[${i}] (${dest.text}), and the router's interface there would have no IPv6 address; keep its ipv6 or change the route in the same write`,
+      );
+    }
+    throw invalid(
+      field,
+      `the router has no IPv6 address on network '${networkId}' (interfaces[${j}].ipv6); IPv6 routes go only via networks where it has one`,
+    );
+  }
+  if (routerLinkLocal(iface.mac.toLowerCase()) === a.text) throw ownAddress(a, iface, i);
+  // Its link-local address on another network: no host on this one holds it (router MACs are weft's).
+  const elsewhere = after.interfaces.find((x) => routerLinkLocal(x.mac.toLowerCase()) === a.text);
+  if (elsewhere) throw ownAddress(a, elsewhere, i);
+  return networkId;
 }
 
 const keepInterface = (networkId: string, a: Address, i: number, dest: Cidr) =>
@@ -268,6 +334,8 @@ export function checkRouteSubnets(
       );
     }
     const hop = parseIp(r.nexthop) as Address;
+    // On its named network whatever the subnets (the router's IPv6 address there is checked apart).
+    if (isLinkLocal(hop)) continue;
     const theirs = connected[hop.family];
     if (!theirs.some((c) => cidrContains(c, hop))) {
       const which = hop.family === 4 ? 'IPv4 subnets' : 'IPv6 subnets';

@@ -18,6 +18,8 @@ import type { NeighborContext } from './neighbor-service.js';
  *   endpoint, group or router of weft has.
  */
 
+const isLinkLocal6 = (ip: string): boolean => prefixHolding('fe80::/10', ip) >= 0;
+
 /** Where a request (ARP, or IPv6 neighbour solicitation) for an address goes out: a datapath, and the actions putting it on the wire there. */
 export interface RequestOut {
   dpid: string;
@@ -96,7 +98,8 @@ export function answerPlace(
   }
   const port = ctx.vlanPorts(networkId).find((p) => p.chassisId === chassisId && p.ofport === inPort);
   if (!port) return `port ${inPort} of ${dpid} is no VLAN binding of ${networkId}`;
-  if (!net.subnets.some((c) => prefixHolding(c, claim.ip) >= 0))
+  // A link-local address (fe80::/10) is on every link: a physical router's, a static route's next hop.
+  if (!isLinkLocal6(claim.ip) && !net.subnets.some((c) => prefixHolding(c, claim.ip) >= 0))
     return `${claim.ip} is outside ${net.id}'s subnets`;
   const noHost = whyNoHostAt(claim.ip, net.subnets);
   if (noHost) return `sender address: ${noHost.replace('its destination ', '')}`;

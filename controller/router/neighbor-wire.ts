@@ -1,6 +1,6 @@
 import type { RouterInterface } from '../intent/model.js';
 import { routerLinkLocal } from '../intent/model-router.js';
-import { parseIp } from '../intent/net.js';
+import { parseIp, prefixHolding } from '../intent/net.js';
 import { ARP_OP, ArpParseError, buildArpRequest, isArpFrame, parseArpFrame } from './arp-frame.js';
 import {
   buildNeighborSolicitation,
@@ -30,7 +30,7 @@ export const protocolOf = (ip: string): 'arp' | 'nd' => (ip.includes(':') ? 'nd'
 /**
  * The frame asking for `ip` from the router's interface on its network: an ARP request (broadcast),
  * or a neighbour solicitation (to the address's solicited-node group) from the interface's IPv6
- * address; unicast to `unicastMac` when re-validating. Undefined when the interface has no address
+ * address (its link-local one for a link-local target); unicast to `unicastMac` when re-validating. Undefined when the interface has no address
  * of that family (it routes none of it there).
  */
 export function requestFrame(
@@ -44,7 +44,9 @@ export function requestFrame(
   if (iface.ipv6 === undefined) return undefined;
   return buildNeighborSolicitation({
     senderMac,
-    senderIp: iface.ipv6,
+    // A link-local target (a route's next hop) is asked from the router's link-local address, which
+    // it can answer whatever addresses it has on the link (RFC 4861 7.2.2 allows either).
+    senderIp: prefixHolding('fe80::/10', ip) >= 0 ? routerLinkLocal(senderMac) : iface.ipv6,
     targetIp: ip,
     ...(unicastMac ? { ethDst: unicastMac } : {}),
   });

@@ -33,7 +33,7 @@ export interface TraceRouter {
    * Static routes, IPv4 and IPv6: destination CIDR -> next hop (an address in one of its networks;
    * an IPv6 one an endpoint's, in a network where the router has an IPv6 address).
    */
-  routes: ReadonlyArray<{ destination: string; nexthop: string }>;
+  routes: ReadonlyArray<{ destination: string; nexthop: string; networkId?: string }>;
 }
 
 export interface DestinationLookups {
@@ -133,7 +133,12 @@ export function destinationOf(
   // As the flows: IPv6 routes compete only with the subnets the router routes IPv6 into.
   const route = staticRoute(router.routes, router.interfaces.filter(routesInto).flatMap(subnetsOf), to);
   if (route) {
-    const hop = router.interfaces.find((i) => routesInto(i) && subnetHolding(subnetsOf(i), route.nexthop));
+    // A route naming its next hop's network (a link-local next hop, in no subnet) goes there.
+    const hop = router.interfaces.find((i) =>
+      route.networkId !== undefined
+        ? i.networkId === route.networkId && routesInto(i)
+        : routesInto(i) && subnetHolding(subnetsOf(i), route.nexthop),
+    );
     const ep = hop && lookups.endpointByIp(hop.networkId, route.nexthop);
     return {
       dstMac: own.mac,

@@ -56,20 +56,32 @@ export const parseInterface = (text: string, flag = '--interface'): InterfaceInp
 interface RouteInput {
   destination: string;
   nexthop: string;
+  networkId?: string;
 }
 
 /**
  * `0.0.0.0/0=10.3.0.9` -> {destination: '0.0.0.0/0', nexthop: '10.3.0.9'} (the server checks both);
- * IPv6 the same, split at the first `=` (no address has one): `::/0=fd00:3::9`.
+ * IPv6 the same, split at the first `=` (no address has one): `::/0=fd00:3::9`. A next hop's
+ * network after `%`, as an IPv6 zone (RFC 4007): `::/0=fe80::1%lan` -> networkId 'lan' (a
+ * link-local next hop needs it).
  */
 export const parseRoute = (text: string, flag = '--route'): RouteInput => {
   const eq = text.indexOf('=');
   const destination = text.slice(0, eq);
-  const nexthop = text.slice(eq + 1);
-  if (eq < 1 || nexthop === '' || nexthop.includes('=') || !destination.includes('/')) {
-    throw new UsageError(`${flag} '${text}': expected DEST=NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9`);
+  const [nexthop = '', networkId, ...more] = text.slice(eq + 1).split('%');
+  if (
+    eq < 1 ||
+    nexthop === '' ||
+    nexthop.includes('=') ||
+    !destination.includes('/') ||
+    networkId === '' ||
+    more.length > 0
+  ) {
+    throw new UsageError(
+      `${flag} '${text}': expected DEST=NEXTHOP[%NET], e.g. 0.0.0.0/0=10.3.0.9 or ::/0=fe80::1%lan`,
+    );
   }
-  return { destination, nexthop };
+  return networkId === undefined ? { destination, nexthop } : { destination, nexthop, networkId };
 };
 
 /** Every --route given: the whole new list; `--route none` alone empties it. */
@@ -81,10 +93,11 @@ export const parseRoutes = (values: string[]): RouteInput[] => {
   return values.map((text) => parseRoute(text));
 };
 
-/** `0.0.0.0/0>10.3.0.9 192.168.0.0/16>10.3.0.10`, or '-' for a router with connected routes only. */
+/** `0.0.0.0/0>10.3.0.9 ::/0>fe80::1%lan`, or '-' for a router with connected routes only. */
 export const staticRoutesCell = (o: Record<string, unknown>): string => {
   const list = (o.routes as RouteInput[] | undefined) ?? [];
-  return list.length === 0 ? '-' : list.map((r) => `${r.destination}>${r.nexthop}`).join(' ');
+  if (list.length === 0) return '-';
+  return list.map((r) => `${r.destination}>${r.nexthop}${r.networkId ? `%${r.networkId}` : ''}`).join(' ');
 };
 
 interface FloatingIpInput {
@@ -238,7 +251,7 @@ export const routerCli: ResourceCli = {
       flag: 'route',
       field: 'routes',
       type: 'custom',
-      help: "DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks (e.g. a physical router behind a VLAN binding), e.g. 0.0.0.0/0=10.3.0.9; IPv6 via a VM's address only, e.g. ::/0=fd00:3::9; repeatable, replaces all routes (none: no routes)",
+      help: "DEST=NEXTHOP: send traffic for CIDR DEST to the next hop NEXTHOP: a VM or any address on the router's networks (e.g. a physical router behind a VLAN binding), e.g. 0.0.0.0/0=10.3.0.9; IPv6 the same, e.g. ::/0=fd00:3::9; %NET names the next hop's network, required for a link-local next hop, e.g. ::/0=fe80::1%lan; repeatable, replaces all routes (none: no routes)",
       parse: parseRoutes,
     },
     {

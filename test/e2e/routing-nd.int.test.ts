@@ -198,6 +198,41 @@ describe('IPv6 routing to hosts behind a VLAN binding and to VIPs (neighbours re
     );
   }, 60_000);
 
+  it("routes via a physical router's link-local address, the route naming its network; solicited from the router's own link-local address", async () => {
+    // metal's link-local address, as its kernel made it.
+    const shown = await e.lab.exec('metal', 'ip -6 -o addr show dev eth0 scope link');
+    const ll = /inet6 (fe80::[0-9a-f:]+)\/64/.exec(shown)?.[1];
+    expect(ll, shown).toBeDefined();
+    await e.lab.exec('metal', 'ip -6 addr add fd00:98::1/128 dev lo');
+    const c = await startCapture(e.lab.vm('metal').netns, 'eth0', ['icmp6']);
+    captures.push(c);
+    await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
+      routes: [
+        { destination: 'fd00:99::/64', nexthop: METAL_IP6 },
+        { destination: 'fd00:98::/64', nexthop: ll, networkId: 'lan' },
+      ],
+    });
+    await waitFor(async () => pings('fd00:98::1', 1), 1, 15_000, 'w1 reaches fd00:98::1 via fe80 of metal');
+    captures.splice(captures.indexOf(c), 1);
+    const lines = await c.stop();
+    expect(await pings('fd00:98::1')).toBe(3);
+    // routerLinkLocal(routerMac(790)): the router's own link-local address on lan.
+    const asked = new RegExp(
+      `fe80::857:72ff:fe00:316 > ff02::1:ff[0-9a-f:]+: ICMP6, neighbor solicitation, who has ${ll}`,
+    );
+    expect(
+      lines.some((l) => asked.test(l)),
+      lines.join('\n'),
+    ).toBe(true);
+    expect(await neighborOf(ll!)).toMatchObject({ state: 'reachable', mac: METAL.mac, bindingId: 'metal42' });
+    expect((await learnedFlows('hv1')).some((l) => /table=36.*reg3=0x1,reg8=0xfe800000/.test(l))).toBe(true);
+    const traced = await e.api.get('/v1/endpoints/w1/trace?to=fd00:98::1');
+    expect(traced.verdict, traced.summary as string).toBe('delivered');
+    await e.api.patch('/v1/routers/r1?wait=applied&timeout=20s', {
+      routes: [{ destination: 'fd00:99::/64', nexthop: METAL_IP6 }],
+    });
+  }, 60_000);
+
   it('reaches an IPv6 VIP: the router asks the endpoints allowed it, the holder answers', async () => {
     await takeVip('ra');
     const c = await startCapture(e.lab.vm('rb').netns, 'eth0', ['icmp6']);

@@ -74,12 +74,40 @@ describe('parseRoute with IPv6', () => {
     ]);
     for (const bad of ['::/0', '::/0=', 'fd00::1=fd00::9', '::/0=fd00::9=x']) {
       expect(() => parseRoute(bad)).toThrow(
-        `--route '${bad}': expected DEST=NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9`,
+        `--route '${bad}': expected DEST=NEXTHOP[%NET], e.g. 0.0.0.0/0=10.3.0.9 or ::/0=fe80::1%lan`,
       );
     }
     expect(staticRoutesCell({ routes: [{ destination: '::/0', nexthop: 'fd00:1::9' }] })).toBe(
       '::/0>fd00:1::9',
     );
+  });
+});
+
+describe('parseRoute with a next hop network (%NET, as an IPv6 zone)', () => {
+  it('reads a link-local next hop with its network, shows it back the same way, and refuses an empty or second zone', () => {
+    expect(parseRoute('::/0=fe80::1%lan')).toStrictEqual({
+      destination: '::/0',
+      nexthop: 'fe80::1',
+      networkId: 'lan',
+    });
+    expect(parseRoute('0.0.0.0/0=10.3.0.9%db')).toStrictEqual({
+      destination: '0.0.0.0/0',
+      nexthop: '10.3.0.9',
+      networkId: 'db',
+    });
+    for (const bad of ['::/0=fe80::1%', '::/0=fe80::1%lan%x', '::/0=%lan']) {
+      expect(() => parseRoute(bad)).toThrow(
+        `--route '${bad}': expected DEST=NEXTHOP[%NET], e.g. 0.0.0.0/0=10.3.0.9 or ::/0=fe80::1%lan`,
+      );
+    }
+    expect(
+      staticRoutesCell({
+        routes: [
+          { destination: '::/0', nexthop: 'fe80::1', networkId: 'lan' },
+          { destination: '0.0.0.0/0', nexthop: '10.3.0.9' },
+        ],
+      }),
+    ).toBe('::/0>fe80::1%lan 0.0.0.0/0>10.3.0.9');
   });
 });
 

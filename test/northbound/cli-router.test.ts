@@ -67,7 +67,7 @@ describe('parseRoute', () => {
     expect(parseRoute('0.0.0.0/0=10.3.0.9')).toEqual({ destination: '0.0.0.0/0', nexthop: '10.3.0.9' });
     for (const bad of ['0.0.0.0/0', '=10.3.0.9', '0.0.0.0/0=', '10.0.0.0=10.3.0.9', '0.0.0.0/0=a=b']) {
       expect(() => parseRoute(bad)).toThrow(
-        `--route '${bad}': expected DEST=NEXTHOP, e.g. 0.0.0.0/0=10.3.0.9`,
+        `--route '${bad}': expected DEST=NEXTHOP[%NET], e.g. 0.0.0.0/0=10.3.0.9 or ::/0=fe80::1%lan`,
       );
     }
   });

@@ -285,7 +285,12 @@ describe('/v1/routers', () => {
     expect(create.properties.interfaces.items.properties.mac).toBeUndefined();
     expect(create.properties.interfaces.maxItems).toBe(64);
     expect(create.properties.routes.maxItems).toBe(64);
-    expect(Object.keys(create.properties.routes.items.properties)).toEqual(['destination', 'nexthop']);
+    expect(Object.keys(create.properties.routes.items.properties)).toEqual([
+      'destination',
+      'nexthop',
+      'networkId',
+    ]);
+    expect(create.properties.routes.items.required).toEqual(['destination', 'nexthop']);
     // The stored object always carries routes ([] when none were given).
     const stored = doc.paths['/v1/routers/{id}'].get.responses['200'].content['application/json'].schema;
     expect(stored.required).toContain('routes');

@@ -150,6 +150,35 @@ describe('staticRoutes with IPv6 next hops', () => {
   });
 });
 
+describe('static routes naming their next hop network', () => {
+  it('a link-local next hop (in no subnet) goes via the network the route names, resolved by neighbour solicitation there', () => {
+    const nets = [
+      { ...network('web', 't1', 100), subnets: ['10.0.0.0/24', 'fd00:1::/64'] },
+      { ...network('db', 't1', 200), subnets: ['10.0.1.0/24', 'fd00:2::/64'] },
+    ];
+    const r = {
+      id: 'r1',
+      interfaces: [
+        { networkId: 'web', ip: '10.0.0.1', ipv6: 'fd00:1::1', mac: '0a:57:72:00:00:64' },
+        { networkId: 'db', ip: '10.0.1.1', ipv6: 'fd00:2::1', mac: '0a:57:72:00:00:c8' },
+      ],
+      routes: [
+        { destination: '::/0', nexthop: 'fe80::1', networkId: 'db' },
+        { destination: 'fd00:ffff::/48', nexthop: 'fe80::1', networkId: 'web' },
+      ],
+    } as unknown as Router;
+    const routes = staticRoutes(
+      r,
+      routerPorts(r, (id) => nets.find((n) => n.id === id)),
+      () => undefined,
+    );
+    expect(routes.map((x) => [x.destination, x.via])).toEqual([
+      ['::/0', { kind: 'arp', nexthop: 'fe80::1', vni: 200, gatewayMac: '0a:57:72:00:00:c8' }],
+      ['fd00:ffff::/48', { kind: 'arp', nexthop: 'fe80::1', vni: 100, gatewayMac: '0a:57:72:00:00:64' }],
+    ]);
+  });
+});
+
 describe('IPv6 static routes in the datapath views', () => {
   /** routedTenant dual stack: r1 fd00:1::1 on web, fd00:2::1 on db; d1 (db, hv1) holds fd00:2::5; ::/0 via d1. */
   const dualStack = (bound: boolean) => {

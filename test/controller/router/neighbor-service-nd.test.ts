@@ -139,6 +139,23 @@ describe('NeighborService: neighbour advertisements', () => {
     expect(ignored(w, 'reply')).toEqual([]);
   });
 
+  it("a link-local address (a route's next hop on a physical router): solicited from the router's link-local address, its answer learned though it lies in no subnet", () => {
+    const w = world();
+    const ll = 'fe80::5:99';
+    expect(w.service.miss('dp4', 'v6', ll)).toBe('resolving');
+    expect(decodeNs(packetOuts(w.sw('dp1'))[0]!.data)).toMatchObject({
+      ipSrc: routerLinkLocal(GW6),
+      ipDst: 'ff02::1:ff05:99',
+      target: ll,
+    });
+    hear(w, 'dp1', 11, na({ ipSrc: ll, target: ll, ipDst: routerLinkLocal(GW6) }));
+    expect(w.service.resolver.get({ networkId: 'v6', ip: ll })).toMatchObject({
+      state: 'reachable',
+      mac: HOST6,
+    });
+    expect(ignored(w, 'reply')).toEqual([]);
+  });
+
   it('an answer without a TLLA only confirms a reachable neighbour at its MAC (RFC 4861 7.2.5)', () => {
     const w = world();
     w.service.miss('dp4', 'v6', ADDR);

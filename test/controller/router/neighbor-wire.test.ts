@@ -130,6 +130,22 @@ describe('requestFrame', () => {
     });
   });
 
+  it("a link-local target (a physical router's, a route's next hop): asked from the router's own link-local address", () => {
+    const ll = routerLinkLocal(GW);
+    expect(decodeNs(requestFrame(IFACE, 'fe80::1')!)).toMatchObject({
+      ethDst: '33:33:ff:00:00:01',
+      ethSrc: GW,
+      ipSrc: ll,
+      ipDst: 'ff02::1:ff00:1',
+      target: 'fe80::1',
+      checksumHolds: true,
+    });
+    expect(decodeNs(requestFrame(IFACE, 'fe80::1', HOST_MAC)!)).toMatchObject({
+      ipSrc: ll,
+      ipDst: 'fe80::1',
+    });
+  });
+
   it('IPv6 on an interface without an IPv6 address: nothing to send', () => {
     expect(requestFrame(V4_ONLY, 'fd00:2::99')).toBeUndefined();
     expect(requestFrame(V4_ONLY, 'fd00:2::99', HOST_MAC)).toBeUndefined();
