@@ -134,6 +134,7 @@ export const RouterFlowKind = Type.Union(
     Type.Literal('routed'),
     Type.Literal('floatingIn'),
     Type.Literal('floatingOut'),
+    Type.Literal('fixedDropped'),
     Type.Literal('pingsAnswered'),
     Type.Literal('arpAnswered'),
     Type.Literal('ttlExpired'),
@@ -146,7 +147,7 @@ export const RouterFlowKind = Type.Union(
   ],
   {
     description:
-      'routed: into a network of the router (l3-route, on to l3-neighbor); floatingIn: to a floating IP from its external network, destination rewritten to the fixed address and routed; floatingOut: from the fixed address of a floating IP into its external network, source rewritten to the floating IP and routed; pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
+      'routed: into a network of the router (l3-route, on to l3-neighbor); floatingIn: to a floating IP from its external network, destination rewritten to the fixed address and routed; floatingOut: from the fixed address of a floating IP into its external network, source rewritten to the floating IP and routed; fixedDropped: to the fixed address of a floating IP straight from its external network, dropped (reachable from there at its floating IP only); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not IPv4, dropped; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
   },
 );
 export type RouterFlowKind = Static<typeof RouterFlowKind>;
@@ -158,6 +159,7 @@ const byKind = {
   routed: Count,
   floatingIn: Count,
   floatingOut: Count,
+  fixedDropped: Count,
   pingsAnswered: Count,
   arpAnswered: Count,
   ttlExpired: Count,

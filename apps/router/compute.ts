@@ -26,7 +26,7 @@ import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
-import { floatingInboundFlows, floatingOutboundFlows } from './floating.js';
+import { floatingInboundFlows, floatingOutboundFlows, type RouteOf } from './floating.js';
 import { endpointNeighbor6Flows, ROUTER_SPOOF_PRIORITY, routerNetworkFlows6 } from './ipv6.js';
 import {
   ARP_REPLY_PRIORITY,
@@ -108,6 +108,8 @@ export function routerNetworkFlows(
   const cookie = objectCookie('router', 'router', r.routerId);
   const meta = vniMetadataTlv.get(net.vni);
   const toGateway = { field: 'eth_dst', value: r.self.mac };
+  /** This network's IPv4 routes (connected and static) with their prefixes: a floating IP's inbound flow follows one. */
+  const routes4: RouteOf[] = [];
   flows.push(arpAnswerFlow(meta, r.self.ip, r.self.mac, cookie));
   // No VM speaks as the gateway, even one allowed a prefix holding its address (allowedAddresses):
   // its ARP would take the network's routed traffic.
@@ -137,11 +139,11 @@ export function routerNetworkFlows(
       match: [meta, toGateway, IS_IP, { field: 'ipv4_dst', value: p.ip }],
       instructions: TO_CONTROLLER,
     });
-    routeFlows(cookie, meta, toGateway, p, flows, (f) =>
-      floatingOutboundFlows(r.self, r.floatingIps, p.vni, f, flows),
-    );
+    routeFlows(cookie, meta, toGateway, p, flows, (f, cidr) => {
+      routes4.push({ cidr, flow: f });
+      floatingOutboundFlows(r.self, r.floatingIps, p.vni, f, flows);
+    });
   }
-  floatingInboundFlows(cookie, meta, toGateway, r.self, r.floatingIps, flows);
   routerNetworkFlows6(cookie, meta, r.self, r.ports, net.vlanPorts ?? [], r.routes, flows);
   for (const v of net.vlanPorts ?? []) {
     const fromPort = { field: 'in_port', value: v.ofport };
@@ -180,8 +182,10 @@ export function routerNetworkFlows(
     const flow = staticRouteFlow(cookie, meta, toGateway, route);
     if (!flow) continue;
     flows.push(flow);
+    routes4.push({ cidr: route.destination, flow });
     floatingOutboundFlows(r.self, r.floatingIps, route.via.vni, flow, flows);
   }
+  floatingInboundFlows(cookie, meta, toGateway, r.self, r.floatingIps, routes4, flows);
   flows.push({
     tableId: TABLE.L3_ROUTE,
     priority: NO_ROUTE_PRIORITY,
@@ -234,7 +238,7 @@ function routeFlows(
   toGateway: OxmTlv,
   into: RouterPort,
   flows: DesiredFlow[],
-  then: (route: DesiredFlow) => void,
+  then: (route: DesiredFlow, cidr: string) => void,
 ): void {
   for (const cidr of into.cidrs) {
     const dst = ipv4DstTlv(cidr);
@@ -251,7 +255,7 @@ function routeFlows(
       ],
     };
     flows.push(flow);
-    then(flow);
+    then(flow, cidr);
   }
 }
 

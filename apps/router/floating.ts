@@ -1,7 +1,8 @@
+import { prefixHolding } from '../../controller/intent/net.js';
 import type { DesiredFlow } from '../../controller/pipeline/flow.js';
-import { apply, goto, setField, writeMetadata } from '../../controller/pipeline/flow.js';
-import { METADATA_VNI_MASK, metadataForVni } from '../../controller/pipeline/registers.js';
+import { apply, setField } from '../../controller/pipeline/flow.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen } from '../interned.js';
@@ -22,8 +23,11 @@ import { FLOATING_DNAT_PRIORITY } from './priorities.js';
  *   endpoint's pass flows, as for the gateway's address: a VM allowed a prefix holding it would
  *   otherwise take its traffic);
  * - l3-route: IPv4 to the router's MAC for the floating IP: destination rewritten to the fixed
- *   address, then routed to it as any packet to the internal network is (TTL decremented, that
- *   network's gateway MAC and VNI, on to l3-neighbor) at FLOATING_DNAT_PRIORITY, above the routes.
+ *   address, then routed as this network's packets to the fixed address are (the connected route,
+ *   or a static route covering it, through a firewall VM say) at FLOATING_DNAT_PRIORITY, above the
+ *   routes; and packets to the fixed address itself dropped there: its answers would leave as the
+ *   floating IP (stateless NAT cannot tell them apart), so the external side reaches it only at
+ *   its floating IP.
  * On every chassis hosting the internal network (its network unit), per route the router has into
  * the external network (its subnets, the static routes via a next hop there): the same route for
  * packets from the fixed address, which also rewrites their source to the floating IP, one priority
@@ -37,15 +41,48 @@ import { FLOATING_DNAT_PRIORITY } from './priorities.js';
 
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
-const TO_NEIGHBOR = goto(TABLE.L3_NEIGHBOR);
 
-/** The external network's side: ARP answers, the spoofing guard, the inbound rewrite. */
+/** One IPv4 l3-route flow of a network (a connected subnet or a static route) and its prefix. */
+export interface RouteOf {
+  cidr: string;
+  flow: DesiredFlow;
+}
+
+/** The route the network's flows take for `ip`: the longest prefix holding it, as OVS picks by priority. */
+function routeFor(routes: readonly RouteOf[], ip: string): DesiredFlow | undefined {
+  let best: RouteOf | undefined;
+  let bestLength = -1;
+  for (const r of routes) {
+    const length = prefixHolding(r.cidr, ip);
+    if (length > bestLength) {
+      best = r;
+      bestLength = length;
+    }
+  }
+  return best?.flow;
+}
+
+/** `route`'s instructions with `also` appended to its actions. */
+function withActions(route: DesiredFlow, ...also: Action[]): DesiredFlow['instructions'] | undefined {
+  const [first, ...rest] = route.instructions;
+  if (first?.type !== 'apply_actions') return undefined;
+  return [apply(...first.actions, ...also), ...rest];
+}
+
+/**
+ * The external network's side: ARP answers, the spoofing guard, the inbound rewrite, which then
+ * takes the route this network's packets to the fixed address take (`routes`: its IPv4 routes,
+ * a static route through a firewall VM included); and packets to the fixed address itself
+ * dropped: its answers would leave translated (stateless NAT cannot tell them apart), so from the
+ * external side it is reachable at its floating IP only.
+ */
 export function floatingInboundFlows(
   cookie: bigint,
   meta: OxmTlv,
   toGateway: OxmTlv,
   self: RouterPort,
   floating: readonly FloatingIp[],
+  routes: readonly RouteOf[],
   flows: DesiredFlow[],
 ): void {
   for (const f of floating) {
@@ -63,16 +100,22 @@ export function floatingInboundFlows(
         instructions: [],
       });
     }
+    const route = routeFor(routes, f.fixedIp);
+    const instructions = route && withActions(route, setField('ipv4_dst', f.fixedIp));
+    if (!instructions) continue;
     flows.push({
       tableId: TABLE.L3_ROUTE,
       priority: FLOATING_DNAT_PRIORITY,
       cookie,
       match: [meta, toGateway, IS_IP, { field: 'ipv4_dst', value: f.ip }],
-      instructions: [
-        apply({ type: 'dec_nw_ttl' }, setField('eth_src', f.internal.mac), setField('ipv4_dst', f.fixedIp)),
-        writeMetadata(metadataForVni(f.internal.vni), METADATA_VNI_MASK),
-        TO_NEIGHBOR,
-      ],
+      instructions,
+    });
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: FLOATING_DNAT_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_IP, { field: 'ipv4_dst', value: f.fixedIp }],
+      instructions: [],
     });
   }
 }
@@ -91,14 +134,14 @@ export function floatingOutboundFlows(
 ): void {
   for (const f of floating) {
     if (f.internal.networkId !== self.networkId || f.external.vni !== vni) continue;
-    const [first, ...rest] = routeInto.instructions;
-    if (first?.type !== 'apply_actions') continue;
+    const instructions = withActions(routeInto, setField('ipv4_src', f.ip));
+    if (!instructions) continue;
     flows.push({
       tableId: routeInto.tableId,
       priority: routeInto.priority + 1,
       cookie: routeInto.cookie,
       match: [...routeInto.match, { field: 'ipv4_src', value: f.fixedIp }],
-      instructions: [apply(...first.actions, setField('ipv4_src', f.ip)), ...rest],
+      instructions,
     });
   }
 }

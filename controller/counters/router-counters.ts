@@ -55,7 +55,8 @@ const setsField = (f: Pick<FlowStats, 'instructions'>, field: string) => {
  * from its priority alone, so a count is never put under the wrong heading: in l3-route a goto to
  * l3-neighbor routes (a connected route), so does a goto to l2-lookup (a static route, straight to
  * its next hop VM), unless it rewrites a floating IP's destination (floatingIn) or source
- * (floatingOut); a reply out of in_port answers a ping; up to the controller (for an ICMP
+ * (floatingOut); a drop of what is sent to a floating IP's fixed address from the external side
+ * (fixedDropped); a reply out of in_port answers a ping; up to the controller (for an ICMP
  * error) by a TTL match is a TTL that ran out, by a destination match traffic to the router
  * itself, by neither no route; no instructions at all drops what is not IPv4; in arp-responder it
  * answers ARP for the gateway. Anything else is `other` (kept in the sums).
@@ -69,7 +70,8 @@ export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | '
   // A VM posing as the router (apps/router: ROUTER_SPOOF_PRIORITY), dropped before any policy.
   if (f.tableId === TABLE.PORT_SECURITY && f.instructions.length === 0) return 'spoofDropped';
   if (f.tableId !== TABLE.L3_ROUTE) return 'other';
-  if (f.instructions.length === 0) return 'notIpv4';
+  // A floating IP's fixed address, asked for directly from the external side: dropped.
+  if (f.instructions.length === 0) return matches(f, 'ipv4_dst') ? 'fixedDropped' : 'notIpv4';
   const routes = (i: (typeof f.instructions)[number]) =>
     i.type === 'goto_table' && (i.tableId === TABLE.L3_NEIGHBOR || i.tableId === TABLE.L2_LOOKUP);
   if (f.instructions.some(routes)) {
@@ -91,6 +93,7 @@ const KINDS: readonly RouterFlowKind[] = [
   'routed',
   'floatingIn',
   'floatingOut',
+  'fixedDropped',
   'pingsAnswered',
   'arpAnswered',
   'ttlExpired',

@@ -1,7 +1,7 @@
 import { allowedHolder } from './allowed-addresses.js';
 import { conflict, invalid } from './errors.js';
 import type { Network, Router, RouterFloatingIp, RouterInterface, RouterRoute } from './model.js';
-import { type Address, type Cidr, cidrContains, ipv4BroadcastOf, parseIp } from './net.js';
+import { type Address, type Cidr, cidrContains, ipv4BroadcastOf, parseCidr, parseIp } from './net.js';
 import { listed, v4 } from './router-routes.js';
 import type { IntentState } from './state.js';
 
@@ -78,7 +78,34 @@ export function floatingIpsOf(
   for (const [i, f] of given.entries()) floating.push(floatingOf(after, f, i, floating, routes));
   const fixed: Address[] = [];
   for (const [i, f] of given.entries()) fixed.push(fixedOf(after, f, i, floating, fixed));
+  checkRoutesInside(floating, routes, nets);
   return floating.map((p, i) => ({ ip: p.a.text, fixedIp: fixed[i]!.text }));
+}
+
+/**
+ * A static route to part of an external network's subnets (more specific than the subnet) via
+ * another network: answers of a fixed address to hosts there would leave through it untranslated
+ * (the source rewrite rides on the routes into the external network only), while those hosts reach
+ * it at its floating IP. Refused on the route.
+ */
+function checkRoutesInside(floating: readonly Placed[], routes: readonly RouterRoute[], nets: readonly Network[]): void {
+  const externals = [...new Set(floating.map((p) => p.net))];
+  for (const [k, r] of routes.entries()) {
+    const dest = parseCidr(r.destination);
+    const hop = parseIp(r.nexthop);
+    if (typeof dest === 'string' || dest.family !== 4 || !hop) continue;
+    const via = r.networkId ?? nets.find((n) => v4(n).some((c) => cidrContains(c, hop)))?.id;
+    for (const ext of externals) {
+      if (via === ext.id) continue;
+      const inside = v4(ext).find((c) => dest.prefix > c.prefix && cidrContains(c, { family: 4, value: dest.network, text: '' }));
+      if (inside) {
+        throw invalid(
+          `routes[${k}].destination`,
+          `${dest.text} lies inside ${inside.text} of network '${ext.id}', which holds floating IPs, and goes via network '${via}': the fixed addresses' answers to hosts there would leave untranslated; route it via a next hop on '${ext.id}' or move the floating IPs`,
+        );
+      }
+    }
+  }
 }
 
 /** Entry i's floating address: the router's own on its network, so no other host may claim it. */

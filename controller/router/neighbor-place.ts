@@ -38,6 +38,9 @@ export const actionsToward = (p: Pick<NeighborPlace, 'endpointId' | 'ofport' | '
 export function resolvable(ctx: NeighborContext, networkId: string, ip: string): boolean {
   // IPv6 is solicited from the router's IPv6 address there: none, nothing to ask from.
   if (ip.includes(':') && ctx.routerInterface(networkId)?.ipv6 === undefined) return false;
+  // The router's own (a packet to it from another of its networks: not translated there, see
+  // apps/router/floating.ts); no host would answer for it but the router itself.
+  if (ctx.isFloatingIp?.(networkId, ip)) return false;
   if (ctx.vipAllowed(networkId, ip).length > 0) return ctx.vipHolders(networkId, ip).length > 0;
   return ctx.vlanPorts(networkId).length > 0;
 }

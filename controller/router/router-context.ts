@@ -77,6 +77,8 @@ export function neighborContext(
     vlanPorts: (networkId) => vlanPortsOf(intents, facts, networkId),
     vipAllowed: (networkId, ip) => intents.endpointsAllowing(networkId, ip, true),
     vipHolders: (networkId, ip) => vipHoldersOf(intents, facts, networkId, ip),
+    isFloatingIp: (networkId, ip) =>
+      intents.routerOnNetwork(networkId)?.router.floatingIps?.some((f) => f.ip === ip) === true,
     isLeader,
   };
 }

@@ -145,6 +145,20 @@ describe('floating IPs: 1:1 NAT between a tenant network and a physical one', ()
     expect(await routeStep('w2')).not.toContain('->ip_src');
   }, 60_000);
 
+  it('from the physical side, the VM is reachable at its floating IP only: its fixed address is dropped there (its answers would leave translated)', async () => {
+    // metal learns a route to web through the router, as an upstream with a route to the tenant would have.
+    await e.lab.exec('metal', ['ip', 'route', 'add', '10.1.0.0/24', 'via', '10.0.0.1']);
+    try {
+      // w2 has no floating IP: routed both ways untranslated, as before.
+      await waitFor(async () => pings('metal', '10.1.0.6', 1), 1, 15_000, 'metal reaches w2 by the route');
+      expect(await pings('metal', '10.1.0.6')).toBe(3);
+      expect(await pings('metal', '10.1.0.5', 2)).toBe(0);
+      expect(await pings('metal', FLOATING)).toBe(3);
+    } finally {
+      await e.lab.exec('metal', ['ip', 'route', 'del', '10.1.0.0/24']);
+    }
+  }, 60_000);
+
   it('counts the rewrites in the router counters, on the chassis that made them', async () => {
     await pings('metal', FLOATING, 2);
     await pings('w1', INTERNET, 2);
@@ -159,6 +173,8 @@ describe('floating IPs: 1:1 NAT between a tenant network and a physical one', ()
     expect(on('hv2').floatingIn!.packets).toBeGreaterThanOrEqual(2);
     expect(on('hv1').floatingOut!.packets).toBeGreaterThanOrEqual(2);
     expect(on('hv1').floatingIn!.packets).toBe(0);
+    // The two pings to w1's fixed address from metal, dropped where they entered.
+    expect(on('hv2').fixedDropped!.packets).toBe(2);
   }, 60_000);
 
   it('survives a controller restart under traffic both ways: 0 pings lost', async () => {

@@ -41,7 +41,20 @@ describe('floating IPs in the router app', () => {
       'table=10, priority=130,arp,metadata=0xc8,arp_spa=10.0.1.50 actions=drop',
       'table=10, priority=130,ip,metadata=0xc8,nw_src=10.0.1.50 actions=drop',
       'table=35, priority=200,ip,metadata=0xc8,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.1.50 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,set_field:10.0.0.5->ip_dst,write_metadata:0x64/0xffffff,goto_table:36',
+      // The fixed address asked for directly: its answers would leave as 10.0.1.50.
+      'table=35, priority=200,ip,metadata=0xc8,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.0.5 actions=drop',
     ]);
+  });
+
+  it('inbound, the fixed address is routed as the external side routes it: a static route through a firewall VM covering it is kept', () => {
+    const viaFirewall: StaticRoute = {
+      destination: '10.0.0.0/28',
+      via: { kind: 'endpoint', endpointId: 'fw', mac: '02:00:00:00:00:fe', vni: 100, gatewayMac: web.mac },
+    };
+    const inbound = text(flowsOn(ext, [fip], [viaFirewall])).filter((f) => f.includes('priority=200'));
+    expect(inbound[0]).toBe(
+      'table=35, priority=200,ip,metadata=0xc8,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.1.50 actions=dec_ttl,set_field:0a:57:72:00:00:64->eth_src,set_field:02:00:00:00:00:fe->eth_dst,set_field:10.0.0.5->ip_dst,write_metadata:0x64/0xffffff,goto_table:40',
+    );
   });
 
   it('internal side: every route into the external network gets a variant for the fixed address, one priority above it, that also rewrites the source', () => {

@@ -176,6 +176,7 @@ describe('routerFlowKind', () => {
     expect(kinds).toEqual([
       [149, 'floatingOut'],
       [200, 'floatingIn'],
+      [200, 'fixedDropped'],
     ]);
   });
 
@@ -310,6 +311,7 @@ describe('routerCounters', () => {
       routed: { packets: 20, bytes: 2000 },
       floatingIn: none,
       floatingOut: none,
+      fixedDropped: none,
       pingsAnswered: { packets: 3, bytes: 300 },
       arpAnswered: { packets: 2, bytes: 200 },
       ttlExpired: { packets: 5, bytes: 500 },

@@ -119,6 +119,8 @@ export function world(over: { timings?: Partial<NeighborTimings>; failing?: stri
     leader: true,
     now: 0,
     vips: [] as Array<VipHolder & { networkId: string; ip: string; unbound?: true }>,
+    /** Floating IPs of the network's router, as `networkId/ip`. */
+    floating: new Set<string>(),
   };
   const ctx: NeighborContext = {
     network: (id) => networks.find((n) => n.id === id),
@@ -145,6 +147,7 @@ export function world(over: { timings?: Partial<NeighborTimings>; failing?: stri
       state.vips
         .filter((v) => v.networkId === networkId && v.ip === ip && !v.unbound)
         .map(({ endpointId, mac, chassisId, ofport }) => ({ endpointId, mac, chassisId, ofport })),
+    isFloatingIp: (networkId, ip) => state.floating.has(`${networkId}/${ip}`),
     isLeader: () => state.leader,
   };
   const lines: Array<{ level: number; msg: string; reason?: string; [k: string]: unknown }> = [];

@@ -43,6 +43,16 @@ describe('NeighborService: resolving', () => {
     expect(w.service.resolver.size).toBe(0);
   });
 
+  it("a floating IP of the router (a packet to it from another of its networks) is never asked for: it is the router's own", () => {
+    const w = world();
+    w.state.floating.add('web/10.1.0.50');
+    expect(w.service.resolves('web', '10.1.0.50')).toBe(false);
+    expect(w.service.miss('dp4', 'web', '10.1.0.50')).toBe('unreachable');
+    expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
+    // Any other address there is asked for as before.
+    expect(w.service.miss('dp4', 'web', '10.1.0.51')).toBe('resolving');
+  });
+
   it("a miss: one broadcast request out of each VLAN port of the network, tagged, from the router's MAC and address", () => {
     const w = world();
     expect(w.service.miss('dp4', 'web', '10.1.0.50')).toBe('resolving');
