@@ -11,7 +11,14 @@ import { type Ignored, PortRateLimit, packetInOrigin, servePacketIns } from '../
 import { appOf } from '../pipeline/cookies.js';
 import { TABLE } from '../pipeline/tables.js';
 import { icmpErrorFor, icmpErrorSource } from './icmp-decision.js';
-import { buildIcmpError, type IcmpError, IcmpParseError, whyNoError, whyNoHostAt } from './icmp-error.js';
+import {
+  buildIcmpError,
+  type IcmpError,
+  IcmpParseError,
+  whyNoError,
+  whyNoHostAt,
+  withIpv4Source,
+} from './icmp-error.js';
 import { buildIcmp6Error, type IpFrame, parseIpFrame, whyNoError6 } from './icmp6-error.js';
 import { isNeighborFrame } from './neighbor-wire.js';
 import { nextHopFor } from './next-hop.js';
@@ -131,10 +138,13 @@ export class RouterIcmpResponder {
       ethDst: decided.ethDst,
       ipSrc: icmpErrorSource(decided.error.kind, { probed: sent.p.ipDst, onSenderNetwork }),
     };
-    const data =
-      sent.family === 4
-        ? buildIcmpError(msg.data, sent.p, decided.error, to)
-        : buildIcmp6Error(msg.data, sent.p, decided.error, to);
+    let data: Buffer;
+    if (sent.family === 4) {
+      const q = decided.sender
+        ? withIpv4Source(msg.data, sent.p, decided.sender)
+        : { frame: msg.data, p: sent.p };
+      data = buildIcmpError(q.frame, q.p, decided.error, to);
+    } else data = buildIcmp6Error(msg.data, sent.p, decided.error, to);
     const vlan = this.ctx.vlanOf(chassisId, decided.sourceNetworkId, port);
     const out: PacketOut = {
       type: 'PACKET_OUT',
@@ -166,16 +176,24 @@ export class RouterIcmpResponder {
    */
   #neighborError(sent: IpFrame, router: Router): Decided {
     const { p } = sent;
+    // Sent from a floating IP: its fixed address sent it (the source was rewritten on the way out).
+    const fixed = sent.family === 4 ? router.floatingIps?.find((f) => f.ip === p.ipSrc)?.fixedIp : undefined;
+    const from = fixed ?? p.ipSrc;
     for (const i of router.interfaces) {
       const n = this.ctx.network(i.networkId);
-      if (!n?.subnets.some((c) => prefixHolding(c, p.ipSrc) >= 0)) continue;
-      const sender = this.ctx.endpointByIp(n.id, p.ipSrc);
+      if (!n?.subnets.some((c) => prefixHolding(c, from) >= 0)) continue;
+      const sender = this.ctx.endpointByIp(n.id, from);
       if (!sender)
-        return { ignored: `no endpoint of ${n.id} holds the sender's address ${p.ipSrc}`, quiet: true };
+        return { ignored: `no endpoint of ${n.id} holds the sender's address ${from}`, quiet: true };
       const error = { kind: icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter: false, ...headerOf(sent) }) };
-      return { error, sourceNetworkId: n.id, ethDst: sender.mac.toLowerCase() };
+      return {
+        error,
+        sourceNetworkId: n.id,
+        ethDst: sender.mac.toLowerCase(),
+        ...(fixed ? { sender: fixed } : {}),
+      };
     }
-    return { ignored: `the sender ${p.ipSrc} is in no network of router ${router.id}`, quiet: true };
+    return { ignored: `the sender ${from} is in no network of router ${router.id}`, quiet: true };
   }
 
   /** Forgets the rate-limit state of a switch that went away. */
@@ -185,7 +203,8 @@ export class RouterIcmpResponder {
 }
 
 type Decided =
-  | { error: IcmpError; sourceNetworkId: string; ethDst: string }
+  /** `sender`: the address the sender sent from, where a floating IP's rewrite changed it. */
+  | { error: IcmpError; sourceNetworkId: string; ethDst: string; sender?: string }
   | { ignored: string; quiet?: boolean };
 
 const ICMP = { 4: 'ICMP', 6: 'ICMPv6' } as const;

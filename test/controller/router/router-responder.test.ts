@@ -5,6 +5,7 @@ import { cookieFor, objectCookie } from '../../../controller/pipeline/cookies.js
 import { parseIpv4Frame } from '../../../controller/router/icmp-error.js';
 import { type RouterIcmpContext, RouterIcmpResponder } from '../../../controller/router/router-responder.js';
 import type { PacketIn } from '../../../southbound/openflow/codec/messages.js';
+import { readIpv4 } from '../../../southbound/openflow/codec/values.js';
 import { endpoint, network } from '../../apps/fixtures.js';
 import { checksumHolds, type FrameSpec, icmp, ipv4Frame, udp } from './frames.js';
 
@@ -292,6 +293,23 @@ describe('RouterIcmpResponder: host unreachable from the l3-neighbor miss', () =
     expect(a.p).toMatchObject({ ethSrc: WEB_GW, ethDst: W1_MAC, ipSrc: '10.1.0.1', ipDst: '10.1.0.5' });
     expect(a.checksums && a.quotesSent).toBe(true);
     expect(a.out.actions).toEqual([{ type: 'output', port: 1, maxLen: 0 }]);
+  });
+
+  it('answers the fixed address of a floating IP whose packet went out rewritten: to it, quoting the packet as it sent it', () => {
+    // w1's 10.1.0.5 is 10.2.0.50 on db: its packet reached db's l3-neighbor with that source.
+    const router = { ...r1, floatingIps: [{ ip: '10.2.0.50', fixedIp: '10.1.0.5' }] };
+    const sent = routed({ ipSrc: '10.2.0.50', payload: udp(5000, 80) });
+    const a = answered(world({ router }).responder.handle(DPID, sent), sent);
+    expect(a).toMatchObject({ error: 'host-unreachable', type: 3, code: 1 });
+    expect(a.p).toMatchObject({ ethDst: W1_MAC, ipSrc: '10.1.0.1', ipDst: '10.1.0.5' });
+    // The quote (after the Ethernet, IPv4 and ICMP headers: byte 42) is w1's own packet: its
+    // source 10.1.0.5 again, its header checksum holding.
+    const quote = a.out.data.subarray(42);
+    expect([readIpv4(quote, 12), readIpv4(quote, 16)]).toEqual(['10.1.0.5', '10.2.0.99']);
+    expect(checksumHolds(a.out.data.subarray(42, 62))).toBe(true);
+    expect(a.checksums).toBe(true);
+    // Without the floating IP, no endpoint holds 10.2.0.50: nothing to answer.
+    expect(world().responder.handle(DPID, sent)).toMatchObject({ kind: 'ignored', quiet: true });
   });
 
   it("sends none about a packet to a subnet's broadcast address (RFC 1812 4.3.2.7), of either network", () => {
