@@ -34,6 +34,8 @@ export interface TraceRouter {
    * an IPv6 one an endpoint's, in a network where the router has an IPv6 address).
    */
   routes: ReadonlyArray<{ destination: string; nexthop: string; networkId?: string }>;
+  /** Its floating IPs (apps/router/floating.ts); absent: none. */
+  floatingIps?: ReadonlyArray<{ ip: string; fixedIp: string }>;
 }
 
 export interface DestinationLookups {
@@ -120,6 +122,18 @@ export function destinationOf(
   };
   if (isRouterAddress(router, own, to, req.v6)) {
     return { dstMac: own.mac, gateway: { ...gateway, routerAddress: true } };
+  }
+  // A floating IP on this network: the router answers its ARP, and rewrites what it is sent to the
+  // fixed address (the holder of that address is the target).
+  const floating = req.v6 ? undefined : router.floatingIps?.find((f) => f.ip === to);
+  if (floating && subnetHolding(own.subnets, to)) {
+    const into = router.interfaces.find((i) => subnetHolding(i.subnets, floating.fixedIp));
+    const ep = into && lookups.endpointByIp(into.networkId, floating.fixedIp);
+    return {
+      dstMac: own.mac,
+      ...(ep ? { target: ep } : {}),
+      gateway: { ...gateway, ...(into ? { into: into.networkId } : {}) },
+    };
   }
   // fe80::/64 is on every link: the VM solicits its neighbour there as in its own subnets.
   const home = subnetHolding(req.v6 ? [...subnetsOf(own), LINK_LOCAL] : own.subnets, to);

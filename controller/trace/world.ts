@@ -157,5 +157,6 @@ function traceRouter(intents: IntentService, router: Router): TraceRouter {
       };
     }),
     routes: router.routes ?? [],
+    ...(router.floatingIps ? { floatingIps: router.floatingIps } : {}),
   };
 }
