@@ -30,6 +30,7 @@ import {
   ARP_WATCH_PRIORITY,
   COPY_UP_AND_ROUTE,
   ECHO_PRIORITY,
+  LINK_LOCAL_DROP_PRIORITY,
   ND_REPLY_PRIORITY,
   NO_ROUTE_PRIORITY,
   ROUTE_PRIORITY_BASE,
@@ -96,6 +97,9 @@ export function ipv6DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | unde
   return tlv && { tlv, prefix: c.prefix };
 }
 
+/** ipv6_dst=fe80::/10: a link-local destination, which no router forwards. */
+const LINK_LOCAL_DST = frozen(ipv6DstTlv('fe80::/10')!.tlv);
+
 /** The IPv6 part of one network's gateway (net.router.self has an IPv6 address), into `flows`. */
 export function routerNetworkFlows6(
   cookie: bigint,
@@ -154,6 +158,23 @@ export function routerNetworkFlows6(
   };
   // Its link-local address answers pings on its own link only (as any link-local address).
   echoFlows(linkLocal);
+  // Link-local destinations are never routed (RFC 4291 2.5.6), whatever ::/0 says (a default route
+  // via an upstream's fe80:: address): the router's own goes up as its other addresses do, for a
+  // port unreachable; any other is dropped, above every route and the hop limit check.
+  flows.push({
+    tableId: TABLE.L3_ROUTE,
+    priority: ROUTER_ADDRESS_PRIORITY,
+    cookie,
+    match: [meta, toGateway, IS_IPV6, { field: 'ipv6_dst', value: linkLocal }],
+    instructions: TO_CONTROLLER,
+  });
+  flows.push({
+    tableId: TABLE.L3_ROUTE,
+    priority: LINK_LOCAL_DROP_PRIORITY,
+    cookie,
+    match: [meta, toGateway, IS_IPV6, LINK_LOCAL_DST],
+    instructions: [],
+  });
   for (const p of ports) {
     if (p.ipv6 === undefined) continue;
     echoFlows(p.ipv6);

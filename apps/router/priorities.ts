@@ -31,6 +31,8 @@ export const ND_REPLY_PRIORITY = 295;
 /** arp-responder: below every answer (100), above nothing; the table's miss goes on to l3-route too. */
 export const ARP_WATCH_PRIORITY = 50;
 export const TTL_PRIORITY = 250;
+/** IPv6 to a link-local address (not the router's): dropped above the hop limit check and every route. */
+export const LINK_LOCAL_DROP_PRIORITY = 270;
 export const NO_ROUTE_PRIORITY = 10;
 export const NOT_ROUTED_PRIORITY = 5;
 

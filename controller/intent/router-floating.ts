@@ -76,36 +76,73 @@ export function floatingIpsOf(
   // Every floating address first: a fixed address may not be any of them.
   const floating: Placed[] = [];
   for (const [i, f] of given.entries()) floating.push(floatingOf(after, f, i, floating, routes));
-  const fixed: Address[] = [];
+  const fixed: Placed[] = [];
   for (const [i, f] of given.entries()) fixed.push(fixedOf(after, f, i, floating, fixed));
-  checkRoutesInside(floating, routes, nets);
-  return floating.map((p, i) => ({ ip: p.a.text, fixedIp: fixed[i]!.text }));
+  // A network on both sides (A holds B's host's floating IP and B A's): each side's drop of its
+  // fixed addresses (apps/router/floating.ts) would take the other's answers.
+  for (const [i, x] of fixed.entries()) {
+    const j = floating.findIndex((p) => p.net.id === x.net.id);
+    if (j >= 0) {
+      throw invalid(
+        `floatingIps[${i}].fixedIp`,
+        `${x.a.text} is in network '${x.net.id}', the external network of floatingIps[${j}] (${floating[j]!.a.text}); a network is either the external or the internal side of a router's floating IPs`,
+      );
+    }
+  }
+  const hopNet = (r: RouterRoute, hop: Address) =>
+    r.networkId ?? nets.find((n) => v4(n).some((c) => cidrContains(c, hop)))?.id;
+  const inside = routeInside(
+    floating.map((p) => ({ id: p.net.id, subnets: v4(p.net) })),
+    routes,
+    hopNet,
+  );
+  if (inside) {
+    throw invalid(
+      `routes[${inside.k}].destination`,
+      `${inside.dest} lies inside ${inside.subnet} of network '${inside.ext}', which holds floating IPs, and goes via network '${inside.via}': the fixed addresses' answers to hosts there would leave untranslated; route it via a next hop on '${inside.ext}' or move the floating IPs`,
+    );
+  }
+  for (const [i, x] of fixed.entries()) {
+    const ext = floating[i]!.net.id;
+    const home = v4(x.net).find((c) => cidrContains(c, x.a))!;
+    for (const [k, r] of routes.entries()) {
+      const dest = parseCidr(r.destination);
+      const hop = parseIp(r.nexthop);
+      if (typeof dest === 'string' || dest.family !== 4 || !hop || dest.prefix <= home.prefix) continue;
+      if (!cidrContains(dest, x.a) || hopNet(r, hop) !== ext) continue;
+      throw invalid(
+        `floatingIps[${i}].fixedIp`,
+        `${x.a.text} lies in routes[${k}] (${dest.text}) via network '${ext}', where its floating IP is: what is sent to the floating IP would go back out there; route ${dest.text} elsewhere or pick another fixed address`,
+      );
+    }
+  }
+  return floating.map((p, i) => ({ ip: p.a.text, fixedIp: fixed[i]!.a.text }));
 }
 
 /**
- * A static route to part of an external network's subnets (more specific than the subnet) via
- * another network: answers of a fixed address to hosts there would leave through it untranslated
- * (the source rewrite rides on the routes into the external network only), while those hosts reach
- * it at its floating IP. Refused on the route.
+ * The first static route to part of an external network's subnets (more specific than the subnet)
+ * via another network: answers of a fixed address to hosts there would leave through it
+ * untranslated (the source rewrite rides on the routes into the external network only), while
+ * those hosts reach it at its floating IP. `hopNet` names the network of a route's next hop.
  */
-function checkRoutesInside(floating: readonly Placed[], routes: readonly RouterRoute[], nets: readonly Network[]): void {
-  const externals = [...new Set(floating.map((p) => p.net))];
+function routeInside(
+  externals: ReadonlyArray<{ id: string; subnets: readonly Cidr[] }>,
+  routes: readonly RouterRoute[],
+  hopNet: (r: RouterRoute, hop: Address) => string | undefined,
+): { k: number; dest: string; subnet: string; ext: string; via: string | undefined } | undefined {
   for (const [k, r] of routes.entries()) {
     const dest = parseCidr(r.destination);
     const hop = parseIp(r.nexthop);
     if (typeof dest === 'string' || dest.family !== 4 || !hop) continue;
-    const via = r.networkId ?? nets.find((n) => v4(n).some((c) => cidrContains(c, hop)))?.id;
+    const via = hopNet(r, hop);
     for (const ext of externals) {
       if (via === ext.id) continue;
-      const inside = v4(ext).find((c) => dest.prefix > c.prefix && cidrContains(c, { family: 4, value: dest.network, text: '' }));
-      if (inside) {
-        throw invalid(
-          `routes[${k}].destination`,
-          `${dest.text} lies inside ${inside.text} of network '${ext.id}', which holds floating IPs, and goes via network '${via}': the fixed addresses' answers to hosts there would leave untranslated; route it via a next hop on '${ext.id}' or move the floating IPs`,
-        );
-      }
+      const start: Address = { family: 4, value: dest.network, text: '' };
+      const inside = ext.subnets.find((c) => dest.prefix > c.prefix && cidrContains(c, start));
+      if (inside) return { k, dest: dest.text, subnet: inside.text, ext: ext.id, via };
     }
   }
+  return undefined;
 }
 
 /** Entry i's floating address: the router's own on its network, so no other host may claim it. */
@@ -148,8 +185,8 @@ function fixedOf(
   f: RouterFloatingIp,
   i: number,
   floating: readonly Placed[],
-  earlier: readonly Address[],
-): Address {
+  earlier: readonly Placed[],
+): Placed {
   const field = `floatingIps[${i}].fixedIp`;
   const { a, net } = placed(after, f, i, 'fixedIp');
   const ext = floating[i]!;
@@ -166,14 +203,14 @@ function fixedOf(
       `${a.text} is floatingIps[${also}].ip, a floating IP of this router; a fixed address is a host behind it`,
     );
   }
-  const twice = earlier.findIndex((x) => x.text === a.text);
+  const twice = earlier.findIndex((x) => x.a.text === a.text);
   if (twice >= 0) {
     throw invalid(
       field,
       `${a.text} is already floatingIps[${twice}].fixedIp; one floating IP per fixed address (the source rewrite must be unambiguous)`,
     );
   }
-  return a;
+  return { a, net };
 }
 
 /**
@@ -270,5 +307,22 @@ export function checkFloatingSubnets(
         `${a.text}, ${ROLE[role]} of ${entryOf(f, i)} of router '${router.id}', would be ${what}; change the router's floatingIps first`,
       );
     }
+  }
+  // An external network's new subnets may not come to hold a route via another network.
+  if (!router.floatingIps.some((f) => mine.some((c) => cidrContains(c, parseIp(f.ip)!)))) return;
+  const subnetsOf = (id: string) => {
+    if (id === networkId) return mine;
+    const n = state.get('network', id);
+    return n ? v4(n) : [];
+  };
+  const hopNet = (r: RouterRoute, hop: Address) =>
+    r.networkId ??
+    router.interfaces.find((x) => subnetsOf(x.networkId).some((c) => cidrContains(c, hop)))?.networkId;
+  const inside = routeInside([{ id: networkId, subnets: mine }], router.routes, hopNet);
+  if (inside) {
+    throw invalid(
+      'subnets',
+      `${inside.subnet} would hold routes[${inside.k}] (${inside.dest}) of router '${router.id}', which goes via network '${inside.via}', while this network holds its floating IPs: the fixed addresses' answers to hosts there would leave untranslated; change the route first`,
+    );
   }
 }

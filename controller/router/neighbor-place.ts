@@ -133,6 +133,7 @@ export function staleness(
     return 'the router has no IPv6 address on its network any more';
   const fixed = ctx.endpointByIp(n.networkId, n.ip);
   if (fixed) return `endpoint ${fixed.id} now holds its address`;
+  if (ctx.isFloatingIp?.(n.networkId, n.ip)) return 'it is a floating IP of the router now';
   const p = n.place;
   if (!p) return undefined;
   if (p.endpointId !== undefined) {

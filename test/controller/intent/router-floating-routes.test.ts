@@ -53,4 +53,60 @@ describe('floating IPs and static routes', () => {
     expect(object.floatingIps).toEqual(floatingIps);
     expect(object.routes).toHaveLength(3);
   });
+
+  it('refuses a route covering a fixed address, more specific than its subnet, via the external network (it would go back out there)', async () => {
+    const e = await rejects(put([{ destination: '10.0.0.0/25', nexthop: '10.3.0.254' }]), 'invalid');
+    expect(e.field).toBe('floatingIps[0].fixedIp');
+    expect(e.message).toBe(
+      "floatingIps[0].fixedIp: 10.0.0.5 lies in routes[0] (10.0.0.0/25) via network 'ext', where its floating IP is: what is sent to the floating IP would go back out there; route 10.0.0.0/25 elsewhere or pick another fixed address",
+    );
+    // Via another internal network (a firewall VM on db): the inbound rewrite follows it.
+    const { object } = await put([{ destination: '10.0.0.0/25', nexthop: '10.0.1.9' }]);
+    expect(object.routes).toHaveLength(1);
+  });
+
+  it('refuses a network on both sides (each holding the floating IP of a host of the other)', async () => {
+    const e = await rejects(
+      svc.put('router', 'r1', {
+        tenantId: 'red',
+        interfaces,
+        floatingIps: [
+          { ip: '10.3.0.50', fixedIp: '10.0.0.5' },
+          { ip: '10.0.0.60', fixedIp: '10.3.0.6' },
+        ],
+      }),
+      'invalid',
+    );
+    expect(e.field).toBe('floatingIps[0].fixedIp');
+    expect(e.message).toBe(
+      "floatingIps[0].fixedIp: 10.0.0.5 is in network 'web', the external network of floatingIps[1] (10.0.0.60); a network is either the external or the internal side of a router's floating IPs",
+    );
+    // Two external networks for hosts of one internal network are fine.
+    const { object } = await svc.put('router', 'r1', {
+      tenantId: 'red',
+      interfaces,
+      floatingIps: [
+        { ip: '10.3.0.50', fixedIp: '10.0.0.5' },
+        { ip: '10.0.1.60', fixedIp: '10.0.0.6' },
+      ],
+    });
+    expect(object.floatingIps).toHaveLength(2);
+  });
+
+  it('refuses an external network subnet change that would come to hold a route via another network', async () => {
+    await put([{ destination: '10.3.1.0/29', nexthop: '10.0.1.9' }]);
+    const before = structuredClone(svc.get('network', 'ext'));
+    const e = await rejects(
+      svc.update('network', 'ext', { subnets: ['10.3.0.0/24', '10.3.1.0/24'] }),
+      'invalid',
+    );
+    expect(e.field).toBe('subnets');
+    expect(e.message).toBe(
+      "subnets: 10.3.1.0/24 would hold routes[0] (10.3.1.0/29) of router 'r1', which goes via network 'db', while this network holds its floating IPs: the fixed addresses' answers to hosts there would leave untranslated; change the route first",
+    );
+    expect(svc.get('network', 'ext')).toEqual(before);
+    // A subnet elsewhere is fine, and the router can still be written.
+    await svc.update('network', 'ext', { subnets: ['10.3.0.0/24', '10.3.2.0/24'] });
+    await svc.update('router', 'r1', { name: 'renamed' });
+  });
 });

@@ -225,6 +225,19 @@ describe('NeighborService: what no longer stands is forgotten, its flows removed
   });
 });
 
+describe('NeighborService: an address that becomes a floating IP', () => {
+  it('forgotten at the next tick, its flows deleted: the router answers for it itself now', () => {
+    const w = learned();
+    w.state.floating.add('web/10.1.0.50');
+    w.clearSent();
+    w.state.now = 300;
+    w.service.tick();
+    expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+    expect(w.lines.some((l) => /a floating IP of the router now/.test(String(l.reason)))).toBe(true);
+  });
+});
+
 describe('NeighborService: claims and floods', () => {
   it('keeps the first of two hosts claiming one address within the lock time', () => {
     const w = world({ timings: { lockMs: 1000 } });
