@@ -178,18 +178,28 @@ export interface IcmpErrorAddresses {
  * to the packet's source address.
  */
 /**
- * The frame and its header with the IPv4 source rewritten to `ip` (the header checksum updated): a
- * packet a floating IP's rewrite changed on its way out (apps/router/floating.ts), restored to what
+ * The frame and its header with the IPv4 source and/or destination rewritten (the header checksum
+ * updated): a packet a floating IP's rewrite changed (apps/router/floating.ts), restored to what
  * its sender sent, so that the error goes to the sender and quotes its own packet (the quoted
  * transport checksum stays the rewritten packet's: no stack checks it in an error).
  */
-export function withIpv4Source(frame: Buffer, p: Ipv4Packet, ip: string): { frame: Buffer; p: Ipv4Packet } {
+export function withIpv4Addresses(
+  frame: Buffer,
+  p: Ipv4Packet,
+  to: { src?: string; dst?: string },
+): { frame: Buffer; p: Ipv4Packet } {
   const copy = Buffer.from(frame);
-  if (!writeIpv4(copy, p.ipStart + 12, ip)) throw new TypeError(`'${ip}' is not an IPv4 address`);
+  for (const [ip, at] of [
+    [to.src, 12],
+    [to.dst, 16],
+  ] as const) {
+    if (ip !== undefined && !writeIpv4(copy, p.ipStart + at, ip))
+      throw new TypeError(`'${ip}' is not an IPv4 address`);
+  }
   copy.writeUInt16BE(0, p.ipStart + 10);
   const headerEnd = p.ipStart + (copy[p.ipStart]! & 0x0f) * 4;
   copy.writeUInt16BE(internetChecksum(copy, p.ipStart, headerEnd), p.ipStart + 10);
-  return { frame: copy, p: { ...p, ipSrc: ip } };
+  return { frame: copy, p: { ...p, ipSrc: to.src ?? p.ipSrc, ipDst: to.dst ?? p.ipDst } };
 }
 
 export function buildIcmpError(

@@ -17,7 +17,7 @@ import {
   IcmpParseError,
   whyNoError,
   whyNoHostAt,
-  withIpv4Source,
+  withIpv4Addresses,
 } from './icmp-error.js';
 import { buildIcmp6Error, type IpFrame, parseIpFrame, whyNoError6 } from './icmp6-error.js';
 import { isNeighborFrame } from './neighbor-wire.js';
@@ -140,8 +140,8 @@ export class RouterIcmpResponder {
     };
     let data: Buffer;
     if (sent.family === 4) {
-      const q = decided.sender
-        ? withIpv4Source(msg.data, sent.p, decided.sender)
+      const q = decided.restore
+        ? withIpv4Addresses(msg.data, sent.p, decided.restore)
         : { frame: msg.data, p: sent.p };
       data = buildIcmpError(q.frame, q.p, decided.error, to);
     } else data = buildIcmp6Error(msg.data, sent.p, decided.error, to);
@@ -177,7 +177,8 @@ export class RouterIcmpResponder {
   #neighborError(sent: IpFrame, router: Router): Decided {
     const { p } = sent;
     // Sent from a floating IP: its fixed address sent it (the source was rewritten on the way out).
-    const fixed = sent.family === 4 ? router.floatingIps?.find((f) => f.ip === p.ipSrc)?.fixedIp : undefined;
+    const floating = sent.family === 4 ? (router.floatingIps ?? []) : [];
+    const fixed = floating.find((f) => f.ip === p.ipSrc)?.fixedIp;
     const from = fixed ?? p.ipSrc;
     for (const i of router.interfaces) {
       const n = this.ctx.network(i.networkId);
@@ -186,11 +187,17 @@ export class RouterIcmpResponder {
       if (!sender)
         return { ignored: `no endpoint of ${n.id} holds the sender's address ${from}`, quiet: true };
       const error = { kind: icmpErrorFor({ table: TABLE.L3_NEIGHBOR, toRouter: false, ...headerOf(sent) }) };
+      // Sent to a floating IP from its external network: the destination was rewritten on the way
+      // in; the quote names the floating IP again (the sender knows no other, and must not learn it).
+      const held = floating.find(
+        (f) => f.fixedIp === p.ipDst && n.subnets.some((c) => prefixHolding(c, f.ip) >= 0),
+      )?.ip;
+      const restore = { ...(fixed ? { src: fixed } : {}), ...(held ? { dst: held } : {}) };
       return {
         error,
         sourceNetworkId: n.id,
         ethDst: sender.mac.toLowerCase(),
-        ...(fixed ? { sender: fixed } : {}),
+        ...(fixed || held ? { restore } : {}),
       };
     }
     return { ignored: `the sender ${from} is in no network of router ${router.id}`, quiet: true };
@@ -203,8 +210,8 @@ export class RouterIcmpResponder {
 }
 
 type Decided =
-  /** `sender`: the address the sender sent from, where a floating IP's rewrite changed it. */
-  | { error: IcmpError; sourceNetworkId: string; ethDst: string; sender?: string }
+  /** `restore`: the addresses the sender sent with, where a floating IP's rewrite changed them. */
+  | { error: IcmpError; sourceNetworkId: string; ethDst: string; restore?: { src?: string; dst?: string } }
   | { ignored: string; quiet?: boolean };
 
 const ICMP = { 4: 'ICMP', 6: 'ICMPv6' } as const;

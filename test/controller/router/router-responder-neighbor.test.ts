@@ -53,6 +53,29 @@ describe('RouterIcmpResponder: host unreachable from the l3-neighbor miss', () =
     expect(world().responder.handle(DPID, sent)).toMatchObject({ kind: 'ignored', quiet: true });
   });
 
+  it('answers a sender on the external network whose packet to a floating IP found no host: quoting the floating IP it sent to, not the fixed address', () => {
+    // d1 (db, 10.2.0.5, port 2) sends to 10.2.0.50, web's 10.1.0.77 (no endpoint): rewritten, routed
+    // into web, where l3-neighbor misses.
+    const router = { ...r1, floatingIps: [{ ip: '10.2.0.50', fixedIp: '10.1.0.77' }] };
+    const sent = packetIn(
+      ipv4Frame({
+        ethSrc: WEB_GW,
+        ethDst: DB_GW,
+        ipSrc: '10.2.0.5',
+        ipDst: '10.1.0.77',
+        ttl: 63,
+        payload: udp(5000, 80),
+      }),
+      { from: NEIGHBOR, vni: 100, port: 2 },
+    );
+    const a = answered(world({ router }).responder.handle(DPID, sent), sent);
+    expect(a).toMatchObject({ error: 'host-unreachable', type: 3, code: 1 });
+    expect(a.p).toMatchObject({ ethDst: '02:00:00:00:02:05', ipSrc: '10.2.0.1', ipDst: '10.2.0.5' });
+    const quote = a.out.data.subarray(42);
+    expect([readIpv4(quote, 12), readIpv4(quote, 16)]).toEqual(['10.2.0.5', '10.2.0.50']);
+    expect(checksumHolds(a.out.data.subarray(42, 62))).toBe(true);
+  });
+
   it("sends none about a packet to a subnet's broadcast address (RFC 1812 4.3.2.7), of either network", () => {
     for (const ipDst of ['10.2.0.255', '10.1.0.255']) {
       const out = world().responder.handle(DPID, routed({ ipDst, protocol: 1, payload: icmp(8) }));
