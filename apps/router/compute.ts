@@ -27,7 +27,8 @@ import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
 import { floatingInboundFlows, floatingOutboundFlows, type RouteOf } from './floating.js';
-import { endpointNeighbor6Flows, ROUTER_SPOOF_PRIORITY, routerNetworkFlows6 } from './ipv6.js';
+import { routerAddressGuardFlows } from './guard.js';
+import { endpointNeighbor6Flows, routerNetworkFlows6 } from './ipv6.js';
 import {
   ARP_REPLY_PRIORITY,
   ARP_WATCH_PRIORITY,
@@ -113,18 +114,7 @@ export function routerNetworkFlows(
   flows.push(arpAnswerFlow(meta, r.self.ip, r.self.mac, cookie));
   // No VM speaks as the gateway, even one allowed a prefix holding its address (allowedAddresses):
   // its ARP would take the network's routed traffic.
-  for (const match of [
-    [meta, IS_ARP, { field: 'arp_spa', value: r.self.ip }],
-    [meta, IS_IP, { field: 'ipv4_src', value: r.self.ip }],
-  ]) {
-    flows.push({
-      tableId: TABLE.PORT_SECURITY,
-      priority: ROUTER_SPOOF_PRIORITY,
-      cookie,
-      match,
-      instructions: [],
-    });
-  }
+  routerAddressGuardFlows(cookie, meta, r.self.ip, flows);
   for (const p of r.ports) {
     flows.push(echoReplyFlow(cookie, [meta, toGateway], r.self.mac, p.ip, [output(ofpp.IN_PORT)]));
     // From a host behind a VLAN binding: the reply goes back tagged (classify took the tag off).

@@ -7,7 +7,7 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen } from '../interned.js';
 import type { FloatingIp, RouterPort } from '../view.js';
-import { ROUTER_SPOOF_PRIORITY } from './ipv6.js';
+import { routerAddressGuardFlows } from './guard.js';
 import { FLOATING_DNAT_PRIORITY } from './priorities.js';
 
 /**
@@ -40,7 +40,6 @@ import { FLOATING_DNAT_PRIORITY } from './priorities.js';
  */
 
 const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
-const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
 
 /** One IPv4 l3-route flow of a network (a connected subnet or a static route) and its prefix. */
 export interface RouteOf {
@@ -88,18 +87,7 @@ export function floatingInboundFlows(
   for (const f of floating) {
     if (f.external.networkId !== self.networkId) continue;
     flows.push(arpAnswerFlow(meta, f.ip, self.mac, cookie));
-    for (const match of [
-      [meta, IS_ARP, { field: 'arp_spa', value: f.ip }],
-      [meta, IS_IP, { field: 'ipv4_src', value: f.ip }],
-    ]) {
-      flows.push({
-        tableId: TABLE.PORT_SECURITY,
-        priority: ROUTER_SPOOF_PRIORITY,
-        cookie,
-        match,
-        instructions: [],
-      });
-    }
+    routerAddressGuardFlows(cookie, meta, f.ip, flows);
     const route = routeFor(routes, f.fixedIp);
     const instructions = route && withActions(route, setField('ipv4_dst', f.fixedIp));
     if (!instructions) continue;

@@ -2,7 +2,7 @@ import { allowedHolder } from './allowed-addresses.js';
 import { conflict, invalid } from './errors.js';
 import type { Network, Router, RouterFloatingIp, RouterInterface, RouterRoute } from './model.js';
 import { type Address, type Cidr, cidrContains, ipv4BroadcastOf, parseCidr, parseIp } from './net.js';
-import { listed, v4 } from './router-routes.js';
+import { leftBehind, listed, v4 } from './router-routes.js';
 import type { IntentState } from './state.js';
 
 /**
@@ -251,21 +251,6 @@ function placed(
     throw invalid(field, `${a.text} is this router's own address on network '${own.networkId}'`);
   }
   return { a, net };
-}
-
-/** The network the stored router was on, but no longer is, whose IPv4 subnets hold `a`. */
-function leftBehind(
-  state: IntentState,
-  a: Address,
-  nets: readonly Network[],
-  before: Router | undefined,
-): string | undefined {
-  for (const itf of before?.interfaces ?? []) {
-    if (nets.some((n) => n.id === itf.networkId)) continue;
-    const net = state.get('network', itf.networkId);
-    if (net && v4(net).some((c) => cidrContains(c, a))) return net.id;
-  }
-  return undefined;
 }
 
 /** The floating IP entry of `router` whose `ip` is `ip` (canonical IPv4 text) on network `networkId`. */

@@ -266,7 +266,7 @@ const ownAddress = (a: Address, own: RouterInterface, i: number) =>
   );
 
 /** The network the stored router was on, but no longer is, whose IPv4 subnets hold `a`. */
-function leftBehind(
+export function leftBehind(
   state: IntentState,
   a: Address,
   nets: readonly Network[],
