@@ -99,6 +99,8 @@ export function ipv6DstTlv(cidr: string): { tlv: OxmTlv; prefix: number } | unde
 
 /** ipv6_dst=fe80::/10: a link-local destination, which no router forwards. */
 const LINK_LOCAL_DST = frozen(ipv6DstTlv('fe80::/10')!.tlv);
+/** ipv6_src=fe80::/10: a link-local source, which no router forwards either. */
+const LINK_LOCAL_SRC = frozen(addressTlv('src', 'fe80::/10', 6)!);
 
 /** The IPv6 part of one network's gateway (net.router.self has an IPv6 address), into `flows`. */
 export function routerNetworkFlows6(
@@ -168,13 +170,16 @@ export function routerNetworkFlows6(
     match: [meta, toGateway, IS_IPV6, { field: 'ipv6_dst', value: linkLocal }],
     instructions: TO_CONTROLLER,
   });
-  flows.push({
-    tableId: TABLE.L3_ROUTE,
-    priority: LINK_LOCAL_DROP_PRIORITY,
-    cookie,
-    match: [meta, toGateway, IS_IPV6, LINK_LOCAL_DST],
-    instructions: [],
-  });
+  // Nor a link-local source (RFC 4291 2.5.6): its answers could not find the way back.
+  for (const linkLocalOnly of [LINK_LOCAL_DST, LINK_LOCAL_SRC]) {
+    flows.push({
+      tableId: TABLE.L3_ROUTE,
+      priority: LINK_LOCAL_DROP_PRIORITY,
+      cookie,
+      match: [meta, toGateway, IS_IPV6, linkLocalOnly],
+      instructions: [],
+    });
+  }
   for (const p of ports) {
     if (p.ipv6 === undefined) continue;
     echoFlows(p.ipv6);

@@ -160,6 +160,7 @@ export const PIPELINE: readonly TableDecl[] = [
       'ip_proto',
       'ipv4_src',
       'ipv4_dst',
+      'ipv6_src',
       'ipv6_dst',
       'icmp_type',
       'icmpv6_type',

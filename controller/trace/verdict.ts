@@ -101,6 +101,8 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
         // A floating IP's fixed address asked for from the external network (apps/router/floating.ts).
         if (s.flow?.match.includes('ipv6_dst=fe80::/10'))
           return `router ${r} never routes a link-local destination (fe80::/10): it is on the sender's own link`;
+        if (s.flow?.match.includes('ipv6_src=fe80::/10'))
+          return `router ${r} never routes a packet from a link-local source (fe80::/10): no answer could find its way back`;
         if (s.flow?.match.includes('nw_dst='))
           return `router ${r} drops packets from this network to a fixed address that has a floating IP here: it is reachable at its floating IP only (its answers leave as that address)`;
         return `router ${r} routes IPv4, and IPv6 only where it has an IPv6 address: its flow drops anything else sent to its gateway MAC`;

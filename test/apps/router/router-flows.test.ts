@@ -72,6 +72,7 @@ describe('router app', () => {
       // Link-local destinations are never routed: its own goes up (port unreachable), others dropped.
       `table=35, priority=290,ipv6,${gw},ipv6_dst=fe80::857:72ff:fe00:64 actions=CONTROLLER:65535`,
       `table=35, priority=270,ipv6,${gw},ipv6_dst=fe80::/10 actions=drop`,
+      `table=35, priority=270,ipv6,${gw},ipv6_src=fe80::/10 actions=drop`,
       echo('fd00:2::1'),
       `table=35, priority=290,ipv6,${gw},ipv6_dst=fd00:2::1 actions=CONTROLLER:65535`,
       `table=35, priority=164,ipv6,${gw},ipv6_dst=fd00:2::/64 actions=dec_ttl,set_field:0a:57:72:00:00:c8->eth_src,write_metadata:0xc8/0xffffff,goto_table:36`,
