@@ -27,7 +27,7 @@ import { frozen, vniMetadataTlv } from '../interned.js';
 import type { NetworkOnChassis, RouterPort, StaticRoute, VlanPort } from '../view.js';
 import { backToVlanPort } from '../vlan/compute.js';
 import { floatingInboundFlows, floatingOutboundFlows, type RouteOf } from './floating.js';
-import { routerAddressGuardFlows } from './guard.js';
+import { IS_ARP, IS_IP, routerAddressGuardFlows } from './guard.js';
 import { endpointNeighbor6Flows, routerNetworkFlows6 } from './ipv6.js';
 import {
   ARP_REPLY_PRIORITY,
@@ -78,8 +78,6 @@ import {
  * after l2-lookup, so routed traffic meets both as bridged traffic does.
  */
 
-const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
-export const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
 export const ARP_REPLY = frozen({ field: 'arp_op', value: 2 });
 export const ARP_REQUEST = frozen({ field: 'arp_op', value: 1 });
 export const BROADCAST = frozen({ field: 'eth_dst', value: 'ff:ff:ff:ff:ff:ff' });

@@ -5,9 +5,8 @@ import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
-import { frozen } from '../interned.js';
 import type { FloatingIp, RouterPort } from '../view.js';
-import { routerAddressGuardFlows } from './guard.js';
+import { IS_IP, routerAddressGuardFlows } from './guard.js';
 import { FLOATING_DNAT_PRIORITY } from './priorities.js';
 
 /**
@@ -38,8 +37,6 @@ import { FLOATING_DNAT_PRIORITY } from './priorities.js';
  * Not translated: a packet from another internal network to a floating IP (it is routed to the
  * external network, where no host holds the address: use the fixed address inside the router).
  */
-
-const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
 
 /** One IPv4 l3-route flow of a network (a connected subnet or a static route) and its prefix. */
 export interface RouteOf {

@@ -4,8 +4,9 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { frozen } from '../interned.js';
 import { ROUTER_SPOOF_PRIORITY } from './ipv6.js';
 
-const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
-const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
+/** The router app's ethertype matches, one object each for all its flows. */
+export const IS_IP = frozen({ field: 'eth_type', value: 0x0800 });
+export const IS_ARP = frozen({ field: 'eth_type', value: 0x0806 });
 
 /**
  * No VM speaks as an IPv4 address the router owns on the network (`meta`): its gateway address, a

@@ -5,7 +5,8 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { inPortTlv, vniMetadataTlv } from '../interned.js';
 import { isSingleAddress, type LocalPort } from '../view.js';
-import { ARP_REPLY, ARP_REQUEST, BROADCAST, IS_ARP } from './compute.js';
+import { ARP_REPLY, ARP_REQUEST, BROADCAST } from './compute.js';
+import { IS_ARP } from './guard.js';
 import { ndWatchFlows } from './ipv6.js';
 import { ARP_REPLY_PRIORITY, ARP_WATCH_PRIORITY, COPY_UP_AND_ROUTE } from './priorities.js';
 

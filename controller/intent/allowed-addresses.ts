@@ -1,7 +1,7 @@
 import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import type { Network } from './model.js';
-import { type Cidr, cidrContains, cidrsOverlap, formatIpv6, parseCidr, parseIp } from './net.js';
+import { type Cidr, cidrContains, cidrsOverlap, formatIpv6, LINK_LOCAL6, parseCidr, parseIp } from './net.js';
 import { type Draft, type RuleEnv, subnetsOf } from './rule-env.js';
 import type { IntentState } from './state.js';
 
@@ -26,7 +26,6 @@ import type { IntentState } from './state.js';
 
 const MULTICAST4 = parseCidr('224.0.0.0/4') as Cidr;
 const MULTICAST6 = parseCidr('ff00::/8') as Cidr;
-const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
 
 /** One normalised entry: its stored text and the prefix it covers (a host: /32 or /128). */
 interface Entry {

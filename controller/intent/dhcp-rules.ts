@@ -1,8 +1,6 @@
 import { invalid } from './errors.js';
 import { DHCP_LEASE_DEFAULT, type Dhcp } from './model.js';
-import { type Cidr, cidrContains, parseCidr, parseIp } from './net.js';
-
-const LINK_LOCAL = parseCidr('fe80::/10') as Cidr;
+import { type Cidr, cidrContains, isLinkLocal6, parseIp } from './net.js';
 
 /**
  * A network's `dhcp` member as sent (create, PUT, or the whole member in a PATCH) turned into the
@@ -55,7 +53,7 @@ export function normalizeDhcp(input: unknown, subnets: readonly Cidr[]): Dhcp | 
 function dnsServer(text: string, field: string): string {
   const a = parseIp(text);
   if (!a) throw invalid(field, `'${text}' is not an IPv4 or IPv6 address`);
-  if (cidrContains(LINK_LOCAL, a))
+  if (isLinkLocal6(a))
     throw invalid(field, `${a.text} is link-local: give the DNS server's global or unique local address`);
   return a.text;
 }

@@ -124,6 +124,15 @@ export function prefixHolding(cidr: string, ip: string): number {
   return typeof c !== 'string' && a && cidrContains(c, a) ? c.prefix : -1;
 }
 
+/** fe80::/10, the IPv6 link-local prefix: on every link, never routed (RFC 4291 2.5.6). */
+export const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
+
+/** Whether an address (parsed, or canonical or not text) is IPv6 link-local. */
+export function isLinkLocal6(a: Address | string): boolean {
+  const x = typeof a === 'string' ? parseIp(a) : a;
+  return x !== undefined && cidrContains(LINK_LOCAL6, x);
+}
+
 export function cidrsOverlap(a: Cidr, b: Cidr): boolean {
   if (a.family !== b.family) return false;
   const bits = a.family === 4 ? 32 : 128;

@@ -89,12 +89,11 @@ export function floatingIpsOf(
       );
     }
   }
-  const hopNet = (r: RouterRoute, hop: Address) =>
-    r.networkId ?? nets.find((n) => v4(n).some((c) => cidrContains(c, hop)))?.id;
+  const networks = nets.map((n) => ({ id: n.id, subnets: v4(n) }));
   const inside = routeInside(
     floating.map((p) => ({ id: p.net.id, subnets: v4(p.net) })),
     routes,
-    hopNet,
+    networks,
   );
   if (inside) {
     throw invalid(
@@ -109,7 +108,7 @@ export function floatingIpsOf(
       const dest = parseCidr(r.destination);
       const hop = parseIp(r.nexthop);
       if (typeof dest === 'string' || dest.family !== 4 || !hop || dest.prefix <= home.prefix) continue;
-      if (!cidrContains(dest, x.a) || hopNet(r, hop) !== ext) continue;
+      if (!cidrContains(dest, x.a) || hopNetwork(r, hop, networks) !== ext) continue;
       throw invalid(
         `floatingIps[${i}].fixedIp`,
         `${x.a.text} lies in routes[${k}] (${dest.text}) via network '${ext}', where its floating IP is: what is sent to the floating IP would go back out there; route ${dest.text} elsewhere or pick another fixed address`,
@@ -119,22 +118,32 @@ export function floatingIpsOf(
   return floating.map((p, i) => ({ ip: p.a.text, fixedIp: fixed[i]!.a.text }));
 }
 
+/** A network of the router with its IPv4 subnets. */
+interface Subnets {
+  id: string;
+  subnets: readonly Cidr[];
+}
+
+/** The network a route's next hop is on: the one it names, else the one whose subnets hold it. */
+const hopNetwork = (r: RouterRoute, hop: Address, networks: readonly Subnets[]): string | undefined =>
+  r.networkId ?? networks.find((n) => n.subnets.some((c) => cidrContains(c, hop)))?.id;
+
 /**
  * The first static route to part of an external network's subnets (more specific than the subnet)
  * via another network: answers of a fixed address to hosts there would leave through it
  * untranslated (the source rewrite rides on the routes into the external network only), while
- * those hosts reach it at its floating IP. `hopNet` names the network of a route's next hop.
+ * those hosts reach it at its floating IP. `networks`: the router's, with their IPv4 subnets.
  */
 function routeInside(
-  externals: ReadonlyArray<{ id: string; subnets: readonly Cidr[] }>,
+  externals: readonly Subnets[],
   routes: readonly RouterRoute[],
-  hopNet: (r: RouterRoute, hop: Address) => string | undefined,
+  networks: readonly Subnets[],
 ): { k: number; dest: string; subnet: string; ext: string; via: string | undefined } | undefined {
   for (const [k, r] of routes.entries()) {
     const dest = parseCidr(r.destination);
     const hop = parseIp(r.nexthop);
     if (typeof dest === 'string' || dest.family !== 4 || !hop) continue;
-    const via = hopNet(r, hop);
+    const via = hopNetwork(r, hop, networks);
     for (const ext of externals) {
       if (via === ext.id) continue;
       const start: Address = { family: 4, value: dest.network, text: '' };
@@ -295,15 +304,11 @@ export function checkFloatingSubnets(
   }
   // An external network's new subnets may not come to hold a route via another network.
   if (!router.floatingIps.some((f) => mine.some((c) => cidrContains(c, parseIp(f.ip)!)))) return;
-  const subnetsOf = (id: string) => {
-    if (id === networkId) return mine;
-    const n = state.get('network', id);
-    return n ? v4(n) : [];
-  };
-  const hopNet = (r: RouterRoute, hop: Address) =>
-    r.networkId ??
-    router.interfaces.find((x) => subnetsOf(x.networkId).some((c) => cidrContains(c, hop)))?.networkId;
-  const inside = routeInside([{ id: networkId, subnets: mine }], router.routes, hopNet);
+  const networks = router.interfaces.map(({ networkId: id }) => {
+    const n = id === networkId ? undefined : state.get('network', id);
+    return { id, subnets: id === networkId ? mine : n ? v4(n) : [] };
+  });
+  const inside = routeInside([{ id: networkId, subnets: mine }], router.routes, networks);
   if (inside) {
     throw invalid(
       'subnets',

@@ -2,7 +2,16 @@ import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { conflict, invalid } from './errors.js';
 import type { Endpoint, Network, Router, RouterInterface, RouterRoute } from './model.js';
 import { routerLinkLocal } from './model-router.js';
-import { type Address, type Cidr, cidrContains, type Family, formatIpv6, parseCidr, parseIp } from './net.js';
+import {
+  type Address,
+  type Cidr,
+  cidrContains,
+  type Family,
+  formatIpv6,
+  isLinkLocal6,
+  parseCidr,
+  parseIp,
+} from './net.js';
 import { subnetsOf } from './rule-env.js';
 import type { IntentState } from './state.js';
 
@@ -23,10 +32,6 @@ import type { IntentState } from './state.js';
  * (`networkId`), where the router must have an IPv6 address. Any route may name its next hop's
  * network; it must then be the one holding it.
  */
-
-/** fe80::/10: on every link, so no subnet places a next hop there. */
-const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
-const isLinkLocal = (a: Address): boolean => a.family === 6 && cidrContains(LINK_LOCAL6, a);
 
 /** A network's IPv4 subnets: the only ones an interface's IPv4 address and IPv4 routes use. */
 export const v4 = (net: Network): Cidr[] => subnetsOf(net).filter((c) => c.family === 4);
@@ -105,7 +110,7 @@ export function routesOf(
     }
     const a = nextHopOf(r.nexthop, dest, at('nexthop'));
     const route = { i, dest, a };
-    const home = isLinkLocal(a)
+    const home = isLinkLocal6(a)
       ? linkLocalHop(route, r.networkId, { nets, interfaces }, before)
       : a.family === 6
         ? nextHop6(state, route, { nets, interfaces, connected6 }, before)
@@ -335,7 +340,7 @@ export function checkRouteSubnets(
     }
     const hop = parseIp(r.nexthop) as Address;
     // On its named network whatever the subnets (the router's IPv6 address there is checked apart).
-    if (isLinkLocal(hop)) continue;
+    if (isLinkLocal6(hop)) continue;
     const theirs = connected[hop.family];
     if (!theirs.some((c) => cidrContains(c, hop))) {
       const which = hop.family === 4 ? 'IPv4 subnets' : 'IPv6 subnets';

@@ -8,6 +8,7 @@ import {
   cidrContains,
   cidrsOverlap,
   isMulticastMac,
+  LINK_LOCAL6,
   normalizeMac,
   parseCidr,
   parseIp,
@@ -53,7 +54,6 @@ function cidrList(list: string[], field: string): Cidr[] {
   return out;
 }
 
-const LINK_LOCAL6 = parseCidr('fe80::/10') as Cidr;
 const MULTICAST6 = parseCidr('ff00::/8') as Cidr;
 
 /**

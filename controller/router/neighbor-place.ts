@@ -1,7 +1,7 @@
 import { taggedOutput } from '../../apps/vlan/compute.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ROUTER_MAC_PREFIX } from '../intent/model-router.js';
-import { isMulticastMac, prefixHolding } from '../intent/net.js';
+import { isLinkLocal6, isMulticastMac, prefixHolding } from '../intent/net.js';
 import { output } from '../pipeline/flow.js';
 import { whyNoHostAt } from './icmp-error.js';
 import type { NeighborKey, NeighborPlace, NeighborState } from './neighbor-resolver.js';
@@ -17,8 +17,6 @@ import type { NeighborContext } from './neighbor-service.js';
  *   host or router): asked out of every binding port, tagged; answered from one, by a MAC no
  *   endpoint, group or router of weft has.
  */
-
-const isLinkLocal6 = (ip: string): boolean => prefixHolding('fe80::/10', ip) >= 0;
 
 /** Where a request (ARP, or IPv6 neighbour solicitation) for an address goes out: a datapath, and the actions putting it on the wire there. */
 export interface RequestOut {

@@ -1,6 +1,6 @@
 import type { RouterInterface } from '../intent/model.js';
 import { routerLinkLocal } from '../intent/model-router.js';
-import { parseIp, prefixHolding } from '../intent/net.js';
+import { isLinkLocal6, parseIp } from '../intent/net.js';
 import { ARP_OP, ArpParseError, buildArpRequest, isArpFrame, parseArpFrame } from './arp-frame.js';
 import {
   buildNeighborSolicitation,
@@ -46,7 +46,7 @@ export function requestFrame(
     senderMac,
     // A link-local target (a route's next hop) is asked from the router's link-local address, which
     // it can answer whatever addresses it has on the link (RFC 4861 7.2.2 allows either).
-    senderIp: prefixHolding('fe80::/10', ip) >= 0 ? routerLinkLocal(senderMac) : iface.ipv6,
+    senderIp: isLinkLocal6(ip) ? routerLinkLocal(senderMac) : iface.ipv6,
     targetIp: ip,
     ...(unicastMac ? { ethDst: unicastMac } : {}),
   });
