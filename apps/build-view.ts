@@ -12,7 +12,7 @@ import {
 } from '../controller/intent/model.js';
 import { type MirrorPlacement, portMirrors, portTaps } from './mirror/resolve.js';
 import { qosField } from './qos/compute.js';
-import { floatingIps, networkRouter, routerPorts, staticRoutes } from './router/ports.js';
+import { floatingIps, networkRouter, routerPorts, routerSnat, staticRoutes } from './router/ports.js';
 import type {
   DatapathView,
   LocalPort,
@@ -117,8 +117,9 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     const ports = routerPorts(r, (id) => netById.get(id));
     const routes = staticRoutes(r, ports, boundAt);
     const floating = floatingIps(r, ports);
+    const snat = routerSnat(r, ports);
     for (const p of ports) {
-      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId, routes, floating));
+      routed.set(p.networkId, networkRouter(r.id, ports, p.networkId, routes, floating, snat));
     }
   }
   const hostedOn = new Map<string, Set<string>>();

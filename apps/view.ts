@@ -144,6 +144,20 @@ export interface FloatingIp {
   internal: RouterPort;
 }
 
+/**
+ * A router's source NAT (controller/intent/router-snat.ts): IPv4 from `sources` leaving through a
+ * VLAN binding of the external network leaves from `ip`, with conntrack in `zone` on that chassis.
+ */
+export interface Snat {
+  ip: string;
+  /** The router's port on the network holding `ip`. */
+  external: RouterPort;
+  /** The IPv4 subnets of the router's other networks: the sources translated. */
+  sources: string[];
+  /** snatZone(external VNI). */
+  zone: number;
+}
+
 /** What a network's flows need of the router it is attached to. */
 export interface NetworkRouter {
   routerId: string;
@@ -155,6 +169,8 @@ export interface NetworkRouter {
   routes: StaticRoute[];
   /** Its floating IPs whose external or internal side is on this network, in the router's order. */
   floatingIps: FloatingIp[];
+  /** The router's SNAT, on its external network only. */
+  snat?: Snat;
 }
 
 /** A security-group rule with its remote group resolved to the member endpoints' addresses. */

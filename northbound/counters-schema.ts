@@ -135,6 +135,10 @@ export const RouterFlowKind = Type.Union(
     Type.Literal('floatingIn'),
     Type.Literal('floatingOut'),
     Type.Literal('fixedDropped'),
+    Type.Literal('snatOut'),
+    Type.Literal('snatIn'),
+    Type.Literal('snatNew'),
+    Type.Literal('snatInvalid'),
     Type.Literal('pingsAnswered'),
     Type.Literal('arpAnswered'),
     Type.Literal('ttlExpired'),
@@ -147,7 +151,7 @@ export const RouterFlowKind = Type.Union(
   ],
   {
     description:
-      'routed: into a network of the router (l3-route, on to l3-neighbor); floatingIn: to a floating IP from its external network, destination rewritten to the fixed address and routed; floatingOut: from the fixed address of a floating IP into its external network, source rewritten to the floating IP and routed; fixedDropped: to the fixed address of a floating IP straight from its external network, dropped (reachable from there at its floating IP only); pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable; noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not routed, dropped: not IP the router routes there (not IPv4, nor IPv6 where it has no IPv6 address), or IPv6 to or from a link-local address; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
+      'routed: into a network of the router (l3-route, on to l3-neighbor); floatingIn: to a floating IP from its external network, destination rewritten to the fixed address and routed; floatingOut: from the fixed address of a floating IP into its external network, source rewritten to the floating IP and routed; fixedDropped: to the fixed address of a floating IP straight from its external network, dropped (reachable from there at its floating IP only); snatOut: from a network of the router to a host behind a VLAN binding of the external network of its SNAT, through its conntrack zone on the chassis of the binding (source translated to the SNAT address; counted after the routing flow that sent it there); snatIn: IPv4 from a VLAN binding of that network to the router, through the zone (answers translated back to their internal destination), then counted again by the flow that routes or answers it; snatNew: the first packet of a connection, committed to the zone (counted as snatOut or snatIn too); snatInvalid: from a network of the router to a host there, invalid to conntrack (a TCP segment of no connection it knows), dropped rather than sent with its internal address; pingsAnswered: an echo request to the router answered in place; arpAnswered: ARP for the gateway address answered; ttlExpired: a TTL that ran out at the router, sent up for a time exceeded; toRouter: other traffic to a router address, sent up for a port or protocol unreachable (to a SNAT address of its own that is no answer: dropped); noRoute: sent to the gateway for no network of the router, sent up for a net unreachable; notIpv4: sent to the gateway and not routed, dropped: not IP the router routes there (not IPv4, nor IPv6 where it has no IPv6 address), or IPv6 to or from a link-local address; neighborArp: ARP of hosts behind a VLAN binding sent up for the neighbour resolution (answers to the router, requests copied on their way); spoofDropped: a VM speaking as the router (ARP, IPv4 or IPv6 source, or neighbour advertisement of a router address), dropped in port-security; other: a flow of the router this version does not know',
   },
 );
 export type RouterFlowKind = Static<typeof RouterFlowKind>;
@@ -160,6 +164,10 @@ const byKind = {
   floatingIn: Count,
   floatingOut: Count,
   fixedDropped: Count,
+  snatOut: Count,
+  snatIn: Count,
+  snatNew: Count,
+  snatInvalid: Count,
   pingsAnswered: Count,
   arpAnswered: Count,
   ttlExpired: Count,

@@ -40,6 +40,7 @@ import {
   route4Priority,
   TTL_PRIORITY,
 } from './priorities.js';
+import { snatFlows } from './snat.js';
 
 /**
  * Distributed routing between the networks of one router: every chassis hosting one of them
@@ -113,13 +114,19 @@ export function routerNetworkFlows(
   // No VM speaks as the gateway, even one allowed a prefix holding its address (allowedAddresses):
   // its ARP would take the network's routed traffic.
   routerAddressGuardFlows(cookie, meta, r.self.ip, flows);
-  for (const p of r.ports) {
-    flows.push(echoReplyFlow(cookie, [meta, toGateway], r.self.mac, p.ip, [output(ofpp.IN_PORT)]));
+  /** A ping to `ip`, answered back where it came from (tagged again from a VLAN binding port). */
+  const echoFlows = (ip: string) => {
+    flows.push(echoReplyFlow(cookie, [meta, toGateway], r.self.mac, ip, [output(ofpp.IN_PORT)]));
     // From a host behind a VLAN binding: the reply goes back tagged (classify took the tag off).
     for (const v of net.vlanPorts ?? []) {
       const fromPort = [{ field: 'in_port', value: v.ofport }, meta, toGateway];
-      flows.push(echoReplyFlow(cookie, fromPort, r.self.mac, p.ip, backToVlanPort(v), ECHO_PRIORITY + 1));
+      flows.push(echoReplyFlow(cookie, fromPort, r.self.mac, ip, backToVlanPort(v), ECHO_PRIORITY + 1));
     }
+  };
+  // A dedicated SNAT address (./snat.ts) answers pings too, on its own network.
+  if (r.snat && r.snat.ip !== r.self.ip) echoFlows(r.snat.ip);
+  for (const p of r.ports) {
+    echoFlows(p.ip);
     flows.push({
       tableId: TABLE.L3_ROUTE,
       priority: ROUTER_ADDRESS_PRIORITY,
@@ -174,6 +181,7 @@ export function routerNetworkFlows(
     floatingOutboundFlows(r.self, r.floatingIps, route.via.vni, flow, flows);
   }
   floatingInboundFlows(cookie, meta, toGateway, r.self, r.floatingIps, routes4, flows);
+  snatFlows(cookie, meta, toGateway, r, net.vlanPorts ?? [], flows);
   flows.push({
     tableId: TABLE.L3_ROUTE,
     priority: NO_ROUTE_PRIORITY,

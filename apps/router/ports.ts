@@ -1,6 +1,7 @@
 import type { Network, Router } from '../../controller/intent/model.js';
 import { isIpv4Cidr, parseCidr, parseIp, prefixHolding } from '../../controller/intent/net.js';
-import type { FloatingIp, NetworkRouter, RouterPort, StaticRoute } from '../view.js';
+import { snatZone } from '../../controller/pipeline/registers.js';
+import type { FloatingIp, NetworkRouter, RouterPort, Snat, StaticRoute } from '../view.js';
 
 /**
  * A router's interfaces as the flows need them: each network's VNI, gateway MAC and IP and IPv4
@@ -87,6 +88,20 @@ export function floatingIps(router: Router, ports: readonly RouterPort[]): Float
   return out;
 }
 
+/**
+ * The router's SNAT with its external port (the network whose IPv4 subnets hold the address) and
+ * the sources it translates (the other networks' IPv4 subnets), or undefined when it has none (or
+ * its network is not found: never stored, the intent rules refuse it).
+ */
+export function routerSnat(router: Router, ports: readonly RouterPort[]): Snat | undefined {
+  const ip = router.snat?.ip;
+  if (ip === undefined) return undefined;
+  const external = ports.find((p) => p.cidrs.some((c) => prefixHolding(c, ip) >= 0));
+  if (!external) return undefined;
+  const sources = ports.filter((p) => p !== external).flatMap((p) => p.cidrs);
+  return { ip, external, sources, zone: snatZone(external.vni) };
+}
+
 /** What one network of the router sees of it, or undefined when it has no interface there. */
 export function networkRouter(
   routerId: string,
@@ -94,10 +109,14 @@ export function networkRouter(
   networkId: string,
   routes: StaticRoute[] = [],
   floating: readonly FloatingIp[] = [],
+  snat?: Snat,
 ): NetworkRouter | undefined {
   const self = ports.find((p) => p.networkId === networkId);
   const floatingIps = floating.filter(
     (f) => f.external.networkId === networkId || f.internal.networkId === networkId,
   );
-  return self && { routerId, self, ports, routes, floatingIps };
+  if (!self) return undefined;
+  const seen: NetworkRouter = { routerId, self, ports, routes, floatingIps };
+  if (snat?.external.networkId === networkId) seen.snat = snat;
+  return seen;
 }

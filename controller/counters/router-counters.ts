@@ -1,3 +1,4 @@
+import { ROUTER_ADDRESS_PRIORITY } from '../../apps/router/priorities.js';
 import type {
   RouterCounters,
   RouterFlowCounter,
@@ -34,6 +35,17 @@ const outputsTo = (f: Pick<FlowStats, 'instructions'>, port: number) =>
     (i) => i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === port),
   );
 
+/** NX_CT_F_COMMIT. */
+const CT_COMMIT = 1;
+/** The flow's ct action, if it has one. */
+const conntrackOf = (f: Pick<FlowStats, 'instructions'>) => {
+  for (const i of f.instructions) {
+    if (i.type !== 'apply_actions') continue;
+    for (const a of i.actions) if (a.type === 'ct') return a;
+  }
+  return undefined;
+};
+
 /** By canonical name: OVS reports ipv4_dst back as ip_dst, and the codec names it so. */
 const matches = (f: Pick<FlowStats, 'match'>, field: string) => {
   const wanted = canonicalFieldName(field);
@@ -61,17 +73,31 @@ const setsField = (f: Pick<FlowStats, 'instructions'>, field: string) => {
  * itself, by neither no route; no instructions at all drops what is not IPv4; in arp-responder it
  * answers ARP for the gateway. Anything else is `other` (kept in the sums).
  */
-export function routerFlowKind(f: Pick<FlowStats, 'tableId' | 'instructions' | 'match'>): RouterFlowKind {
+export function routerFlowKind(
+  f: Pick<FlowStats, 'tableId' | 'instructions' | 'match'> & { priority?: number },
+): RouterFlowKind {
   const arpOp = f.match.find((t) => t.field === 'arp_op')?.value;
   // The ARP of hosts behind a VLAN binding sent up (answers to the router, requests copied): the
   // neighbour resolution's (controller/router), forwarded nowhere by these flows.
   if (outputsTo(f, ofpp.CONTROLLER) && arpOp !== undefined) return 'neighborArp';
   if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
+  // The SNAT's conntrack (apps/router/snat.ts): every packet's lookup in the zone, out in
+  // l2-lookup and in in l3-route; a new connection's commit; an invalid packet's drop.
+  const ct = conntrackOf(f);
+  if (ct && (f.tableId === TABLE.L2_LOOKUP || f.tableId === TABLE.L3_ROUTE)) {
+    if (ct.flags & CT_COMMIT) return 'snatNew';
+    return f.tableId === TABLE.L2_LOOKUP ? 'snatOut' : 'snatIn';
+  }
+  if (f.tableId === TABLE.L2_LOOKUP && f.instructions.length === 0) return 'snatInvalid';
   // A VM posing as the router (apps/router: ROUTER_SPOOF_PRIORITY), dropped before any policy.
   if (f.tableId === TABLE.PORT_SECURITY && f.instructions.length === 0) return 'spoofDropped';
   if (f.tableId !== TABLE.L3_ROUTE) return 'other';
-  // A floating IP's fixed address, asked for directly from the external side: dropped.
-  if (f.instructions.length === 0) return matches(f, 'ipv4_dst') ? 'fixedDropped' : 'notIpv4';
+  if (f.instructions.length === 0) {
+    // A dedicated SNAT address: what reaches it untranslated is for no host and no service.
+    if (f.priority === ROUTER_ADDRESS_PRIORITY) return 'toRouter';
+    // A floating IP's fixed address, asked for directly from the external side: dropped.
+    return matches(f, 'ipv4_dst') ? 'fixedDropped' : 'notIpv4';
+  }
   const routes = (i: (typeof f.instructions)[number]) =>
     i.type === 'goto_table' && (i.tableId === TABLE.L3_NEIGHBOR || i.tableId === TABLE.L2_LOOKUP);
   if (f.instructions.some(routes)) {
@@ -94,6 +120,10 @@ const KINDS: readonly RouterFlowKind[] = [
   'floatingIn',
   'floatingOut',
   'fixedDropped',
+  'snatOut',
+  'snatIn',
+  'snatNew',
+  'snatInvalid',
   'pingsAnswered',
   'arpAnswered',
   'ttlExpired',

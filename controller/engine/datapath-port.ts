@@ -28,4 +28,9 @@ export interface DatapathPort {
    * ones it accepted stay applied.
    */
   applyMeters(messages: MeterMod[]): Promise<void>;
+  /**
+   * Drops every connection the switch tracks in these conntrack zones, resolving once it has
+   * (a barrier). Absent on ports that keep no conntrack (test switches).
+   */
+  flushConntrackZones?(zones: readonly number[]): Promise<void>;
 }

@@ -17,6 +17,7 @@ import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-
 import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
+import { flushStaleNat } from './nat-flush.js';
 
 export interface SyncResult {
   revision: number;
@@ -327,7 +328,10 @@ export class DatapathSync {
       }
     }
     this.meters?.confirmed(meterDiff, 'before');
-    if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
+    if (!isEmptyDiff(flowDiff, groupDiff)) {
+      await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
+      await flushStaleNat(this.port, flowDiff, this.log);
+    }
     result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone
     const upserts = [...flowDiff.add, ...flowDiff.modify];

@@ -1,5 +1,11 @@
 import { qosField } from '../../apps/qos/compute.js';
-import { floatingIps, networkRouter, routerPorts, staticRoutes } from '../../apps/router/ports.js';
+import {
+  floatingIps,
+  networkRouter,
+  routerPorts,
+  routerSnat,
+  staticRoutes,
+} from '../../apps/router/ports.js';
 import type {
   LocalPort,
   NetworkOnChassis,
@@ -85,6 +91,7 @@ function routerOf(ix: IntentIndex, networkId: string): NetworkRouter | undefined
     networkId,
     staticRoutes(r, ports, (n, ip) => boundAt(ix, n, ip)),
     floatingIps(r, ports),
+    routerSnat(r, ports),
   );
 }
 

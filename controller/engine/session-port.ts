@@ -6,6 +6,7 @@ import {
   dumpFlowsKeyed,
   dumpGroups,
   dumpMeters,
+  flushConntrackZones,
 } from '../../southbound/openflow/session/operations.js';
 import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
 import type { SwitchSession } from '../../southbound/openflow/session/switch-session.js';
@@ -58,5 +59,6 @@ export function sessionPort(session: SwitchSession): DatapathPort {
     },
     applyAtomically: (messages: Array<FlowMod | GroupMod>) => applyAtomically(session, messages),
     applyMeters: (messages: MeterMod[]) => applyMeterMods(session, messages),
+    flushConntrackZones: (zones) => flushConntrackZones(session, zones),
   };
 }

@@ -24,5 +24,11 @@ export function fencedPort(port: DatapathPort, leads: () => boolean): DatapathPo
       leads() ? port.applyAtomically(messages) : Promise.reject(new NotLeaderError(port.dpid)),
     applyMeters: (messages) =>
       leads() ? port.applyMeters(messages) : Promise.reject(new NotLeaderError(port.dpid)),
+    ...(port.flushConntrackZones
+      ? {
+          flushConntrackZones: (zones: readonly number[]) =>
+            leads() ? port.flushConntrackZones!(zones) : Promise.reject(new NotLeaderError(port.dpid)),
+        }
+      : {}),
   };
 }

@@ -12,9 +12,10 @@ import type { IntentState } from './state.js';
  * - an exact address (stored plain; `/32` and `/128` are read as the address) must not be another
  *   endpoint's fixed address in the network (nor the reverse: a fixed address must not be one
  *   another endpoint allows), while several endpoints may allow the same VIP;
- * - no exact entry may be the address of the network's router interface (IPv4 or IPv6) or a
- *   floating IP of the router there, nor may a router interface or floating IP later take an
- *   address some endpoint allows exactly (router-rules.ts, router-floating.ts); a
+ * - no exact entry may be the address of the network's router interface (IPv4 or IPv6), a
+ *   floating IP of the router there or its SNAT address there, nor may a router interface,
+ *   floating IP or SNAT address later take an address some endpoint allows exactly
+ *   (router-rules.ts, router-floating.ts, router-snat.ts); a
  *   broader prefix may hold it (a NAT VM allowed 0.0.0.0/0): the router's own flows drop ARP,
  *   IPv4, IPv6 and neighbour advertisements from its addresses before port security lets an
  *   allowed prefix by (apps/router, ROUTER_SPOOF_PRIORITY);
@@ -83,14 +84,16 @@ function firstOther(ids: Iterable<string> | undefined, self: string): string | u
 }
 
 /**
- * The router interface addresses (IPv4, IPv6) on a network, and the router's floating IPs there
- * (router-floating.ts: it answers ARP for them), with the router's id (as routerOn of
- * router-rules.ts, which imports this file).
+ * The router interface addresses (IPv4, IPv6) on a network, the router's floating IPs there
+ * (router-floating.ts: it answers ARP for them) and its SNAT address there when that is not its
+ * interface address (router-snat.ts: the translated answers come back to it), with the router's
+ * id (as routerOn of router-rules.ts, which imports this file; router-snat.ts imports it too, so
+ * the SNAT address is looked up here).
  */
 function routerAddresses(
   state: IntentState,
   net: Network,
-): { id: string; ips: string[]; floating: string[] } | undefined {
+): { id: string; ips: string[]; floating: string[]; snat: string | undefined } | undefined {
   const id = state.routerOfNetwork.get(net.id);
   const r = id === undefined ? undefined : state.get('router', id);
   const iface = r?.interfaces.find((x) => x.networkId === net.id);
@@ -99,7 +102,9 @@ function routerAddresses(
   const floating = (r.floatingIps ?? [])
     .map((f) => f.ip)
     .filter((ip) => here.some((c) => cidrContains(c, parseIp(ip)!)));
-  return { id, ips: iface.ipv6 === undefined ? [iface.ip] : [iface.ip, iface.ipv6], floating };
+  const nat = r.snat?.ip;
+  const snat = nat !== iface.ip && nat && here.some((c) => cidrContains(c, parseIp(nat)!)) ? nat : undefined;
+  return { id, ips: iface.ipv6 === undefined ? [iface.ip] : [iface.ip, iface.ipv6], floating, snat };
 }
 
 /**
@@ -159,6 +164,12 @@ export function allowedAddressesOf(
       throw conflict(
         field,
         `${e.text} is a floating IP of router '${router.id}' on network '${net.id}'; the router answers ARP for it`,
+      );
+    }
+    if (e.host && e.text === router?.snat) {
+      throw conflict(
+        field,
+        `${e.text} is the SNAT address of router '${router.id}' on network '${net.id}'; the answers to it are the router's`,
       );
     }
     out.push(e.text);

@@ -140,6 +140,33 @@ const FloatingIps = Type.Array(FloatingIpSchema, {
   maxItems: ROUTER_MAX_FLOATING_IPS,
   description: 'Floating IPs of the router (1:1 NAT), in the order given',
 });
+/**
+ * A router's source NAT (many-to-one, controller/intent/router-snat.ts checks it): IPv4 from its
+ * internal networks leaving through a VLAN binding of the network holding `ip` leaves from `ip`,
+ * with conntrack on that binding's chassis. Stored only when on; a client sends `false` to turn it
+ * off.
+ */
+const SNAT_DESCRIPTION =
+  "Source NAT for the router's internal networks: IPv4 packets from the subnets of the router's other networks " +
+  'that leave through a VLAN binding of the network holding `ip` (its external network) leave from `ip`, with ' +
+  "conntrack on the chassis of that binding; answers come back translated. `ip` may be the router's own address " +
+  'on that network';
+export const SnatSchema = Type.Object(
+  {
+    ip: Type.String({
+      ...IP_TEXT,
+      description:
+        "The IPv4 address the internal networks' packets leave from: inside an IPv4 subnet of one of the router's " +
+        "networks (the external one), the router's own address there or one no endpoint holds or allows, not a " +
+        'floating IP nor a next hop of the router',
+    }),
+  },
+  { additionalProperties: false, description: SNAT_DESCRIPTION },
+);
+// false first: the API coerces types (as for an interface's ipv6).
+const SnatInput = Type.Union([Type.Literal(false), SnatSchema], {
+  description: `${SNAT_DESCRIPTION}. false: no SNAT`,
+});
 const RouterFields = {
   name: Type.Optional(Name),
   description: Type.Optional(Description),
@@ -153,6 +180,8 @@ export const RouterSchema = withMeta({
   routes: Routes,
   /** Absent when there are none (routers written before floating IPs keep their shape). */
   floatingIps: Type.Optional(FloatingIps),
+  /** Absent when off. */
+  snat: Type.Optional(SnatSchema),
 });
 export const RouterCreateSchema = Type.Object(
   {
@@ -163,6 +192,8 @@ export const RouterCreateSchema = Type.Object(
     interfaces: Type.Optional(Type.Array(RouterInterfaceInputSchema, { maxItems: ROUTER_MAX_INTERFACES })),
     routes: Type.Optional(Routes),
     floatingIps: Type.Optional(FloatingIps),
+    /** Omitted or false: none. */
+    snat: Type.Optional(SnatInput),
   },
   { additionalProperties: false },
 );
@@ -176,6 +207,8 @@ export const RouterPatchSchema = Type.Partial(
     routes: Routes,
     /** Replaces the whole list; `[]` removes them. */
     floatingIps: FloatingIps,
+    /** Omitted: as stored; false turns it off. */
+    snat: SnatInput,
   }),
   { additionalProperties: false },
 );

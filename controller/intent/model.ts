@@ -32,6 +32,7 @@ import {
   RouterPatchSchema,
   type RouterRouteSchema,
   RouterSchema,
+  type SnatSchema,
 } from './model-router.js';
 
 /**
@@ -321,6 +322,7 @@ export type RouterInterface = Static<typeof RouterInterfaceSchema>;
 export type RouterInterfaceInput = Static<typeof RouterInterfaceInputSchema>;
 export type RouterRoute = Static<typeof RouterRouteSchema>;
 export type RouterFloatingIp = Static<typeof FloatingIpSchema>;
+export type RouterSnat = Static<typeof SnatSchema>;
 export type Router = Static<typeof RouterSchema>;
 export type RouterCreate = Static<typeof RouterCreateSchema>;
 export type RouterPatch = Static<typeof RouterPatchSchema>;

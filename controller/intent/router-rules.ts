@@ -9,12 +9,14 @@ import {
   type RouterInterface,
   type RouterInterfaceInput,
   type RouterRoute,
+  type RouterSnat,
   routerMac,
 } from './model.js';
 import { type Address, type Cidr, cidrsOverlap, parseIp } from './net.js';
 import { checkFloatingSubnets, floatingIpOn, floatingIpsOf, misplaced } from './router-floating.js';
 import { checkIpv6Subnets, ipv6Of } from './router-ipv6.js';
 import { checkRouteSubnets, listed, routesOf, v4 } from './router-routes.js';
+import { checkSnatSubnets, snatIpOn, snatOf } from './router-snat.js';
 import {
   type Draft,
   type Fields,
@@ -35,7 +37,8 @@ import type { IntentState } from './state.js';
  * The engine routes between the joined networks on every hypervisor, so whatever would make
  * "which network holds this address" ambiguous is refused here: a network on two routers,
  * overlapping subnets on one router, a router address also held by an endpoint.
- * Static routes to appliance VMs: ./router-routes.ts; floating IPs (1:1 NAT): ./router-floating.ts.
+ * Static routes to appliance VMs: ./router-routes.ts; floating IPs (1:1 NAT): ./router-floating.ts;
+ * SNAT (many-to-one): ./router-snat.ts.
  * Throws IntentError (invalid / conflict) naming the field.
  */
 
@@ -145,10 +148,14 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
   const routes = routesOf(env.state, given, nets, interfaces, existing);
   const floating = (d.floatingIps as RouterFloatingIp[] | undefined) ?? [];
   const floatingIps = floatingIpsOf(env.state, floating, nets, interfaces, existing, routes);
+  // After the floating IPs: the SNAT address may be none of them, nor on a network holding a fixed address.
+  const snatGiven = d.snat as RouterSnat | false | undefined;
+  const snat = snatOf(env.state, d.id, snatGiven, nets, interfaces, existing, routes, floatingIps ?? []);
   const out: Fields<'router'> = { id: d.id, tenantId, interfaces, routes };
   if (d.name !== undefined) out.name = d.name as string;
   if (d.description !== undefined) out.description = d.description as string;
   if (floatingIps) out.floatingIps = floatingIps;
+  if (snat) out.snat = snat;
   return out;
 }
 
@@ -224,11 +231,13 @@ export function checkNetworkSubnets(state: IntentState, networkId: string, subne
   }
   checkRouteSubnets(state, on.router, networkId, subnets);
   checkFloatingSubnets(state, on.router, networkId, subnets);
+  checkSnatSubnets(state, on.router, networkId, subnets);
 }
 
 /**
  * An endpoint address (canonical text) that is one of its network's router addresses (IPv4 or
- * IPv6) or a floating IP of the router there (router-floating.ts): the router's, refused.
+ * IPv6), a floating IP of the router there (router-floating.ts) or its SNAT address there
+ * (router-snat.ts): the router's, refused.
  */
 export function checkEndpointIp(state: IntentState, networkId: string, ip: string, field: string): void {
   const on = routerOn(state, networkId);
@@ -237,6 +246,9 @@ export function checkEndpointIp(state: IntentState, networkId: string, ip: strin
   }
   if (on && floatingIpOn(state, on.router, networkId, ip)) {
     throw conflict(field, `${ip} is a floating IP of router '${on.router.id}' on network '${networkId}'`);
+  }
+  if (on && snatIpOn(state, on.router, networkId, ip)) {
+    throw conflict(field, `${ip} is the SNAT address of router '${on.router.id}' on network '${networkId}'`);
   }
 }
 

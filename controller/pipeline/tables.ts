@@ -169,8 +169,11 @@ export const PIPELINE: readonly TableDecl[] = [
       'arp_spa',
       'icmpv6_code',
       'nd_target',
+      'reg2',
+      'ct_state',
     ],
-    next: [TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
+    // Itself: a router's SNAT conntrack recirculates here once (reg2 set), answers translated back.
+    next: [TABLE.L3_ROUTE, TABLE.L3_NEIGHBOR, TABLE.L2_LOOKUP],
     miss: { kind: 'goto', table: TABLE.L2_LOOKUP },
   },
   {
@@ -200,9 +203,9 @@ export const PIPELINE: readonly TableDecl[] = [
     id: TABLE.L2_LOOKUP,
     name: 'l2-lookup',
     purpose:
-      'dl_dst -> local port (reg7) | remote chassis (tun_dst + tun_id, VXLAN port) ; broadcast/multicast -> flood group',
-    matches: ['metadata', 'eth_dst', 'eth_src', 'reg5'],
-    next: [TABLE.INGRESS_ACL],
+      "dl_dst -> local port (reg7) | remote chassis (tun_dst + tun_id, VXLAN port) ; broadcast/multicast -> flood group; where a router's external network has a VLAN binding, IPv4 it routed from its other networks to a host there through its SNAT conntrack zone first (source translated, back here once)",
+    matches: ['metadata', 'eth_dst', 'eth_src', 'reg5', 'ipv4_src', 'reg2', 'ct_state'],
+    next: [TABLE.L2_LOOKUP, TABLE.INGRESS_ACL],
     miss: { kind: 'drop', why: 'destination MAC of no endpoint in the network (unknown unicast)' },
   },
   {

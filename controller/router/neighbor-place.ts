@@ -37,8 +37,8 @@ export function resolvable(ctx: NeighborContext, networkId: string, ip: string):
   // IPv6 is solicited from the router's IPv6 address there: none, nothing to ask from.
   if (ip.includes(':') && ctx.routerInterface(networkId)?.ipv6 === undefined) return false;
   // The router's own (a packet to it from another of its networks: not translated there, see
-  // apps/router/floating.ts); no host would answer for it but the router itself.
-  if (ctx.isFloatingIp?.(networkId, ip)) return false;
+  // apps/router/floating.ts and snat.ts); no host would answer for it but the router itself.
+  if (ctx.isNatAddress?.(networkId, ip)) return false;
   if (ctx.vipAllowed(networkId, ip).length > 0) return ctx.vipHolders(networkId, ip).length > 0;
   return ctx.vlanPorts(networkId).length > 0;
 }
@@ -131,7 +131,8 @@ export function staleness(
     return 'the router has no IPv6 address on its network any more';
   const fixed = ctx.endpointByIp(n.networkId, n.ip);
   if (fixed) return `endpoint ${fixed.id} now holds its address`;
-  if (ctx.isFloatingIp?.(n.networkId, n.ip)) return 'it is a floating IP of the router now';
+  if (ctx.isNatAddress?.(n.networkId, n.ip))
+    return 'it is a floating IP or the SNAT address of the router now';
   const p = n.place;
   if (!p) return undefined;
   if (p.endpointId !== undefined) {

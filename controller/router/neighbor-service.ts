@@ -76,8 +76,8 @@ export interface NeighborContext {
   vipAllowed(networkId: string, ip: string): string[];
   /** Those of them bound now (on a chassis of the intent), with their ports, sorted by id. */
   vipHolders(networkId: string, ip: string): VipHolder[];
-  /** Whether `ip` is a floating IP of the network's router: the router's own, never asked for. */
-  isFloatingIp?(networkId: string, ip: string): boolean;
+  /** Whether `ip` is a floating IP or the SNAT address of the network's router: the router's own, never asked for. */
+  isNatAddress?(networkId: string, ip: string): boolean;
   isLeader(): boolean;
 }
 

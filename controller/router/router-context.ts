@@ -77,8 +77,10 @@ export function neighborContext(
     vlanPorts: (networkId) => vlanPortsOf(intents, facts, networkId),
     vipAllowed: (networkId, ip) => intents.endpointsAllowing(networkId, ip, true),
     vipHolders: (networkId, ip) => vipHoldersOf(intents, facts, networkId, ip),
-    isFloatingIp: (networkId, ip) =>
-      intents.routerOnNetwork(networkId)?.router.floatingIps?.some((f) => f.ip === ip) === true,
+    isNatAddress: (networkId, ip) => {
+      const router = intents.routerOnNetwork(networkId)?.router;
+      return router?.snat?.ip === ip || router?.floatingIps?.some((f) => f.ip === ip) === true;
+    },
     isLeader,
   };
 }

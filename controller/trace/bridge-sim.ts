@@ -2,7 +2,7 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import type { Subfield } from '../../southbound/openflow/codec/nx-actions.js';
+import { NAT_SRC, type Subfield } from '../../southbound/openflow/codec/nx-actions.js';
 import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { meterPlace } from '../pipeline/meters.js';
@@ -332,6 +332,7 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
       const next = new Map(p);
       next.set('ct_state', run.opts.ctState);
       next.set('ct_zone', zone);
+      ctNat(run, a, next);
       run.passes.push({ table: a.table, packet: next });
       return;
     }
@@ -353,6 +354,23 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
       return;
     default:
       result.notes.push(`action ${a.type} is not modelled by the trace`);
+  }
+}
+
+/** NX_CT_F_COMMIT. */
+const CT_COMMIT = 1;
+
+/**
+ * A source NAT committed by a ct action (a router's SNAT, apps/router/snat.ts): the packet after it
+ * leaves from the translated address, as a new connection does (the trace sends one probe: there is
+ * no earlier connection whose answer a bare `nat` would translate back).
+ */
+function ctNat(run: Run, a: Extract<Action, { type: 'ct' }>, p: Packet): void {
+  if (!(a.flags & CT_COMMIT) || typeof a.zone !== 'number') return;
+  for (const n of a.actions) {
+    if (n.type !== 'nat' || !(n.flags & NAT_SRC) || n.ipv4Min === undefined) continue;
+    setField(p, 'ipv4_src', n.ipv4Min, undefined);
+    run.result.notes.push(`source translated to ${n.ipv4Min} (conntrack zone ${a.zone})`);
   }
 }
 

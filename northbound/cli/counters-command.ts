@@ -123,6 +123,13 @@ const FLOATING_COLUMNS = [
   ['FLOATING OUT', 'floatingOut'],
 ] as const;
 
+/** Shown only for a router whose SNAT translated something. */
+const SNAT_COLUMNS = [
+  ['SNAT OUT', 'snatOut'],
+  ['SNAT IN', 'snatIn'],
+  ['SNAT NEW', 'snatNew'],
+] as const;
+
 /** A router's counters for people: one row per hypervisor and the totals, packets (bytes). */
 export function routerCountersText(c: RouterCounters): string {
   const lines: string[] = [];
@@ -130,7 +137,8 @@ export function routerCountersText(c: RouterCounters): string {
     lines.push(`router ${c.id}: no switch that answered holds its flows (no VM on its networks yet?)`);
   } else {
     const floating = c.totals.floatingIn.packets + c.totals.floatingOut.packets > 0;
-    const shown = [...ROUTER_COLUMNS, ...(floating ? FLOATING_COLUMNS : [])];
+    const snat = c.totals.snatOut.packets > 0;
+    const shown = [...ROUTER_COLUMNS, ...(floating ? FLOATING_COLUMNS : []), ...(snat ? SNAT_COLUMNS : [])];
     const row = (chassis: string, sums: RouterCounters['totals']) =>
       Object.fromEntries([
         ['CHASSIS', chassis],

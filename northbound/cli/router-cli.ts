@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { UsageError } from '../../controller/cli/command.js';
 import type { RouterNeighbors } from '../status.js';
 import { col, table } from './format.js';
@@ -5,7 +6,7 @@ import { EditRefused, type ResourceCli } from './resource-command.js';
 
 /**
  * `weft router ...`: routers between a tenant's networks (with static routes to appliance VMs or
- * physical routers, and floating IPs), attach/detach of one network, and the neighbour table.
+ * physical routers, floating IPs and SNAT), attach/detach of one network, and the neighbour table.
  */
 
 interface InterfaceInput {
@@ -144,6 +145,30 @@ export const floatingIpsCell = (o: Record<string, unknown>): string => {
 };
 
 /**
+ * `--snat 192.0.2.1` -> {ip: '192.0.2.1'}; `--snat none` -> false (the server removes it). Given
+ * once. The server checks the address (IPv4, on one of the router's networks); a CIDR or what is
+ * no address at all is a usage error here, as a slip of the keyboard rather than a choice.
+ */
+export const parseSnat = (values: string[]): { ip: string } | false => {
+  if (values.length !== 1) throw new UsageError('--snat takes one address (or none); give it once');
+  const text = values[0]!;
+  if (text === 'none') return false;
+  if (text.includes('/')) {
+    throw new UsageError(
+      `--snat '${text}' is a CIDR: SNAT translates to one address, e.g. --snat 192.0.2.1 (or none)`,
+    );
+  }
+  if (isIP(text) === 0) {
+    throw new UsageError(`--snat '${text}': expected an IPv4 address, e.g. 192.0.2.1 (or none)`);
+  }
+  return { ip: text };
+};
+
+/** The SNAT address, or '-' for a router without SNAT (the field absent), as FLOATING shows none. */
+export const snatCell = (o: Record<string, unknown>): string =>
+  (o.snat as { ip?: string } | undefined)?.ip ?? '-';
+
+/**
  * The interfaces as a client sends them back: the MAC is derived by the server, never given; the
  * address is always there (the server stores the one it picked) and is sent as it is. So is the
  * IPv6 address, and its absence as `false`: omitted, the server would give an interface without
@@ -261,6 +286,13 @@ export const routerCli: ResourceCli = {
       help: `${FLOATING_SYNTAX}: 1:1 NAT on the router's external network: traffic to the address FLOATING goes to FIXED, and FIXED's traffic routed into that network leaves with source FLOATING, e.g. 192.0.2.10=10.0.0.5 (IPv4 addresses, no /); repeatable, replaces all floating IPs (none: no floating IPs)`,
       parse: parseFloatingIps,
     },
+    {
+      flag: 'snat',
+      field: 'snat',
+      type: 'custom',
+      help: "IP: many-to-one source NAT: IPv4 from the router's other networks leaving through a VLAN binding of the network holding IP (its external network) leaves from IP, e.g. 192.0.2.1 (the router's own address there, or a free one; one address, no /); none: no SNAT",
+      parse: parseSnat,
+    },
   ],
   filters: ['tenant', 'network'],
   columns: [
@@ -269,6 +301,7 @@ export const routerCli: ResourceCli = {
     { header: 'INTERFACES', value: interfacesCell },
     { header: 'ROUTES', value: staticRoutesCell },
     { header: 'FLOATING', value: floatingIpsCell },
+    { header: 'SNAT', value: snatCell },
     { header: 'ROUTES ON', value: routesOnCell },
     col('REV', 'revision'),
   ],

@@ -66,6 +66,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     'floating IP: reddb 10.1.0.5 as 10.0.0.50 on red-net (1:1 NAT on red-router): metal, with no route to red-db, reaches it (3 of 3 pings; 0 of 3 before)',
   );
+  // SNAT: reddb reaches the physical host, which has no route back to red-db, from the router's address.
+  expect(lines).toContain(
+    "SNAT: red-db leaves as 10.0.0.254 (red-router's address on red-net, conntrack on hv1): reddb reaches metal, which has no route back to red-db (3 of 3 pings; 0 of 3 before)",
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

@@ -8,6 +8,7 @@ import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { dhcpProbe } from './demo-dhcp.js';
 import { floatingProbe } from './demo-floating.js';
 import { mirrorProbe } from './demo-mirror.js';
+import { snatProbe } from './demo-snat.js';
 import { vipProbe } from './demo-vip.js';
 import { tcpTransfer } from './throughput.js';
 import { createLab, type Lab } from './topology.js';
@@ -310,6 +311,8 @@ export async function runDemo(
     say(vip.line);
     const floating = await floatingProbe(lab, call);
     say(floating.line);
+    const snat = await snatProbe(lab, call);
+    say(snat.line);
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -331,6 +334,7 @@ export async function runDemo(
       (mirror.ok ? 0 : 1) +
       (vip.ok ? 0 : 1) +
       (floating.ok ? 0 : 1) +
+      (snat.ok ? 0 : 1) +
       (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);

@@ -271,21 +271,21 @@ describe('weft router --floating-ip', () => {
 });
 
 describe('weft router list and show with floating IPs', () => {
-  it('list has FLOATING after ROUTES (FLOATING>FIXED words, - for none), the other columns in their order', async () => {
+  it('list has FLOATING after ROUTES (FLOATING>FIXED words, - for none), then SNAT, the other columns in their order', async () => {
     store(r1);
     const list = await weft('router list');
     expect(list.code, list.err).toBe(0);
     const [header, row] = list.out.split('\n');
-    expect(header).toMatch(/^ID\s+TENANT\s+INTERFACES\s+ROUTES\s+FLOATING\s+ROUTES ON\s+REV$/);
+    expect(header).toMatch(/^ID\s+TENANT\s+INTERFACES\s+ROUTES\s+FLOATING\s+SNAT\s+ROUTES ON\s+REV$/);
     expect(row).toMatch(
-      /^r1\s+red\s+web=10\.0\.0\.1 ext=192\.0\.2\.1\s+0\.0\.0\.0\/0>192\.0\.2\.254\s+192\.0\.2\.10>10\.0\.0\.5 192\.0\.2\.11>10\.0\.0\.6\s+-\s+7$/,
+      /^r1\s+red\s+web=10\.0\.0\.1 ext=192\.0\.2\.1\s+0\.0\.0\.0\/0>192\.0\.2\.254\s+192\.0\.2\.10>10\.0\.0\.5 192\.0\.2\.11>10\.0\.0\.6\s+-\s+-\s+7$/,
     );
     // Each column starts where its header does.
     expect(row!.indexOf('192.0.2.10>')).toBe(header!.indexOf('FLOATING'));
     const { floatingIps: _, ...none } = r1;
     store(none);
     expect((await weft('router list')).out.split('\n')[1]).toMatch(
-      /^r1\s+red\s+web=10\.0\.0\.1 ext=192\.0\.2\.1\s+0\.0\.0\.0\/0>192\.0\.2\.254\s+-\s+-\s+7$/,
+      /^r1\s+red\s+web=10\.0\.0\.1 ext=192\.0\.2\.1\s+0\.0\.0\.0\/0>192\.0\.2\.254\s+-\s+-\s+-\s+7$/,
     );
   });
 

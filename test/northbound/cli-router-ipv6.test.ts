@@ -141,7 +141,7 @@ describe('weft router with IPv6', () => {
     expect(made.code, made.err).toBe(0);
     expect(made.out).toMatch(/^ {2}- \{"networkId":"ds","ip":"10\.4\.0\.1",.*"ipv6":"fd00:4::1"/m);
     const list = await weft('router list --network ds');
-    expect(list.out).toMatch(/^r1\s+red\s+ds=10\.4\.0\.1,fd00:4::1 web=10\.0\.0\.1\s+-\s+-\s+-\s+\d+$/m);
+    expect(list.out).toMatch(/^r1\s+red\s+ds=10\.4\.0\.1,fd00:4::1 web=10\.0\.0\.1\s+-\s+-\s+-\s+-\s+\d+$/m);
     const show = await weft('router show r1');
     expect(show.out).toMatch(/^ {2}- \{"networkId":"ds","ip":"10\.4\.0\.1",.*"ipv6":"fd00:4::1"/m);
     expect(show.out).toMatch(/^ {2}- \{"networkId":"web","ip":"10\.0\.0\.1","mac":"[^"]+"\}$/m);
@@ -191,7 +191,7 @@ describe('weft router with IPv6', () => {
       ]);
       const list = await weft('router list --network ds');
       expect(list.out).toMatch(
-        /^r1\s+red\s+\S+ \S+\s+::\/0>fd00:4::9 0\.0\.0\.0\/0>10\.4\.0\.9\s+-\s+-\s+\d+$/m,
+        /^r1\s+red\s+\S+ \S+\s+::\/0>fd00:4::9 0\.0\.0\.0\/0>10\.4\.0\.9\s+-\s+-\s+-\s+\d+$/m,
       );
       const own = await weft('router update r1 --route ::/0=fd00:4::1');
       expect(own.code).toBe(1);

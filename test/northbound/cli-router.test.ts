@@ -130,7 +130,7 @@ describe('weft router', () => {
     ]);
     const list = await weft('router list --network edge');
     expect(list.out).toMatch(
-      /^r1\s+red\s+web=10\.0\.0\.1 edge=10\.3\.0\.1\s+0\.0\.0\.0\/0>10\.3\.0\.9 192\.168\.0\.0\/16>10\.3\.0\.9\s+-\s+-\s+\d+$/m,
+      /^r1\s+red\s+web=10\.0\.0\.1 edge=10\.3\.0\.1\s+0\.0\.0\.0\/0>10\.3\.0\.9 192\.168\.0\.0\/16>10\.3\.0\.9\s+-\s+-\s+-\s+\d+$/m,
     );
     expect((await weft('router attach r1 db=10.0.1.1')).code).toBe(0);
     expect(h.intents.get('router', 'r1').routes).toHaveLength(2);
@@ -154,7 +154,7 @@ describe('weft router', () => {
     expect((await weft('router update r1 --route 0.0.0.0/0')).code).toBe(2);
   });
 
-  it('creates with repeated --interface, lists ID TENANT INTERFACES ROUTES FLOATING ROUTES ON REV, and update replaces the list', async () => {
+  it('creates with repeated --interface, lists ID TENANT INTERFACES ROUTES FLOATING SNAT ROUTES ON REV, and update replaces the list', async () => {
     const made = await weft(
       'router create --id r1 --tenant red --name r1 --interface web=10.0.0.1 --interface db=10.0.1.1',
     );
@@ -163,10 +163,10 @@ describe('weft router', () => {
     expect(made.out).toMatch(/^ {2}- .*"networkId":"web".*"mac":"0a:57:72:/m);
     const list = await weft('router list --network db');
     expect(list.out.split('\n')[0]).toMatch(
-      /^ID\s+TENANT\s+INTERFACES\s+ROUTES\s+FLOATING\s+ROUTES ON\s+REV$/,
+      /^ID\s+TENANT\s+INTERFACES\s+ROUTES\s+FLOATING\s+SNAT\s+ROUTES ON\s+REV$/,
     );
-    // No static routes, no floating IPs; no hypervisor hosts web or db here: it routes nowhere yet.
-    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+-\s+-\s+-\s+\d+$/m);
+    // No static routes, no floating IPs, no SNAT; no hypervisor hosts web or db here: it routes nowhere yet.
+    expect(list.out).toMatch(/^r1\s+red\s+web=10\.0\.0\.1 db=10\.0\.1\.1\s+-\s+-\s+-\s+-\s+\d+$/m);
     const updated = await weft('router update r1 --interface app=10.0.2.1 --json');
     expect(updated.code, updated.err).toBe(0);
     expect(JSON.parse(updated.out).interfaces).toEqual([

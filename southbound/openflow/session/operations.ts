@@ -7,7 +7,18 @@ import type {
   MultipartRequestBody,
   OfpMessage,
 } from '../codec/index.js';
-import { decodeFlowDumpReply, ofpbct, ofpbf, ofpet, ofpg, ofpm, ofpmc, ofpp, ofptt } from '../codec/index.js';
+import {
+  ctFlushZone,
+  decodeFlowDumpReply,
+  ofpbct,
+  ofpbf,
+  ofpet,
+  ofpg,
+  ofpm,
+  ofpmc,
+  ofpp,
+  ofptt,
+} from '../codec/index.js';
 import { encodedOnce } from './encoded-once.js';
 import type { RoleName } from './events.js';
 import { roleName, roleNumber } from './handshake.js';
@@ -127,6 +138,16 @@ export async function applyMeterMods(session: SwitchSession, messages: MeterMod[
   if (messages.length === 0) return;
   const errors = await session.sendConfirmed(messages);
   if (errors.length > 0) throw new MeterModRejectedError(errors);
+}
+
+/**
+ * Drops every connection the switch tracks in each of `zones` (NXT_CT_FLUSH_ZONE), and resolves
+ * once a barrier after them returned; rejects with the switch's first error when it refused one.
+ */
+export async function flushConntrackZones(session: SwitchSession, zones: readonly number[]): Promise<void> {
+  if (zones.length === 0) return;
+  const errors = await session.sendConfirmed(zones.map(ctFlushZone));
+  if (errors.length > 0) throw errors[0];
 }
 
 /**

@@ -180,17 +180,56 @@ describe('routerFlowKind', () => {
     ]);
   });
 
-  it('reaches every kind the API knows but other, each from a flow apps/router really emits', () => {
-    const vlan: DesiredFlow[] = [];
+  it("names a SNAT's conntrack flows snatOut (l2-lookup lookups), snatIn (l3-route, from the binding), snatNew (commits), snatInvalid (the drop), and untranslated packets to its own address toRouter", () => {
+    const flows: DesiredFlow[] = [];
+    const snat = { ip: '10.0.0.9', external: web, sources: db.cidrs, zone: 32868 };
     routerNetworkFlows(
       {
         vni: 100,
-        router: { routerId: 'r1', self: web, ports: [db, web], routes: [], floatingIps: [] },
+        router: { routerId: 'r1', self: web, ports: [db, web], routes: [], floatingIps: [], snat },
+        vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }],
+      },
+      flows,
+    );
+    const kinds = flows
+      .filter(
+        (f) =>
+          f.priority === 310 ||
+          f.tableId === TABLE.L2_LOOKUP ||
+          (f.priority === 290 && f.instructions.length === 0),
+      )
+      .map((f) => [f.tableId, f.priority, routerFlowKind(f)]);
+    expect(kinds).toEqual([
+      [TABLE.L3_ROUTE, 290, 'toRouter'],
+      [TABLE.L3_ROUTE, 310, 'snatIn'],
+      [TABLE.L3_ROUTE, 310, 'snatNew'],
+      [TABLE.L2_LOOKUP, 95, 'snatOut'],
+      [TABLE.L2_LOOKUP, 95, 'snatNew'],
+      [TABLE.L2_LOOKUP, 95, 'snatInvalid'],
+    ]);
+  });
+
+  it('reaches every kind the API knows but other, each from a flow apps/router really emits', () => {
+    const vlan: DesiredFlow[] = [];
+    const vlanRouter = { routerId: 'r1', self: web, ports: [db, web], routes: [], floatingIps: [] };
+    routerNetworkFlows(
+      {
+        vni: 100,
+        router: vlanRouter,
         vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }],
       },
       vlan,
     );
-    const reached = new Set([...withRoutes(), ...vlan, ...floating()].map(routerFlowKind));
+    const snat: DesiredFlow[] = [];
+    routerNetworkFlows(
+      {
+        vni: 100,
+        router: { ...vlanRouter, snat: { ip: '10.0.0.9', external: web, sources: db.cidrs, zone: 32868 } },
+        vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }],
+      },
+      snat,
+    );
+    const reached = new Set([...withRoutes(), ...vlan, ...floating(), ...snat].map(routerFlowKind));
     const known = RouterFlowKindSchema.anyOf.map((k) => k.const).filter((k) => k !== 'other');
     expect([...reached].sort()).toEqual([...known].sort());
   });
@@ -312,6 +351,10 @@ describe('routerCounters', () => {
       floatingIn: none,
       floatingOut: none,
       fixedDropped: none,
+      snatOut: none,
+      snatIn: none,
+      snatNew: none,
+      snatInvalid: none,
       pingsAnswered: { packets: 3, bytes: 300 },
       arpAnswered: { packets: 2, bytes: 200 },
       ttlExpired: { packets: 5, bytes: 500 },

@@ -147,7 +147,7 @@ export function world(over: { timings?: Partial<NeighborTimings>; failing?: stri
       state.vips
         .filter((v) => v.networkId === networkId && v.ip === ip && !v.unbound)
         .map(({ endpointId, mac, chassisId, ofport }) => ({ endpointId, mac, chassisId, ofport })),
-    isFloatingIp: (networkId, ip) => state.floating.has(`${networkId}/${ip}`),
+    isNatAddress: (networkId, ip) => state.floating.has(`${networkId}/${ip}`),
     isLeader: () => state.leader,
   };
   const lines: Array<{ level: number; msg: string; reason?: string; [k: string]: unknown }> = [];

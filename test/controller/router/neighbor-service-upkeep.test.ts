@@ -234,7 +234,9 @@ describe('NeighborService: an address that becomes a floating IP', () => {
     w.service.tick();
     expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
     expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
-    expect(w.lines.some((l) => /a floating IP of the router now/.test(String(l.reason)))).toBe(true);
+    expect(
+      w.lines.some((l) => /a floating IP or the SNAT address of the router now/.test(String(l.reason))),
+    ).toBe(true);
   });
 });
 

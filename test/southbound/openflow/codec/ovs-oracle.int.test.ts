@@ -1,7 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { encodeMessage, type OfpMessage, ofpp } from '../../../../southbound/openflow/codec/index.js';
+import {
+  ctFlushZone,
+  encodeMessage,
+  type OfpMessage,
+  ofpp,
+} from '../../../../southbound/openflow/codec/index.js';
 import { fixtureBytes, wireFixtures } from '../../../fixtures/openflow/wire-fixtures.js';
 import { samples } from './message-samples.js';
 
@@ -91,6 +96,12 @@ const extra: { name: string; msg: OfpMessage; ovs: RegExp | string }[] = [
       ],
     },
     ovs: 'ADD table:31 priority=100,icmp6,icmp_type=136,icmp_code=0 actions=move:NXM_NX_IPV6_SRC[]->NXM_NX_IPV6_DST[],move:NXM_NX_ND_TARGET[]->NXM_NX_IPV6_SRC[],set_field:2->nd_options_type,set_field:3758096384->nd_reserved,move:NXM_OF_ETH_SRC[]->NXM_NX_ND_TLL[],IN_PORT',
+  },
+  {
+    // A router's SNAT zone forgotten when its address changes (controller/engine/nat-flush.ts).
+    name: 'NXT_CT_FLUSH_ZONE',
+    msg: { ...ctFlushZone(33564), xid: 0x43 },
+    ovs: /NXT_CT_FLUSH_ZONE.*zone_id=33564/,
   },
   {
     name: 'PACKET_OUT with no data to a buffered packet',

@@ -1,0 +1,236 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Capture, startCapture } from '../lab/capture.js';
+import { expectConverged } from './converged.js';
+import { type E2e, startE2e, waitFor } from './harness.js';
+
+/**
+ * SNAT with real traffic. `metal` is a physical host on VLAN 42 behind hv2's port, bound to network
+ * `lan` (10.0.0.0/24), and the tenant's upstream: r1's default route goes via it, and it holds
+ * 198.51.100.1 (the "internet") on its loopback. metal has NO route to the tenant's web network
+ * (10.1.0.0/24): only translated traffic can be answered. r1 translates web's sources to its own
+ * address on lan, 10.0.0.1, with conntrack on hv2 (the chassis of lan's binding). w1 (hv1) also
+ * has the floating IP 10.0.0.50 and must keep it; w2 (hv1) is routed on hv1 and reaches hv2
+ * through the tunnel, w3 (hv2) is routed on the binding's chassis itself.
+ */
+let e: E2e;
+const vm = (name: string, hypervisor: string, n: number) => ({
+  name,
+  hypervisor,
+  mac: `02:00:00:00:78:0${n}`,
+  ip: `10.1.0.${4 + n}/24`,
+  gateway: '10.1.0.1',
+});
+const W1 = vm('w1', 'hv1', 1);
+const W2 = vm('w2', 'hv1', 2);
+const W3 = vm('w3', 'hv2', 3);
+const METAL = { name: 'metal', hypervisor: 'hv2', mac: '02:00:00:00:78:09', ip: '10.0.0.63/24', vlan: 42 };
+const METAL_IP = '10.0.0.63';
+const INTERNET = '198.51.100.1';
+const GATEWAY = '10.0.0.1';
+const FLOATING = '10.0.0.50';
+const LAN_VNI = 796;
+const ZONE = 0x8000 | LAN_VNI;
+const captures: Capture[] = [];
+const servers: ChildProcess[] = [];
+
+const router = (snat: { ip: string } | false) =>
+  e.api.put('/v1/routers/r1?wait=applied&timeout=20s', {
+    tenantId: 't1',
+    interfaces: [
+      { networkId: 'web', ip: '10.1.0.1' },
+      { networkId: 'lan', ip: GATEWAY },
+    ],
+    routes: [{ destination: '0.0.0.0/0', nexthop: METAL_IP }],
+    floatingIps: [{ ip: FLOATING, fixedIp: '10.1.0.5' }],
+    snat,
+  });
+const pings = async (from: string, to: string, count = 3) =>
+  (await e.lab.ping(from, to, { count, intervalMs: 200, timeoutS: 1 })).received;
+/** What metal's eth0 sees (tcpdump filter words) while `run` runs. */
+const seenByMetal = async (filter: string[], run: () => Promise<unknown>): Promise<string[]> => {
+  const c = await startCapture(e.lab.vm('metal').netns, 'eth0', filter);
+  captures.push(c);
+  try {
+    await run();
+  } finally {
+    captures.splice(captures.indexOf(c), 1);
+  }
+  return c.stop();
+};
+
+/** A TCP server in metal that tells each client the address and port it sees it from. */
+const WHO_AM_I = `
+const net = require('node:net');
+net.createServer((s) => { s.on('error', () => {}); s.end(s.remoteAddress + ':' + s.remotePort + '\\n'); })
+  .listen(Number(process.argv[1]), '0.0.0.0', () => process.stdout.write('ready\\n'));
+`;
+/** Connects from source port `from`; prints what the server said, or exits non-zero. */
+const CONNECT_FROM = `
+const net = require('node:net');
+const [, ip, port, localPort] = process.argv;
+let got = '';
+const s = net.connect({ host: ip, port: Number(port), localPort: Number(localPort) });
+s.setTimeout(3000, () => process.exit(2));
+s.on('data', (d) => { got += d; });
+s.on('end', () => { process.stdout.write(got); process.exit(0); });
+s.on('error', () => process.exit(1));
+`;
+async function startWhoAmI(port: number): Promise<void> {
+  const child = spawn(
+    'ip',
+    ['netns', 'exec', e.lab.vm('metal').netns, process.execPath, '-e', WHO_AM_I, String(port)],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
+  servers.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`who-am-i server exited with ${code}`)));
+    child.stdout?.once('data', () => resolve());
+  });
+}
+const connectFrom = async (vmName: string, ip: string, port: number, localPort: number) =>
+  (
+    await e.lab.exec(vmName, [process.execPath, '-e', CONNECT_FROM, ip, String(port), String(localPort)])
+  ).trim();
+
+beforeAll(async () => {
+  e = await startE2e(2, [W1, W2, W3, METAL]);
+  await waitFor(
+    async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
+    2,
+    30_000,
+    'both chassis registered',
+  );
+  await e.api.put('/v1/tenants/t1', { name: 't1' });
+  await e.api.put('/v1/networks/web', { tenantId: 't1', name: 'web', vni: 797, subnets: ['10.1.0.0/24'] });
+  await e.api.put('/v1/networks/lan', {
+    tenantId: 't1',
+    name: 'lan',
+    vni: LAN_VNI,
+    subnets: ['10.0.0.0/24'],
+  });
+  for (const w of [W1, W2, W3]) {
+    await e.api.put(`/v1/endpoints/${w.name}?wait=applied&timeout=20s`, {
+      networkId: 'web',
+      mac: w.mac,
+      ips: [w.ip.split('/')[0]],
+      ifaceId: w.name,
+    });
+  }
+  await e.api.put('/v1/vlan-bindings/metal42?wait=applied&timeout=20s', {
+    chassisId: 'hv2',
+    port: 'phy-metal',
+    vlan: 42,
+    networkId: 'lan',
+  });
+  await router({ ip: GATEWAY });
+  await e.lab.exec('metal', ['ip', 'addr', 'add', `${INTERNET}/32`, 'dev', 'lo']);
+  for (const w of [W1, W2, W3]) await e.lab.exec(w.name, ['ip', 'route', 'add', 'default', 'via', w.gateway]);
+}, 180_000);
+afterAll(async () => {
+  for (const c of captures.splice(0)) await c.stop();
+  for (const s of servers.splice(0)) if (s.pid) process.kill(s.pid);
+  await e?.close();
+}, 60_000);
+
+describe("SNAT: a tenant's VMs reach a physical network from the router's address", () => {
+  it('VMs without a floating IP leave from the SNAT address, from either chassis, and get their answers; a floating IP is kept', async () => {
+    const lines = await seenByMetal(['icmp'], async () => {
+      await waitFor(async () => pings('w2', INTERNET, 1), 1, 15_000, 'w2 reaches the internet via metal');
+      expect(await pings('w2', INTERNET)).toBe(3);
+      expect(await pings('w3', INTERNET)).toBe(3);
+      // On-link on lan too: metal answers 10.0.0.1, never having heard of 10.1.0.0/24.
+      expect(await pings('w2', METAL_IP)).toBe(3);
+      expect(await pings('w1', INTERNET)).toBe(3);
+    });
+    expect(lines.some((l) => l.includes(`${GATEWAY} > ${INTERNET}: ICMP echo request`))).toBe(true);
+    expect(lines.some((l) => l.includes(`${GATEWAY} > ${METAL_IP}: ICMP echo request`))).toBe(true);
+    expect(lines.some((l) => l.includes(`${FLOATING} > ${INTERNET}: ICMP echo request`))).toBe(true);
+    // No internal address ever reaches the physical network.
+    expect(lines.filter((l) => l.includes('10.1.0.'))).toEqual([]);
+    // metal's listener starts when a probe names its lab address, then serves both.
+    expect(await e.lab.tcpProbe('w3', METAL_IP, 8080, 2000)).toBe('metal');
+    expect(await e.lab.tcpProbe('w2', INTERNET, 8080, 2000)).toBe('metal');
+  }, 60_000);
+
+  it('translates ports too: two VMs connecting from the same source port both get through, on different ports of the one address', async () => {
+    await startWhoAmI(9000);
+    const a = await connectFrom('w2', INTERNET, 9000, 40000);
+    const b = await connectFrom('w3', INTERNET, 9000, 40000);
+    expect(a).toMatch(new RegExp(`^${GATEWAY.replace(/\./g, '\\.')}:\\d+$`));
+    expect(b).toMatch(new RegExp(`^${GATEWAY.replace(/\./g, '\\.')}:\\d+$`));
+    expect(a).not.toBe(b);
+  }, 60_000);
+
+  it('keeps what the physical side opens: the router answers pings at its address, a host with a route reaches a VM untranslated both ways', async () => {
+    expect(await pings('metal', GATEWAY)).toBe(3);
+    await e.lab.exec('metal', ['ip', 'route', 'add', '10.1.0.0/24', 'via', GATEWAY]);
+    try {
+      const lines = await seenByMetal(['icmp'], async () => {
+        await waitFor(async () => pings('metal', '10.1.0.6', 1), 1, 15_000, 'metal reaches w2 by its route');
+        expect(await pings('metal', '10.1.0.6')).toBe(3);
+      });
+      expect(lines.some((l) => l.includes(`10.1.0.6 > ${METAL_IP}: ICMP echo reply`))).toBe(true);
+      // TCP too, to a VM on either chassis: the answers keep their source (committed untranslated).
+      expect(await e.lab.tcpProbe('metal', '10.1.0.7', 8080, 2000)).toBe('w3');
+      expect(await e.lab.tcpProbe('metal', '10.1.0.6', 8080, 2000)).toBe('w2');
+      // Unsolicited packets to the SNAT address from outside reach no VM.
+      expect(await e.lab.tcpProbe('metal', GATEWAY, 8080, 1000)).toBeUndefined();
+    } finally {
+      await e.lab.exec('metal', ['ip', 'route', 'del', '10.1.0.0/24']);
+    }
+  }, 60_000);
+
+  it('weft trace shows the source translated on the chassis of the binding', async () => {
+    const t = await e.api.get(`/v1/endpoints/w2/trace?to=${INTERNET}`);
+    const hops = t.hops as Array<{ chassis: string; notes: string[] }>;
+    const translated = hops.filter((h) => h.notes.some((n) => n.includes(`source translated to ${GATEWAY}`)));
+    expect(translated.map((h) => h.chassis)).toEqual(['hv2']);
+  }, 60_000);
+
+  it('counts the translations in the router counters, on the chassis of the binding', async () => {
+    await pings('w2', INTERNET, 2);
+    const c = (await e.api.get('/v1/routers/r1/counters')) as {
+      switches: Array<{ chassis?: string } & Record<string, { packets: number }>>;
+    };
+    const on = (hv: string) => c.switches.find((s) => s.chassis === hv)!;
+    expect(on('hv2').snatOut!.packets).toBeGreaterThanOrEqual(2);
+    expect(on('hv2').snatIn!.packets).toBeGreaterThanOrEqual(2);
+    expect(on('hv1').snatOut!.packets).toBe(0);
+  }, 60_000);
+
+  it('survives a controller restart under traffic: 0 pings lost', async () => {
+    const outbound = e.lab.ping('w2', INTERNET, { count: 80, intervalMs: 100, timeoutS: 1 });
+    await new Promise((r) => setTimeout(r, 1000));
+    await e.restartController();
+    expect((await outbound).received).toBe(80);
+  }, 60_000);
+
+  it('moves to a dedicated address (answered by ARP and ping), and off: then nothing of it is left', async () => {
+    await router({ ip: '10.0.0.60' });
+    const lines = await seenByMetal(['icmp'], async () => {
+      await waitFor(async () => pings('w2', INTERNET, 1), 1, 15_000, 'w2 leaves from 10.0.0.60');
+    });
+    expect(lines.some((l) => l.includes(`10.0.0.60 > ${INTERNET}: ICMP echo request`))).toBe(true);
+    expect(await pings('metal', '10.0.0.60')).toBe(3);
+    await router(false);
+    expect(await pings('w2', INTERNET, 2)).toBe(0);
+    // The floating IP is untouched.
+    expect(await pings('w1', INTERNET, 2)).toBe(2);
+    const h = e.lab.hv('hv2');
+    // The switch forgot the translations (the zone was flushed), or w2 would still leave from 10.0.0.60.
+    expect((await h.appctl('dpctl/dump-conntrack', `zone=${ZONE}`)).trim()).toBe('');
+    const flows = await h.ofctl('dump-flows', h.mgmt('br-int'));
+    expect(flows.split('\n').filter((l) => l.includes(`zone=${ZONE}`) || l.includes('10.0.0.60'))).toEqual(
+      [],
+    );
+    await router({ ip: GATEWAY });
+    await waitFor(async () => pings('w2', INTERNET, 1), 1, 15_000, 'w2 reaches the internet again');
+  }, 60_000);
+
+  it('leaves the bridges exactly as desired', async () => {
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
+});
