@@ -22,8 +22,9 @@ import { ROUTER_ADDRESS_PRIORITY, SNAT_INBOUND_PRIORITY, SNAT_OUTBOUND_PRIORITY 
  * into the tunnel to the chassis whose binding it answered from; controller/router/neighbor-flows.ts).
  *
  * On every chassis hosting the external network, when the SNAT address is not the router's own
- * address there: the router answers ARP for it, no VM speaks as it (the gateway's guard), and what
- * reaches it untranslated is dropped (a dedicated NAT address runs no service). The router's own
+ * address there: the router answers ARP and pings for it (compute.ts), no VM speaks as it (the
+ * gateway's guard), and anything else reaching it untranslated is dropped (a dedicated NAT
+ * address runs no service). The router's own
  * address keeps its flows: pings and unreachables as before, answers to translated connections
  * taken first.
  *
@@ -36,14 +37,16 @@ import { ROUTER_ADDRESS_PRIORITY, SNAT_INBOUND_PRIORITY, SNAT_OUTBOUND_PRIORITY 
  *   on leaves by the learned host's flow as before. A floating IP's fixed address left with its
  *   floating IP already (no internal source any more); a VM on the external network is reached by
  *   its MAC above these flows, untranslated.
- * - l3-route (SNAT_INBOUND_PRIORITY), IPv4 from the binding port to the router's MAC: a lookup with
- *   `nat` gives an answer to a translated connection its internal destination back (it then takes
- *   the route there); a new connection is committed without NAT, so one a host outside opens to an
- *   internal address directly (it has a route via the router) is known, and its answers meet the
- *   outbound lookup as established: they keep their source address. Pings and unreachables of the
- *   router's own address go on to their flows as before.
- * (A commit with a bare `nat` would not do for the inbound side: conntrack would record a NAT of
- * no address for the connection, and its answers would leave from 0.0.0.0.)
+ * - l3-route (SNAT_INBOUND_PRIORITY), IPv4 from the binding port to the router's MAC for the SNAT
+ *   address or an internal subnet (nothing else meets conntrack: no scan of the address, no
+ *   floating-IP traffic fills its table): a lookup with `nat` gives an answer to a translated
+ *   connection its internal destination back (it then takes the route there); a new connection to
+ *   an internal address is committed without NAT, so one a host outside opens directly (it has a
+ *   route via the router) is known, and its answers meet the outbound lookup as established: they
+ *   keep their source address. An invalid packet to the SNAT address is dropped; pings and
+ *   unreachables of the router's own address go on to their flows as before.
+ * (A commit with a bare `nat` would not do for the inbound side: OVS 3.1's userspace conntrack, as
+ * the e2e test saw, records a NAT to 0.0.0.0 for the connection, and its answers leave from it.)
  */
 
 /** reg2: how far the packet went through its router's SNAT zone. */
@@ -90,21 +93,38 @@ export function snatFlows(
   if (vlanPorts.length === 0) return;
   const { zone } = snat;
   const route = TABLE.L3_ROUTE;
+  const internal = snat.sources.map((c) => addressTlv('dst', c, 4)).filter((t) => t !== undefined);
+  if (internal.length === 0) return;
+  const toSnat = { field: 'ipv4_dst', value: snat.ip };
   for (const v of vlanPorts) {
     const inbound = [{ field: 'in_port', value: v.ofport }, meta, toGateway, IS_IP];
+    // Only what can be an answer (to the SNAT address) or a connection to an internal address
+    // meets conntrack: scans of the address and floating-IP traffic commit nothing.
+    for (const dst of [toSnat, ...internal]) {
+      flows.push({
+        tableId: route,
+        priority: SNAT_INBOUND_PRIORITY,
+        cookie,
+        match: [...inbound, dst, stageIs(STAGE.NONE)],
+        instructions: [apply(...ctPass(STAGE.LOOKED_UP, zone, route, false, BARE_NAT))],
+      });
+    }
+    for (const dst of internal) {
+      flows.push({
+        tableId: route,
+        priority: SNAT_INBOUND_PRIORITY,
+        cookie,
+        match: [...inbound, dst, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_NEW)],
+        instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true))],
+      });
+    }
+    // Invalid to conntrack (no connection it knows): no answer, and no business of the router's.
     flows.push({
       tableId: route,
       priority: SNAT_INBOUND_PRIORITY,
       cookie,
-      match: [...inbound, stageIs(STAGE.NONE)],
-      instructions: [apply(...ctPass(STAGE.LOOKED_UP, zone, route, false, BARE_NAT))],
-    });
-    flows.push({
-      tableId: route,
-      priority: SNAT_INBOUND_PRIORITY,
-      cookie,
-      match: [...inbound, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_NEW)],
-      instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true))],
+      match: [...inbound, toSnat, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_INV)],
+      instructions: [],
     });
   }
   const fromRouter = { field: 'eth_src', value: r.self.mac };

@@ -1,4 +1,4 @@
-import { ROUTER_ADDRESS_PRIORITY } from '../../apps/router/priorities.js';
+import { ROUTER_ADDRESS_PRIORITY, SNAT_INBOUND_PRIORITY } from '../../apps/router/priorities.js';
 import type {
   RouterCounters,
   RouterFlowCounter,
@@ -95,6 +95,8 @@ export function routerFlowKind(
   if (f.instructions.length === 0) {
     // A dedicated SNAT address: what reaches it untranslated is for no host and no service.
     if (f.priority === ROUTER_ADDRESS_PRIORITY) return 'toRouter';
+    // To the SNAT address and invalid to its conntrack zone.
+    if (f.priority === SNAT_INBOUND_PRIORITY) return 'snatInvalid';
     // A floating IP's fixed address, asked for directly from the external side: dropped.
     return matches(f, 'ipv4_dst') ? 'fixedDropped' : 'notIpv4';
   }

@@ -14,6 +14,7 @@ import {
 } from '../reconcile/diff.js';
 import { flowDiffers, groupDiffers, type KeyedDiff, partialDiff } from '../reconcile/keyed-diff.js';
 import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-diff.js';
+import { natTranslations, natZonesTouched, staleNatZones } from '../reconcile/nat-zones.js';
 import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
@@ -328,15 +329,17 @@ export class DatapathSync {
       }
     }
     this.meters?.confirmed(meterDiff, 'before');
-    if (!isEmptyDiff(flowDiff, groupDiff)) {
-      await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
-      await flushStaleNat(this.port, flowDiff, this.log);
-    }
+    // A SNAT's translations before the change, when it touches one (rare; nat-zones.ts).
+    const nat =
+      this.flows && natZonesTouched(flowDiff).length > 0 ? natTranslations(this.flows.values()) : undefined;
+    if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone
     const upserts = [...flowDiff.add, ...flowDiff.modify];
     for (let i = 0; i < upserts.length; i++) this.flows.set(upsertKeys[i]!, upserts[i]!);
     for (const key of removeKeys) this.flows.delete(key);
+    if (nat)
+      await flushStaleNat(this.port, staleNatZones(nat, natTranslations(this.flows.values())), this.log);
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     if (meterMods.after.length > 0) await this.port.applyMeters(meterMods.after);

@@ -5,35 +5,61 @@ import { TABLE } from '../pipeline/tables.js';
 import type { FlowDiff } from './diff.js';
 
 /**
- * The conntrack zones whose connections a flow diff makes stale: those of the source-NAT flows it
- * rewrites or removes (a router's SNAT, apps/router/snat.ts). Conntrack keeps each connection's
- * translation for as long as the connection lives, so a VM that went on sending after its
- * router's SNAT address changed (or after SNAT was switched off) would keep leaving from the old
- * address, which nothing answers for any more; the switch must forget them. Adding a SNAT flow
- * (a new source network) leaves the others' connections alone. Pure; sorted, each zone once.
- *
- * Only the router's flows in l2-lookup are looked into, so a diff of 100,000 other flows decodes
- * none of their instructions.
+ * Whether a flow diff rewrites or removes a source-NAT flow (a router's SNAT, apps/router/snat.ts):
+ * then the translations a switch's conntrack holds may have outlived their address, and
+ * staleNatZones says which. Only the router's flows in l2-lookup are looked into, so a diff of
+ * 100,000 other flows decodes none of their instructions.
  */
 export function natZonesTouched(diff: Pick<FlowDiff, 'modify' | 'remove'>): number[] {
-  const zones = new Set<number>();
-  for (const list of [diff.modify, diff.remove] as const) {
-    for (const f of list) {
-      if (f.tableId !== TABLE.L2_LOOKUP || appOf(f.cookie) !== 'router') continue;
-      for (const zone of sourceNatZones(f)) zones.add(zone);
-    }
-  }
-  return [...zones].sort((a, b) => a - b);
+  return [...natTranslations([...diff.modify, ...diff.remove]).keys()].sort((a, b) => a - b);
 }
 
-/** The zones of the ct actions in `f` that commit a source NAT. */
-function sourceNatZones(f: Pick<DesiredFlow, 'instructions'>): number[] {
-  const out: number[] = [];
+/** Each zone's source-NAT addresses in `flows` (the router's commits in l2-lookup). */
+export function natTranslations(flows: Iterable<NatFlow>): Map<number, Set<string>> {
+  const out = new Map<number, Set<string>>();
+  for (const f of flows) {
+    if (f.tableId !== TABLE.L2_LOOKUP || appOf(f.cookie) !== 'router') continue;
+    for (const [zone, ip] of sourceNats(f)) {
+      const ips = out.get(zone) ?? new Set<string>();
+      ips.add(ip);
+      out.set(zone, ips);
+    }
+  }
+  return out;
+}
+
+/**
+ * The zones that lost a translation from `before` to `after` (their address changed, or SNAT went):
+ * conntrack keeps each connection's translation as long as the connection lives, so a VM that went
+ * on sending would keep leaving from an address nothing answers for any more; the switch must
+ * forget them. A zone whose address stays (a source network added or detached) keeps its
+ * connections, those opened from outside included. Sorted.
+ */
+export function staleNatZones(before: Map<number, Set<string>>, after: Map<number, Set<string>>): number[] {
+  const stale: number[] = [];
+  for (const [zone, ips] of before) {
+    const now = after.get(zone);
+    if ([...ips].some((ip) => !now?.has(ip))) stale.push(zone);
+  }
+  return stale.sort((a, b) => a - b);
+}
+
+interface NatFlow {
+  readonly tableId: number;
+  readonly cookie: bigint;
+  readonly instructions: DesiredFlow['instructions'];
+}
+
+/** [zone, address] of each ct action in `f` that commits a source NAT. */
+function sourceNats(f: Pick<DesiredFlow, 'instructions'>): Array<[number, string]> {
+  const out: Array<[number, string]> = [];
   for (const i of f.instructions) {
     if (i.type !== 'apply_actions') continue;
     for (const a of i.actions) {
       if (a.type !== 'ct' || typeof a.zone !== 'number') continue;
-      if (a.actions.some((n) => n.type === 'nat' && (n.flags & NAT_SRC) !== 0)) out.push(a.zone);
+      for (const n of a.actions) {
+        if (n.type === 'nat' && (n.flags & NAT_SRC) !== 0) out.push([a.zone, n.ipv4Min ?? n.ipv6Min ?? '']);
+      }
     }
   }
   return out;

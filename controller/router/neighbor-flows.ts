@@ -3,6 +3,7 @@ import { type DatapathCtx, tunnelPortFor } from '../../apps/view.js';
 import { taggedOutput } from '../../apps/vlan/compute.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpfc, ofpg, ofpp, ofptt } from '../../southbound/openflow/codec/constants.js';
+import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { FlowMod } from '../../southbound/openflow/codec/messages.js';
 import type { FlowStats } from '../../southbound/openflow/codec/multipart-types.js';
 import { isIpv4, parseIpv4 } from '../../southbound/openflow/codec/values.js';
@@ -32,6 +33,8 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
  *             binding port, tagged (its own chassis), or into the tunnel to that chassis (others)
  *   table=40 priority=91  metadata=<VNI>,dl_src=<gateway MAC>,dl_dst=<its MAC> -> (its own chassis) the
  *             same with in_port cleared: routed to it from another VLAN of the same trunk port
+ *   table=40 priority=96  the same match -> (another chassis with a VLAN binding of the network) into the
+ *             tunnel to its chassis, above a router's SNAT flows (95): translated only where it leaves
  *
  * A VIP's holder (an endpoint allowed the address) gets the table=36 flows only: the intent's
  * l2-lookup flows of its MAC lead there already.
@@ -45,6 +48,11 @@ export const LEARNED_NEIGHBOR_PRIORITY = 90;
 export const LEARNED_NEXTHOP_PRIORITY = 110;
 /** l2-lookup, on the neighbour's own chassis: what the router sends it, above the bridged frames' flow. */
 export const LEARNED_ROUTED_PRIORITY = 91;
+/**
+ * l2-lookup, on another chassis with a VLAN binding of the network: what the router sends it, into
+ * the tunnel to its place, above a router's SNAT flows (95), which must translate it only where it leaves.
+ */
+export const LEARNED_ROUTED_REMOTE_PRIORITY = 96;
 
 /** The datapath installing, with the tunnel ip of the neighbour's chassis. */
 export interface NeighborFlowsAt {
@@ -55,6 +63,11 @@ export interface NeighborFlowsAt {
   placeTunnelIp: string;
   /** The router's MAC on the neighbour's network: the source of what it routes there. */
   gatewayMac?: string;
+  /**
+   * This chassis has a VLAN binding of the network too (not the neighbour's): a router's SNAT may
+   * translate here (apps/router/snat.ts), so what is routed to the neighbour goes past it.
+   */
+  bound?: boolean;
 }
 
 /** The object key of a neighbour's learned flows (hashed into their cookie; what weft trace names). */
@@ -111,6 +124,8 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
       instructions: [apply(...out)],
     });
   }
+  if (!here && at.bound && out && at.gatewayMac)
+    flows.push(routedIntoTunnel(cookie, toMacL2, at.gatewayMac, out));
   if (here && at.gatewayMac) {
     // Routed to it (the router's MAC as source) from a host on another VLAN of the same trunk port,
     // a router on a stick: out of the port it came in on, so in_port is cleared first.
@@ -127,6 +142,22 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
 }
 
 /**
+ * l2-lookup, on a chassis other than the neighbour's place that has a VLAN binding of the network
+ * too: what the router routed to it goes into the tunnel above everything a router's SNAT does
+ * here (apps/router/snat.ts, 95), so the packet is translated on the chassis it leaves from, whose
+ * conntrack then also sees the answer come back.
+ */
+function routedIntoTunnel(cookie: bigint, toMacL2: OxmTlv[], gatewayMac: string, out: Action[]): DesiredFlow {
+  return {
+    tableId: TABLE.L2_LOOKUP,
+    priority: LEARNED_ROUTED_REMOTE_PRIORITY,
+    cookie,
+    match: [...toMacL2, { field: 'eth_src', value: gatewayMac }],
+    instructions: [apply(...out)],
+  };
+}
+
+/**
  * Every flow a neighbour may have on any datapath, by key only (table, priority, match): what to
  * delete, known without the intent or the datapath's tunnel port (a strict delete of a flow a
  * datapath does not hold does nothing).
@@ -139,12 +170,25 @@ export function learnedFlowKeys(n: LearnedNeighbor, vni: number, gatewayMac?: st
     tunnelPort: undefined,
     vniTunnelPorts: new Map(),
   };
-  return learnedNeighborFlows(n, {
+  const flows = learnedNeighborFlows(n, {
     ctx: anywhere,
     vni,
     placeTunnelIp: '',
     ...(gatewayMac ? { gatewayMac } : {}),
   });
+  // The flows of the other chassis share these keys, but for the routed frames' way into the tunnel.
+  if (gatewayMac && n.place.endpointId === undefined) {
+    const meta = { field: 'metadata', value: metadataForVni(vni) };
+    flows.push(
+      routedIntoTunnel(
+        learnedCookie('router', neighborOwner(n)),
+        [meta, { field: 'eth_dst', value: n.mac }],
+        gatewayMac,
+        [],
+      ),
+    );
+  }
+  return flows;
 }
 
 /** The ADDs of the flows, with the hard timeout that removes them if no one refreshes them. */

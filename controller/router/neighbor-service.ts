@@ -370,7 +370,8 @@ export class NeighborService {
 
   #at(ctx: DatapathCtx, vni: number, networkId: string, placeTunnelIp: string): NeighborFlowsAt {
     const gatewayMac = this.ctx.routerInterface(networkId)?.mac.toLowerCase();
-    return { ctx, vni, placeTunnelIp, ...(gatewayMac ? { gatewayMac } : {}) };
+    const bound = this.ctx.vlanPorts(networkId).some((p) => p.chassisId === ctx.chassisId);
+    return { ctx, vni, placeTunnelIp, ...(gatewayMac ? { gatewayMac } : {}), ...(bound ? { bound } : {}) };
   }
 
   /** Sends to a connected switch; false when it is not connected. */

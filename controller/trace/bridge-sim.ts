@@ -2,7 +2,7 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { NAT_SRC, type Subfield } from '../../southbound/openflow/codec/nx-actions.js';
+import { NAT_DST, NAT_SRC, type Subfield } from '../../southbound/openflow/codec/nx-actions.js';
 import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { meterPlace } from '../pipeline/meters.js';
@@ -357,8 +357,9 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
   }
 }
 
-/** NX_CT_F_COMMIT. */
+/** NX_CT_F_COMMIT; ct_state's +est. */
 const CT_COMMIT = 1;
+const CT_EST = 0x02n;
 
 /**
  * A source NAT committed by a ct action (a router's SNAT, apps/router/snat.ts): the packet after it
@@ -366,7 +367,17 @@ const CT_COMMIT = 1;
  * no earlier connection whose answer a bare `nat` would translate back).
  */
 function ctNat(run: Run, a: Extract<Action, { type: 'ct' }>, p: Packet): void {
-  if (!(a.flags & CT_COMMIT) || typeof a.zone !== 'number') return;
+  if (typeof a.zone !== 'number') return;
+  if (!(a.flags & CT_COMMIT)) {
+    // A lookup with a bare nat, as an established connection's packet: translated as its commit chose.
+    const bare = a.actions.some((n) => n.type === 'nat' && (n.flags & (NAT_SRC | NAT_DST)) === 0);
+    if (bare && run.opts.ctState & CT_EST) {
+      run.result.notes.push(
+        `an established connection's packet is translated here as its first packet was (conntrack zone ${a.zone}); this trace does not know which addresses that chose`,
+      );
+    }
+    return;
+  }
   for (const n of a.actions) {
     if (n.type !== 'nat' || !(n.flags & NAT_SRC) || n.ipv4Min === undefined) continue;
     setField(p, 'ipv4_src', n.ipv4Min, undefined);

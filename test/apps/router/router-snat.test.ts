@@ -39,10 +39,14 @@ describe('SNAT in the router app', () => {
     expect(snatZone(0xffffff)).toBe(0xffff);
   });
 
-  it("at the router's own address, on the binding's chassis: every packet looked up in the zone both ways, new connections committed (translated outbound only), invalid ones dropped outbound", () => {
+  it("at the router's own address, on the binding's chassis: what may be an answer or a connection looked up in the zone both ways, new connections committed (translated outbound only), invalid ones dropped", () => {
     expect(added(ext, snatAt(ext.ip), [uplink])).toEqual([
-      'table=35, priority=310,ip,reg2=0,metadata=0xc8,in_port=7,dl_dst=0a:57:72:00:00:c8 actions=set_field:0x1->reg2,ct(table=35,zone=32968,nat)',
-      'table=35, priority=310,ct_state=+new+trk,ip,reg2=0x1,metadata=0xc8,in_port=7,dl_dst=0a:57:72:00:00:c8 actions=set_field:0x2->reg2,ct(commit,table=35,zone=32968)',
+      // Inbound: only what may be an answer (to the SNAT address) or a connection to an internal
+      // address meets conntrack; only the latter is committed; invalid packets to the address dropped.
+      'table=35, priority=310,ip,reg2=0,metadata=0xc8,in_port=7,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.1.1 actions=set_field:0x1->reg2,ct(table=35,zone=32968,nat)',
+      'table=35, priority=310,ip,reg2=0,metadata=0xc8,in_port=7,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.0.0/24 actions=set_field:0x1->reg2,ct(table=35,zone=32968,nat)',
+      'table=35, priority=310,ct_state=+new+trk,ip,reg2=0x1,metadata=0xc8,in_port=7,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.0.0/24 actions=set_field:0x2->reg2,ct(commit,table=35,zone=32968)',
+      'table=35, priority=310,ct_state=+inv+trk,ip,reg2=0x1,metadata=0xc8,in_port=7,dl_dst=0a:57:72:00:00:c8,nw_dst=10.0.1.1 actions=drop',
       'table=40, priority=95,ip,reg2=0,metadata=0xc8,dl_src=0a:57:72:00:00:c8,nw_src=10.0.0.0/24 actions=set_field:0x1->reg2,ct(table=40,zone=32968,nat)',
       'table=40, priority=95,ct_state=+new+trk,ip,reg2=0x1,metadata=0xc8,dl_src=0a:57:72:00:00:c8,nw_src=10.0.0.0/24 actions=set_field:0x2->reg2,ct(commit,table=40,zone=32968,nat(src=10.0.1.1))',
       'table=40, priority=95,ct_state=+inv+trk,ip,reg2=0x1,metadata=0xc8,dl_src=0a:57:72:00:00:c8,nw_src=10.0.0.0/24 actions=drop',
@@ -59,15 +63,18 @@ describe('SNAT in the router app', () => {
     ]);
   });
 
-  it('conntrack only where a VLAN binding port of the external network is local, the inbound pair per port', () => {
+  it('conntrack only where a VLAN binding port of the external network is local, the inbound flows per port', () => {
     const two = added(ext, snatAt(ext.ip), [uplink, { bindingId: 'up2', ofport: 9, vlan: 43 }]);
     expect(two.filter((f) => f.includes('priority=310')).map((f) => /in_port=(\d+)/.exec(f)?.[1])).toEqual([
-      '7',
-      '7',
-      '9',
-      '9',
+      ...Array(4).fill('7'),
+      ...Array(4).fill('9'),
     ]);
     expect(added(ext, snatAt(ext.ip))).toEqual([]);
+  });
+
+  it('adds no conntrack for a router with no other network (nothing to translate)', () => {
+    const alone = { ...snatAt(ext.ip), sources: [] };
+    expect(added(ext, alone, [uplink]).filter((f) => f.includes('ct('))).toEqual([]);
   });
 
   it('adds nothing on the internal network', () => {

@@ -202,7 +202,9 @@ describe('routerFlowKind', () => {
     expect(kinds).toEqual([
       [TABLE.L3_ROUTE, 290, 'toRouter'],
       [TABLE.L3_ROUTE, 310, 'snatIn'],
+      [TABLE.L3_ROUTE, 310, 'snatIn'],
       [TABLE.L3_ROUTE, 310, 'snatNew'],
+      [TABLE.L3_ROUTE, 310, 'snatInvalid'],
       [TABLE.L2_LOOKUP, 95, 'snatOut'],
       [TABLE.L2_LOOKUP, 95, 'snatNew'],
       [TABLE.L2_LOOKUP, 95, 'snatInvalid'],

@@ -4,7 +4,7 @@ import { flushStaleNat } from '../../../controller/engine/nat-flush.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import { natZonesTouched } from '../../../controller/reconcile/nat-zones.js';
+import { natTranslations, natZonesTouched, staleNatZones } from '../../../controller/reconcile/nat-zones.js';
 import type { Action } from '../../../southbound/openflow/codec/actions.js';
 import { NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
 
@@ -49,6 +49,36 @@ describe('natZonesTouched', () => {
   });
 });
 
+describe('natTranslations / staleNatZones', () => {
+  const before = natTranslations([
+    flow(snatCommit(33000, '192.0.2.1')),
+    flow(snatCommit(33001, '192.0.2.7')),
+  ]);
+
+  it("reads each zone's addresses from the router's commits only", () => {
+    const read = natTranslations([
+      flow(snatCommit(33000, '192.0.2.1')),
+      flow(snatCommit(33000, '192.0.2.1')),
+      flow(ct(33002, false, { type: 'nat', flags: 0 })),
+      flow(snatCommit(33003), { cookie: cookieFor('acl', 'sg/x') }),
+    ]);
+    expect([...read].map(([z, ips]) => [z, [...ips]])).toEqual([[33000, ['192.0.2.1']]]);
+  });
+
+  it('a zone whose address changed or that lost its commits is stale; one whose address stays is not', () => {
+    // 33000 moved to another address; 33001 keeps its own (a source network was detached, say).
+    const after = natTranslations([
+      flow(snatCommit(33000, '192.0.2.9')),
+      flow(snatCommit(33001, '192.0.2.7')),
+    ]);
+    expect(staleNatZones(before, after)).toEqual([33000]);
+    expect(staleNatZones(before, natTranslations([]))).toEqual([33000, 33001]);
+    expect(staleNatZones(before, before)).toEqual([]);
+    // A new SNAT makes nothing stale.
+    expect(staleNatZones(natTranslations([]), before)).toEqual([]);
+  });
+});
+
 describe('flushStaleNat', () => {
   const lines: Array<{ level: string; obj: unknown; msg: string }> = [];
   const log = {
@@ -58,12 +88,12 @@ describe('flushStaleNat', () => {
   const port = (flush?: (zones: readonly number[]) => Promise<void>): DatapathPort =>
     ({ dpid: '00000000000000a1', ...(flush ? { flushConntrackZones: flush } : {}) }) as DatapathPort;
 
-  it('flushes the touched zones on the switch and says so', async () => {
+  it('flushes the zones on the switch and says so', async () => {
     lines.length = 0;
     const asked: number[][] = [];
     await flushStaleNat(
       port(async (z) => void asked.push([...z])),
-      { modify: [], remove: [flow(snatCommit(33000))] },
+      [33000],
       log,
     );
     expect(asked).toEqual([[33000]]);
@@ -71,20 +101,20 @@ describe('flushStaleNat', () => {
       {
         level: 'info',
         obj: { dpid: '00000000000000a1', zones: [33000] },
-        msg: 'SNAT changed: its conntrack zones flushed',
+        msg: 'SNAT address changed or gone: its conntrack zones flushed',
       },
     ]);
   });
 
-  it('asks nothing when no SNAT flow changed, or of a port without conntrack', async () => {
+  it('asks nothing for no zone, or of a port without conntrack', async () => {
     lines.length = 0;
     const asked: number[][] = [];
     await flushStaleNat(
       port(async (z) => void asked.push([...z])),
-      { modify: [], remove: [] },
+      [],
       log,
     );
-    await flushStaleNat(port(), { modify: [flow(snatCommit(1))], remove: [] }, log);
+    await flushStaleNat(port(), [1], log);
     expect(asked).toEqual([]);
     expect(lines).toEqual([]);
   });
@@ -94,9 +124,7 @@ describe('flushStaleNat', () => {
     const refuse = async () => {
       throw new Error('OFPBRC_BAD_TYPE');
     };
-    await expect(
-      flushStaleNat(port(refuse), { modify: [flow(snatCommit(33000))], remove: [] }, log),
-    ).resolves.toBeUndefined();
+    await expect(flushStaleNat(port(refuse), [33000], log)).resolves.toBeUndefined();
     expect(lines.map((l) => [l.level, (l.obj as { err?: string }).err])).toEqual([
       ['warn', 'OFPBRC_BAD_TYPE'],
     ]);

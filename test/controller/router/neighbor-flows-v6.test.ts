@@ -103,14 +103,15 @@ describe('learnedNeighborFlows: an IPv6 neighbour', () => {
     }
   });
 
-  it('its removal keys: strict deletes of the same four flows, ipv6_dst among them', () => {
+  it('its removal keys: strict deletes of the same four flows and the way of routed frames into the tunnel elsewhere, ipv6_dst among them', () => {
     const msgs = removeMessages(learnedFlowKeys(N6, 101, routerMac(101)));
-    expect(msgs.map((m) => m.command)).toEqual(Array(4).fill(ofpfc.DELETE_STRICT));
+    expect(msgs.map((m) => m.command)).toEqual(Array(5).fill(ofpfc.DELETE_STRICT));
     expect(msgs.map((m) => [m.tableId, m.priority])).toEqual([
       [36, 90],
       [36, 110],
       [40, 90],
       [40, 91],
+      [40, 96],
     ]);
     expect(msgs[0]!.match).toContainEqual({ field: 'ipv6_dst', value: 'fd00:2::99' });
     expect(removeMessages(learnedFlowKeys(VIP6, 101, routerMac(101)))).toHaveLength(2);

@@ -246,7 +246,7 @@ describe('NeighborService: neighbour advertisements', () => {
       installedOn: ['dp2', 'dp4'],
     });
     // The old flows go from where they were, the new ones come where it is and where it is used.
-    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual(Array(4).fill(ofpfc.DELETE_STRICT));
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual(Array(5).fill(ofpfc.DELETE_STRICT));
     expect(text(flowMods(w.sw('dp1')))[0]).toBe(
       `table=36, priority=90,ipv6,metadata=0x67,ipv6_dst=${ADDR} actions=drop`,
     );
@@ -257,7 +257,7 @@ describe('NeighborService: neighbour advertisements', () => {
       `table=40, hard_timeout=121, priority=91,metadata=0x67,dl_src=${GW6},dl_dst=${HOST6_NEW} actions=set_field:0->in_port,push_vlan:0x8100,set_field:4157->vlan_vid,output:12`,
     ]);
     expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([
-      ...Array(4).fill(ofpfc.DELETE_STRICT),
+      ...Array(5).fill(ofpfc.DELETE_STRICT),
       ...Array(3).fill(ofpfc.ADD),
     ]);
     expect(w.lines.some((l) => l.msg === 'neighbour changed' && l.mac === HOST6_NEW)).toBe(true);

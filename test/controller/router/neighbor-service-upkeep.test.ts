@@ -62,9 +62,10 @@ describe('NeighborService: re-validation', () => {
     // One unicast to its place, then two broadcasts out of web's VLAN ports (hv1's and hv2's).
     expect(packetOuts(w.sw('dp1'))).toHaveLength(3);
     expect(packetOuts(w.sw('dp2'))).toHaveLength(2);
-    // Every key it may have, strictly (its place's routed twin of the l2 flow included).
-    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
-    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+    // Every key it may have, strictly (its place's routed twin of the l2 flow included, and the
+    // routed frames' way into the tunnel from another chassis with a binding).
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4, 4]);
+    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4, 4, 4]);
     expect(flowMods(w.sw('dp2'))).toEqual([]);
     expect(w.service.list()).toEqual([]);
     expect(
@@ -81,7 +82,7 @@ describe('NeighborService: re-validation', () => {
       w.state.now = now;
       w.service.tick();
     }
-    expect(w.sent()).toEqual({ dp1: 7, dp2: 2, dp4: 0 }); // 3 probes and 4 deletes; 2 broadcast probes
+    expect(w.sent()).toEqual({ dp1: 8, dp2: 2, dp4: 0 }); // 3 probes and 5 deletes; 2 broadcast probes
   });
 });
 
@@ -201,8 +202,8 @@ describe('NeighborService: what no longer stands is forgotten, its flows removed
       w.state.now = 300;
       w.service.tick();
       expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
-      expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
-      expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+      expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4, 4]);
+      expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([4, 4, 4, 4, 4]);
       expect(
         w.lines.some((l) => l.msg === 'neighbour forgotten' && /binding vb1 is gone/.test(String(l.reason))),
       ).toBe(true);
@@ -233,7 +234,7 @@ describe('NeighborService: an address that becomes a floating IP', () => {
     w.state.now = 300;
     w.service.tick();
     expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })).toBeUndefined();
-    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4]);
+    expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual([4, 4, 4, 4, 4]);
     expect(
       w.lines.some((l) => /a floating IP or the SNAT address of the router now/.test(String(l.reason))),
     ).toBe(true);
