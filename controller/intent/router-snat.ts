@@ -58,10 +58,19 @@ export function snatOf(
   const own = interfaces[nets.indexOf(net)]?.ip === a.text;
   // The router's own address there: no endpoint, VIP, next hop or floating IP can be it (refused
   // where those are written), and conntrack tells the translated answers from what is for the router.
-  if (!own) notTaken(state, a, net, routes, floatingIps);
+  // A write that keeps the SNAT address and changes the routes or floating IPs is refused naming
+  // the field it changed: that is what the caller can fix.
+  const kept = before?.snat?.ip === a.text;
+  if (!own) notTaken(state, a, net, routes, floatingIps, kept);
   for (const [i, f] of floatingIps.entries()) {
     const fixed = parseIp(f.fixedIp)!;
     if (!v4(net).some((c) => cidrContains(c, fixed))) continue;
+    if (kept) {
+      throw invalid(
+        `floatingIps[${i}].fixedIp`,
+        `${f.fixedIp} is in network '${net.id}', the external network of this router's SNAT (snat.ip ${a.text}); a network is either the external or the internal side of a router's NAT: pick a fixed address on another network or move SNAT`,
+      );
+    }
     throw invalid(
       FIELD,
       `${a.text} is in network '${net.id}', which holds ${f.fixedIp}, the fixed address of floatingIps[${i}] (${f.ip} -> ${f.fixedIp}); a network is either the external or the internal side of a router's NAT: put the SNAT address on another network or move the floating IP`,
@@ -107,6 +116,7 @@ function notTaken(
   net: Network,
   routes: readonly RouterRoute[],
   floatingIps: readonly RouterFloatingIp[],
+  kept: boolean,
 ): void {
   const holder = state.ips.get(net.id)?.get(a.text);
   if (holder !== undefined) {
@@ -124,6 +134,12 @@ function notTaken(
   }
   const hop = routes.findIndex((r) => r.nexthop === a.text);
   if (hop >= 0) {
+    if (kept) {
+      throw invalid(
+        `routes[${hop}].nexthop`,
+        `${a.text} is the SNAT address of this router (snat.ip); a next hop is another host, not the router`,
+      );
+    }
     throw invalid(
       FIELD,
       `${a.text} is the next hop of routes[${hop}] (${routes[hop]!.destination}), another host; the SNAT address is the router's, use its own address there or a free one`,
@@ -131,6 +147,12 @@ function notTaken(
   }
   const f = floatingIps.findIndex((x) => x.ip === a.text);
   if (f >= 0) {
+    if (kept) {
+      throw invalid(
+        `floatingIps[${f}].ip`,
+        `${a.text} is the SNAT address of this router (snat.ip); pick another floating IP or move SNAT`,
+      );
+    }
     throw invalid(
       FIELD,
       `${a.text} is floatingIps[${f}].ip, a floating IP of this router (1:1 NAT for ${floatingIps[f]!.fixedIp}); use another address for SNAT`,

@@ -289,6 +289,29 @@ d.bind(5555, () => d.send('hi', 9999, process.argv[1], () => d.close()));`;
     expect(after.hv1).toBe(before.hv1);
   }, 60_000);
 
+  it("holds a VM's security groups on the binding's hypervisor: its own connections out are answered, nothing unsolicited gets in", async () => {
+    await e.api.put('/v1/security-groups/out-only', {
+      tenantId: 't1',
+      name: 'out-only',
+      rules: [{ direction: 'egress', ethertype: 'ipv4', protocol: 'any' }],
+    });
+    // w3 is on hv2, where its own zone and the SNAT zone meet in one pass through the bridge.
+    await e.api.patch('/v1/endpoints/w3?wait=applied&timeout=20s', { securityGroupIds: ['out-only'] });
+    try {
+      expect(await pings('w3', INTERNET)).toBe(3);
+      expect(await e.lab.tcpProbe('w3', METAL_IP, 8080, 2000)).toBe('metal');
+      await e.lab.exec('metal', ['ip', 'route', 'add', '10.1.0.0/24', 'via', GATEWAY]);
+      try {
+        expect(await pings('metal', '10.1.0.7', 2)).toBe(0);
+        expect(await pings('metal', '10.1.0.6', 2)).toBe(2); // the control: w2 has no group
+      } finally {
+        await e.lab.exec('metal', ['ip', 'route', 'del', '10.1.0.0/24']);
+      }
+    } finally {
+      await e.api.patch('/v1/endpoints/w3?wait=applied&timeout=20s', { securityGroupIds: [] });
+    }
+  }, 60_000);
+
   it('survives a controller restart under traffic: 0 pings lost', async () => {
     const outbound = e.lab.ping('w2', INTERNET, { count: 80, intervalMs: 100, timeoutS: 1 });
     await new Promise((r) => setTimeout(r, 1000));

@@ -197,15 +197,22 @@ describe('SNAT: refused, naming the field; nothing changes', () => {
       /^snat\.ip: 10\.3\.0\.50 is floatingIps\[0\]\.ip, a floating IP of this router \(1:1 NAT for 10\.0\.0\.5\); use another address for SNAT$/,
       { floatingIps: [{ ip: '10.3.0.50', fixedIp: '10.0.0.5' }] },
     );
-    // A floating IP given later (PATCH of floatingIps) meets the stored SNAT address.
+    // A floating IP or route given later (a PATCH keeping the stored SNAT address) is refused naming
+    // the field the caller changed.
     await put({ ip: '10.3.0.50' });
     const before = snapshot();
     const e = await rejects(
       svc.update('router', 'r1', { floatingIps: [{ ip: '10.3.0.50', fixedIp: '10.0.0.5' }] }),
       'invalid',
-      /^snat\.ip: 10\.3\.0\.50 is floatingIps\[0\]\.ip/,
+      /^floatingIps\[0\]\.ip: 10\.3\.0\.50 is the SNAT address of this router \(snat\.ip\); pick another floating IP or move SNAT$/,
     );
-    expect(e.field).toBe('snat.ip');
+    expect(e.field).toBe('floatingIps[0].ip');
+    const hop = await rejects(
+      svc.update('router', 'r1', { routes: [{ destination: '0.0.0.0/0', nexthop: '10.3.0.50' }] }),
+      'invalid',
+      /^routes\[0\]\.nexthop: 10\.3\.0\.50 is the SNAT address of this router \(snat\.ip\); a next hop is another host, not the router$/,
+    );
+    expect(hop.field).toBe('routes[0].nexthop');
     expect(svc.get('router', 'r1')).toEqual(before);
   });
 
@@ -218,6 +225,14 @@ describe('SNAT: refused, naming the field; nothing changes', () => {
       /^snat\.ip: 10\.0\.0\.1 is in network 'web', which holds 10\.0\.0\.5, the fixed address of floatingIps\[0\] \(10\.3\.0\.50 -> 10\.0\.0\.5\); a network is either the external or the internal side of a router's NAT/,
       { floatingIps: [{ ip: '10.3.0.50', fixedIp: '10.0.0.5' }] },
     );
+    // SNAT on web kept, a floating IP whose fixed address is on web given later: its field named.
+    await put({ ip: '10.0.0.1' });
+    const e = await rejects(
+      svc.update('router', 'r1', { floatingIps: [{ ip: '10.3.0.50', fixedIp: '10.0.0.5' }] }),
+      'invalid',
+      /^floatingIps\[0\]\.fixedIp: 10\.0\.0\.5 is in network 'web', the external network of this router's SNAT \(snat\.ip 10\.0\.0\.1\); a network is either the external or the internal side/,
+    );
+    expect(e.field).toBe('floatingIps[0].fixedIp');
   });
 
   it('refuses removing the interface on the SNAT network unless snat changes in the same write', async () => {
