@@ -22,15 +22,17 @@ export const route4Priority = (prefix: number, floating = false): number =>
 export const FLOATING_DNAT_PRIORITY = 200;
 export const ECHO_PRIORITY = 300;
 /**
- * SNAT's inbound conntrack (./snat.ts): everything IPv4 from a VLAN binding port to the router's
- * MAC on its external network, above every flow of the table, so an answer to a translated
- * connection meets the routes with its internal destination back (reg2 keeps it from looping).
+ * SNAT's inbound conntrack (./snat.ts): IPv4 from a VLAN binding port to the router's MAC on its
+ * external network, for the SNAT address or an internal subnet, above every flow of the table, so
+ * an answer to a translated connection meets the routes with its internal destination back (reg2
+ * keeps it from looping).
  */
 export const SNAT_INBOUND_PRIORITY = 310;
 /**
  * SNAT's outbound conntrack in l2-lookup: above the flows of the neighbours the router learned by
  * ARP (90, 91: a host behind a VLAN binding, out of its port; controller/router/neighbor-flows.ts),
- * below every endpoint's MAC (100): a VM on the external network is reached untranslated.
+ * below their way into the tunnel on another chassis with a binding (96: translated only where the
+ * packet leaves) and every endpoint's MAC (100: a VM on the external network is reached untranslated).
  */
 export const SNAT_OUTBOUND_PRIORITY = 95;
 export const ROUTER_ADDRESS_PRIORITY = 290;

@@ -338,10 +338,11 @@ export class DatapathSync {
     const upserts = [...flowDiff.add, ...flowDiff.modify];
     for (let i = 0; i < upserts.length; i++) this.flows.set(upsertKeys[i]!, upserts[i]!);
     for (const key of removeKeys) this.flows.delete(key);
-    if (nat)
-      await flushStaleNat(this.port, staleNatZones(nat, natTranslations(this.flows.values())), this.log);
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
+    // The caches are whole before this await: a suspend during it finds nothing half-updated.
+    const stale = nat ? staleNatZones(nat, natTranslations(this.flows.values())) : [];
+    await flushStaleNat(this.port, stale, this.log);
     if (meterMods.after.length > 0) await this.port.applyMeters(meterMods.after);
     this.meters?.confirmed(meterDiff, 'after');
     result.applyMs = round1(performance.now() - diffedAt);

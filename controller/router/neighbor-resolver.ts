@@ -184,6 +184,9 @@ export class NeighborResolver {
     } else if (moved) {
       // Its old place's datapath leads the MAC to a port it left: take that away first.
       effects.push({ kind: 'remove', dpid: before.place.dpid, neighbor: before });
+      // The new place routed to it through the tunnel, maybe above its own SNAT (priority 96,
+      // neighbor-flows.ts): a flow its place's flows do not replace, so it goes too.
+      if (e.installedOn.has(place.dpid)) effects.push({ kind: 'remove', dpid: place.dpid, neighbor: before });
     }
     // Unless a VM there routes to it (a VIP's old holder's chassis often does).
     if (moved && !e.routedFrom.has(before.place.dpid)) e.installedOn.delete(before.place.dpid);

@@ -331,6 +331,28 @@ describe('NeighborService: answers', () => {
     expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
   });
 
+  it('moved to a chassis that routed to it through the tunnel: that way (priority 96) is deleted there before its own flows come', () => {
+    const w = learned();
+    // dp2 (with a binding of web) routes to it while it sits behind hv1: into the tunnel, past a SNAT.
+    expect(w.service.miss('dp2', 'web', '10.1.0.50')).toBe('resolving');
+    expect(text(flowMods(w.sw('dp2'))).some((f) => f.includes('priority=96'))).toBe(true);
+    w.clearSent();
+    w.state.now = 300;
+    w.packetIn('dp2', arp(), { port: 8 });
+    const mods = flowMods(w.sw('dp2'));
+    const deleted96 = mods.findIndex((m) => m.command === ofpfc.DELETE_STRICT && m.priority === 96);
+    const added = mods.findIndex((m) => m.command === ofpfc.ADD);
+    expect(deleted96).toBeGreaterThanOrEqual(0);
+    expect(deleted96).toBeLessThan(added);
+    // What it holds now leads out of its own port, and no 96 flow is added back.
+    expect(mods.filter((m) => m.command === ofpfc.ADD && m.priority === 96)).toEqual([]);
+    expect(
+      text(mods)
+        .filter((f) => f.includes('hard_timeout'))
+        .at(-1),
+    ).toContain('output:8');
+  });
+
   it('moved to another chassis: removed at the old place first, then installed where it is now and where it is used', () => {
     const w = learned();
     w.clearSent();
