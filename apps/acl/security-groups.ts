@@ -1,3 +1,4 @@
+import { CS, ct, ctStateMatch, NO_RECIRC } from '../../controller/pipeline/conntrack.js';
 import { objectCookie } from '../../controller/pipeline/cookies.js';
 import { apply, type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
 import { REG_OUTPORT } from '../../controller/pipeline/registers.js';
@@ -7,25 +8,7 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { DatapathView, LocalPort, ResolvedRule } from '../view.js';
 import { ETH_TYPE, type Family, familyOf, l3l4Matches } from './l3l4.js';
 
-/** ct_state bits (OVS: CS_NEW, CS_ESTABLISHED, CS_RELATED, CS_INVALID, CS_TRACKED). */
-const CS = { NEW: 0x01, EST: 0x02, REL: 0x04, INV: 0x10, TRK: 0x20 } as const;
-const CT_COMMIT = 1;
-const NO_RECIRC = 255;
 const ND_TYPES = [133, 134, 135, 136];
-
-const ctState = (set: number, clear: number): OxmTlv => ({
-  field: 'ct_state',
-  value: set,
-  mask: set | clear,
-});
-const ct = (zone: number, table: number, commit = false): Action => ({
-  type: 'ct',
-  flags: commit ? CT_COMMIT : 0,
-  zone,
-  table,
-  alg: 0,
-  actions: [],
-});
 
 interface Side {
   /** Match that selects this endpoint's traffic on this side. */
@@ -111,10 +94,10 @@ function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: De
       [goto(side.next)],
     );
   }
-  push(side.ctTable, 200, [side.port, ctState(CS.TRK | CS.EST, CS.INV)], [goto(side.next)]);
-  push(side.ctTable, 200, [side.port, ctState(CS.TRK | CS.REL, CS.INV)], [goto(side.next)]);
+  push(side.ctTable, 200, [side.port, ctStateMatch(CS.TRK | CS.EST, CS.INV)], [goto(side.next)]);
+  push(side.ctTable, 200, [side.port, ctStateMatch(CS.TRK | CS.REL, CS.INV)], [goto(side.next)]);
 
-  const newConn = ctState(CS.TRK | CS.NEW, CS.INV);
+  const newConn = ctStateMatch(CS.TRK | CS.NEW, CS.INV);
   const seen = new Set<string>();
   for (const rule of rules) {
     if (rule.direction !== side.direction) continue;
@@ -132,7 +115,7 @@ function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: De
         const key = JSON.stringify(match, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
         if (seen.has(key)) continue; // two groups allowing the same traffic
         seen.add(key);
-        push(side.ctTable, 100, match, [apply(ct(zone, NO_RECIRC, true)), goto(side.next)]);
+        push(side.ctTable, 100, match, [apply(ct(zone, NO_RECIRC, { commit: true })), goto(side.next)]);
       }
     }
   }

@@ -1,3 +1,4 @@
+import { CS, ct, ctStateMatch } from '../../controller/pipeline/conntrack.js';
 import { apply, type DesiredFlow, setField } from '../../controller/pipeline/flow.js';
 import { REG_NAT_STAGE } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
@@ -51,21 +52,13 @@ import { ROUTER_ADDRESS_PRIORITY, SNAT_INBOUND_PRIORITY, SNAT_OUTBOUND_PRIORITY 
 
 /** reg2: how far the packet went through its router's SNAT zone. */
 const STAGE = { NONE: 0, LOOKED_UP: 1, COMMITTED: 2 } as const;
-const CT_COMMIT = 1;
-/** ct_state bits (OVS): +new, +inv, +trk. */
-const CS_NEW = 0x01;
-const CS_INV = 0x10;
-const CS_TRK = 0x20;
 const stageIs = (stage: number) => frozen({ field: REG_NAT_STAGE, value: stage });
-const trackedAnd = (bit: number) => frozen({ field: 'ct_state', value: bit | CS_TRK, mask: bit | CS_TRK });
+const trackedAnd = (bit: number) => frozen(ctStateMatch(bit | CS.TRK));
 const BARE_NAT: Action = frozen({ type: 'nat', flags: 0 });
 
 /** Into the router's conntrack zone and back to `table`, at the next stage. */
 function ctPass(stage: number, zone: number, table: number, commit: boolean, nat?: Action): Action[] {
-  return [
-    setField(REG_NAT_STAGE, stage),
-    { type: 'ct', flags: commit ? CT_COMMIT : 0, zone, table, alg: 0, actions: nat ? [nat] : [] },
-  ];
+  return [setField(REG_NAT_STAGE, stage), ct(zone, table, { commit, ...(nat ? { nat } : {}) })];
 }
 
 /** The SNAT flows of the network unit of `r`'s external network (none on its other networks). */
@@ -114,7 +107,7 @@ export function snatFlows(
         tableId: route,
         priority: SNAT_INBOUND_PRIORITY,
         cookie,
-        match: [...inbound, dst, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_NEW)],
+        match: [...inbound, dst, stageIs(STAGE.LOOKED_UP), trackedAnd(CS.NEW)],
         instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true))],
       });
     }
@@ -123,7 +116,7 @@ export function snatFlows(
       tableId: route,
       priority: SNAT_INBOUND_PRIORITY,
       cookie,
-      match: [...inbound, toSnat, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_INV)],
+      match: [...inbound, toSnat, stageIs(STAGE.LOOKED_UP), trackedAnd(CS.INV)],
       instructions: [],
     });
   }
@@ -145,14 +138,14 @@ export function snatFlows(
       tableId: l2,
       priority: SNAT_OUTBOUND_PRIORITY,
       cookie,
-      match: [...outbound, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_NEW)],
+      match: [...outbound, stageIs(STAGE.LOOKED_UP), trackedAnd(CS.NEW)],
       instructions: [apply(...ctPass(STAGE.COMMITTED, zone, l2, true, translate))],
     });
     flows.push({
       tableId: l2,
       priority: SNAT_OUTBOUND_PRIORITY,
       cookie,
-      match: [...outbound, stageIs(STAGE.LOOKED_UP), trackedAnd(CS_INV)],
+      match: [...outbound, stageIs(STAGE.LOOKED_UP), trackedAnd(CS.INV)],
       instructions: [],
     });
   }

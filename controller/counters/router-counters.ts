@@ -7,6 +7,7 @@ import type {
 } from '../../northbound/counters-schema.js';
 import type { FlowStats } from '../../southbound/openflow/codec/index.js';
 import { ofpp } from '../../southbound/openflow/codec/index.js';
+import { CT_COMMIT } from '../../southbound/openflow/codec/nx-actions.js';
 import { canonicalFieldName } from '../../southbound/openflow/codec/oxm-fields.js';
 import { formatMatch, OFP_DEFAULT_PRIORITY } from '../../southbound/openflow/text/index.js';
 import { objectCookie } from '../pipeline/cookies.js';
@@ -35,8 +36,6 @@ const outputsTo = (f: Pick<FlowStats, 'instructions'>, port: number) =>
     (i) => i.type === 'apply_actions' && i.actions.some((a) => a.type === 'output' && a.port === port),
   );
 
-/** NX_CT_F_COMMIT. */
-const CT_COMMIT = 1;
 /** The flow's ct action, if it has one. */
 const conntrackOf = (f: Pick<FlowStats, 'instructions'>) => {
   for (const i of f.instructions) {

@@ -11,7 +11,9 @@ import type { FlowDiff } from './diff.js';
  * 100,000 other flows decodes none of their instructions.
  */
 export function natZonesTouched(diff: Pick<FlowDiff, 'modify' | 'remove'>): number[] {
-  return [...natTranslations([...diff.modify, ...diff.remove]).keys()].sort((a, b) => a - b);
+  // Both lists in turn, not one copy of them: a reconnect's diff may hold 10,000 removes.
+  const zones = new Set([...natTranslations(diff.modify).keys(), ...natTranslations(diff.remove).keys()]);
+  return [...zones].sort((a, b) => a - b);
 }
 
 /** Each zone's source-NAT addresses in `flows` (the router's commits in l2-lookup). */

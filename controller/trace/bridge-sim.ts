@@ -2,8 +2,9 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { OFPP16_IN_PORT, ofpp } from '../../southbound/openflow/codec/constants.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { NAT_DST, NAT_SRC, type Subfield } from '../../southbound/openflow/codec/nx-actions.js';
+import { CT_COMMIT, NAT_DST, NAT_SRC, type Subfield } from '../../southbound/openflow/codec/nx-actions.js';
 import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
+import { CS } from '../pipeline/conntrack.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
 import { meterPlace } from '../pipeline/meters.js';
 import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
@@ -357,10 +358,6 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
   }
 }
 
-/** NX_CT_F_COMMIT; ct_state's +est. */
-const CT_COMMIT = 1;
-const CT_EST = 0x02n;
-
 /**
  * A source NAT committed by a ct action (a router's SNAT, apps/router/snat.ts): the packet after it
  * leaves from the translated address, as a new connection does (the trace sends one probe: there is
@@ -371,7 +368,7 @@ function ctNat(run: Run, a: Extract<Action, { type: 'ct' }>, p: Packet): void {
   if (!(a.flags & CT_COMMIT)) {
     // A lookup with a bare nat, as an established connection's packet: translated as its commit chose.
     const bare = a.actions.some((n) => n.type === 'nat' && (n.flags & (NAT_SRC | NAT_DST)) === 0);
-    if (bare && run.opts.ctState & CT_EST) {
+    if (bare && run.opts.ctState & BigInt(CS.EST)) {
       run.result.notes.push(
         `an established connection's packet is translated here as its first packet was (conntrack zone ${a.zone}); this trace does not know which addresses that chose`,
       );

@@ -10,6 +10,7 @@ import {
 } from '../../southbound/openflow/codec/values.js';
 import { conflict, IntentError, invalid, notFound } from '../intent/errors.js';
 import type { Endpoint } from '../intent/model.js';
+import { CS } from '../pipeline/conntrack.js';
 import { icmpErrorSource } from '../router/icmp-decision.js';
 import { type DestinationLookups, destinationOf } from './destination.js';
 import { describePacket, fieldText, type Packet, packetOf } from './packet.js';
@@ -69,9 +70,6 @@ export interface TraceAnswer extends TraceVerdict {
   hops: TraceHop[];
 }
 
-const CT_TRK = 0x20n;
-const CT_NEW = 0x01n;
-const CT_EST = 0x02n;
 const DEFAULT_SRC_PORT = 40000;
 /** What Linux puts in a VM's packets (net.ipv4.ip_default_ttl, IPv6 hop limit). */
 const VM_TTL = 64;
@@ -235,7 +233,7 @@ export function traceEndpoint(
   const packet = packetOf({ in_port: binding.ofport, eth_src: from.mac, vlan_vid: 0, ...headers });
   const established = req.established === true;
   const run = traceAcross(world, binding.chassisId, packet, {
-    ctState: CT_TRK | (established ? CT_EST : CT_NEW),
+    ctState: BigInt(CS.TRK | (established ? CS.EST : CS.NEW)),
   });
   const { hops } = run;
   const probe =

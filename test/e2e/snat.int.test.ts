@@ -50,9 +50,9 @@ const router = (snat: { ip: string } | false) =>
   });
 const pings = async (from: string, to: string, count = 3) =>
   (await e.lab.ping(from, to, { count, intervalMs: 200, timeoutS: 1 })).received;
-/** What metal's eth0 sees (tcpdump filter words) while `run` runs. */
-const seenByMetal = async (filter: string[], run: () => Promise<unknown>): Promise<string[]> => {
-  const c = await startCapture(e.lab.vm('metal').netns, 'eth0', filter);
+/** What a host's eth0 sees (tcpdump filter words) while `run` runs. */
+const seenBy = async (vm: string, filter: string[], run: () => Promise<unknown>): Promise<string[]> => {
+  const c = await startCapture(e.lab.vm(vm).netns, 'eth0', filter);
   captures.push(c);
   try {
     await run();
@@ -146,7 +146,7 @@ afterAll(async () => {
 
 describe("SNAT: a tenant's VMs reach a physical network from the router's address", () => {
   it('VMs without a floating IP leave from the SNAT address, from either chassis, and get their answers; a floating IP is kept', async () => {
-    const lines = await seenByMetal(['icmp'], async () => {
+    const lines = await seenBy('metal', ['icmp'], async () => {
       await waitFor(async () => pings('w2', INTERNET, 1), 1, 15_000, 'w2 reaches the internet via metal');
       expect(await pings('w2', INTERNET)).toBe(3);
       expect(await pings('w3', INTERNET)).toBe(3);
@@ -177,17 +177,7 @@ describe("SNAT: a tenant's VMs reach a physical network from the router's addres
     // metal is behind hv2, metal2 behind hv1 (another segment of lan). w2 is routed on hv1: to
     // metal its packets go past hv1's SNAT into the tunnel and are translated on hv2, whose
     // conntrack sees the answers; to metal2 they are translated on hv1.
-    const seen = async (vm: string, run: () => Promise<unknown>) => {
-      const c = await startCapture(e.lab.vm(vm).netns, 'eth0', ['icmp']);
-      captures.push(c);
-      try {
-        await run();
-      } finally {
-        captures.splice(captures.indexOf(c), 1);
-      }
-      return c.stop();
-    };
-    const toMetal2 = await seen('metal2', async () => {
+    const toMetal2 = await seenBy('metal2', ['icmp'], async () => {
       await waitFor(async () => pings('w2', METAL2_IP, 1), 1, 15_000, 'w2 reaches metal2');
       expect(await pings('w2', METAL2_IP)).toBe(3);
       // hv2 learns the way to metal2 at w3's first packet (the router resolves it there).
@@ -230,7 +220,7 @@ d.bind(9999, () => process.stdout.write('ready\\n'));`;
     const SEND_AND_CLOSE = `
 const d = require('node:dgram').createSocket('udp4');
 d.bind(5555, () => d.send('hi', 9999, process.argv[1], () => d.close()));`;
-    const lines = await seenByMetal(['icmp', 'or', 'udp'], async () => {
+    const lines = await seenBy('metal', ['icmp', 'or', 'udp'], async () => {
       await e.lab.exec('w2', [process.execPath, '-e', SEND_AND_CLOSE, METAL_IP]);
       await new Promise((r) => setTimeout(r, 1500));
     });
@@ -245,7 +235,7 @@ d.bind(5555, () => d.send('hi', 9999, process.argv[1], () => d.close()));`;
     expect(await pings('metal', GATEWAY)).toBe(3);
     await e.lab.exec('metal', ['ip', 'route', 'add', '10.1.0.0/24', 'via', GATEWAY]);
     try {
-      const lines = await seenByMetal(['icmp'], async () => {
+      const lines = await seenBy('metal', ['icmp'], async () => {
         await waitFor(async () => pings('metal', '10.1.0.6', 1), 1, 15_000, 'metal reaches w2 by its route');
         expect(await pings('metal', '10.1.0.6')).toBe(3);
       });
@@ -321,7 +311,7 @@ d.bind(5555, () => d.send('hi', 9999, process.argv[1], () => d.close()));`;
 
   it('moves to a dedicated address (answered by ARP and ping), and off: then nothing of it is left', async () => {
     await router({ ip: '10.0.0.60' });
-    const lines = await seenByMetal(['icmp'], async () => {
+    const lines = await seenBy('metal', ['icmp'], async () => {
       await waitFor(async () => pings('w2', INTERNET, 1), 1, 15_000, 'w2 leaves from 10.0.0.60');
     });
     expect(lines.some((l) => l.includes(`10.0.0.60 > ${INTERNET}: ICMP echo request`))).toBe(true);
