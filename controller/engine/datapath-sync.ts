@@ -14,11 +14,10 @@ import {
 } from '../reconcile/diff.js';
 import { flowDiffers, groupDiffers, type KeyedDiff, partialDiff } from '../reconcile/keyed-diff.js';
 import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-diff.js';
-import { natTranslations, natZonesTouched, staleNatZones } from '../reconcile/nat-zones.js';
 import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
-import { flushStaleNat } from './nat-flush.js';
+import { flushStaleNat, NatFlushDebt, zonesLosingNat } from './nat-flush.js';
 
 export interface SyncResult {
   revision: number;
@@ -103,6 +102,8 @@ export class DatapathSync {
     private readonly log: Logger,
     private readonly onApplied: (dpid: string, result: SyncResult) => void = () => {},
     private readonly clock: RevisionClock = { revision: 0 },
+    /** The engine's, shared by this switch's later connections: see NatFlushDebt. */
+    private readonly natDebt = new NatFlushDebt(),
   ) {}
 
   /**
@@ -310,6 +311,7 @@ export class DatapathSync {
       applyMs: 0,
     };
     if (isEmptyDiff(flowDiff, groupDiff, meterDiff)) {
+      await flushStaleNat(this.port, this.natDebt, this.log); // what a lost connection left owed
       result.durationMs = performance.now() - started;
       return result;
     }
@@ -329,9 +331,9 @@ export class DatapathSync {
       }
     }
     this.meters?.confirmed(meterDiff, 'before');
-    // A SNAT's translations before the change, when it touches one (rare; nat-zones.ts).
-    const nat =
-      this.flows && natZonesTouched(flowDiff).length > 0 ? natTranslations(this.flows.values()) : undefined;
+    // Owed before the bundle: a switch lost right after it is flushed when it is back (nat-flush.ts).
+    if (this.flows)
+      this.natDebt.owe(this.port.dpid, zonesLosingNat(this.flows, flowDiff, upsertKeys, removeKeys));
     if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone
@@ -341,8 +343,7 @@ export class DatapathSync {
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     // The caches are whole before this await: a suspend during it finds nothing half-updated.
-    const stale = nat ? staleNatZones(nat, natTranslations(this.flows.values())) : [];
-    await flushStaleNat(this.port, stale, this.log);
+    await flushStaleNat(this.port, this.natDebt, this.log);
     if (meterMods.after.length > 0) await this.port.applyMeters(meterMods.after);
     this.meters?.confirmed(meterDiff, 'after');
     result.applyMs = round1(performance.now() - diffedAt);

@@ -7,6 +7,7 @@ import { DatapathSync, type RevisionClock, type SyncResult } from './datapath-sy
 import { type ChassisChanges, DesiredModel } from './desired-model.js';
 import { type FactsDelta, PendingFacts } from './facts-delta.js';
 import { entry } from './index-records.js';
+import { NatFlushDebt } from './nat-flush.js';
 import { type RolloutDone, RolloutLog } from './rollout-log.js';
 import { StartupGate } from './startup-gate.js';
 
@@ -86,6 +87,8 @@ export class Engine implements ApplyTracker {
   private readonly syncsOfChassis = new Map<string, DatapathSync[]>();
   /** The revision last computed, shared with every DatapathSync (see appliedRevision there). */
   private readonly clock: RevisionClock = { revision: 0 };
+  /** SNAT zones each switch still has to flush, kept across its reconnects (nat-flush.ts). */
+  private readonly natDebt = new NatFlushDebt();
   private readonly rollouts: RolloutLog;
   /** The switch last found behind the oldest waiter: checked first next time (see settleWaiters). */
   private laggard?: DatapathSync;
@@ -134,6 +137,7 @@ export class Engine implements ApplyTracker {
           this.settleWaiters();
         },
         this.clock,
+        this.natDebt,
       ),
     );
     this.schedule(true);

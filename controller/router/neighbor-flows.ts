@@ -157,6 +157,17 @@ function routedIntoTunnel(cookie: bigint, toMacL2: OxmTlv[], gatewayMac: string,
   };
 }
 
+/** The key of a neighbour's way past SNAT on another bound chassis (routedIntoTunnel), to delete it. */
+export function routedRemoteKey(n: LearnedNeighbor, vni: number, gatewayMac: string): DesiredFlow {
+  const meta = { field: 'metadata', value: metadataForVni(vni) };
+  return routedIntoTunnel(
+    learnedCookie('router', neighborOwner(n)),
+    [meta, { field: 'eth_dst', value: n.mac }],
+    gatewayMac,
+    [],
+  );
+}
+
 /**
  * Every flow a neighbour may have on any datapath, by key only (table, priority, match): what to
  * delete, known without the intent or the datapath's tunnel port (a strict delete of a flow a
@@ -177,17 +188,7 @@ export function learnedFlowKeys(n: LearnedNeighbor, vni: number, gatewayMac?: st
     ...(gatewayMac ? { gatewayMac } : {}),
   });
   // The flows of the other chassis share these keys, but for the routed frames' way into the tunnel.
-  if (gatewayMac && n.place.endpointId === undefined) {
-    const meta = { field: 'metadata', value: metadataForVni(vni) };
-    flows.push(
-      routedIntoTunnel(
-        learnedCookie('router', neighborOwner(n)),
-        [meta, { field: 'eth_dst', value: n.mac }],
-        gatewayMac,
-        [],
-      ),
-    );
-  }
+  if (gatewayMac && n.place.endpointId === undefined) flows.push(routedRemoteKey(n, vni, gatewayMac));
   return flows;
 }
 

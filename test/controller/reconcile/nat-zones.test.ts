@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { DatapathPort } from '../../../controller/engine/datapath-port.js';
-import { flushStaleNat } from '../../../controller/engine/nat-flush.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
@@ -76,57 +74,5 @@ describe('natTranslations / staleNatZones', () => {
     expect(staleNatZones(before, before)).toEqual([]);
     // A new SNAT makes nothing stale.
     expect(staleNatZones(natTranslations([]), before)).toEqual([]);
-  });
-});
-
-describe('flushStaleNat', () => {
-  const lines: Array<{ level: string; obj: unknown; msg: string }> = [];
-  const log = {
-    info: (obj: unknown, msg: string) => lines.push({ level: 'info', obj, msg }),
-    warn: (obj: unknown, msg: string) => lines.push({ level: 'warn', obj, msg }),
-  } as never;
-  const port = (flush?: (zones: readonly number[]) => Promise<void>): DatapathPort =>
-    ({ dpid: '00000000000000a1', ...(flush ? { flushConntrackZones: flush } : {}) }) as DatapathPort;
-
-  it('flushes the zones on the switch and says so', async () => {
-    lines.length = 0;
-    const asked: number[][] = [];
-    await flushStaleNat(
-      port(async (z) => void asked.push([...z])),
-      [33000],
-      log,
-    );
-    expect(asked).toEqual([[33000]]);
-    expect(lines).toEqual([
-      {
-        level: 'info',
-        obj: { dpid: '00000000000000a1', zones: [33000] },
-        msg: 'SNAT address changed or gone: its conntrack zones flushed',
-      },
-    ]);
-  });
-
-  it('asks nothing for no zone, or of a port without conntrack', async () => {
-    lines.length = 0;
-    const asked: number[][] = [];
-    await flushStaleNat(
-      port(async (z) => void asked.push([...z])),
-      [],
-      log,
-    );
-    await flushStaleNat(port(), [1], log);
-    expect(asked).toEqual([]);
-    expect(lines).toEqual([]);
-  });
-
-  it('logs a refusal and goes on: the flows are applied either way', async () => {
-    lines.length = 0;
-    const refuse = async () => {
-      throw new Error('OFPBRC_BAD_TYPE');
-    };
-    await expect(flushStaleNat(port(refuse), [33000], log)).resolves.toBeUndefined();
-    expect(lines.map((l) => [l.level, (l.obj as { err?: string }).err])).toEqual([
-      ['warn', 'OFPBRC_BAD_TYPE'],
-    ]);
   });
 });

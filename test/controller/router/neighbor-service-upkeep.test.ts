@@ -13,6 +13,7 @@ import {
   packetOuts,
   T,
   tagged,
+  text,
   vlanPorts,
   WEB_GW,
   world,
@@ -222,6 +223,40 @@ describe('NeighborService: what no longer stands is forgotten, its flows removed
       expect(w.lines.some((l) => /endpoint late now holds/.test(String(l.reason)))).toBe(true);
     } finally {
       endpoints.pop();
+    }
+  });
+});
+
+describe('NeighborService: a VLAN binding of its network added where it is routed to', () => {
+  it('the chassis gets the way past its SNAT (priority 96) at the next tick, and loses it with the binding', () => {
+    const w = learned(); // installed on dp4 (hv4, no binding of web): no 96 flow there
+    expect(text(flowMods(w.sw('dp4'))).some((f) => f.includes('priority=96'))).toBe(false);
+    const saved = vlanPorts.web!;
+    try {
+      w.service.tick(); // the first look: nothing changed
+      w.clearSent();
+      w.service.tick();
+      expect(w.sent()).toEqual({ dp1: 0, dp2: 0, dp4: 0 });
+      vlanPorts.web = [...saved, { bindingId: 'vb5', chassisId: 'hv4', ofport: 11, vlan: 33 }];
+      w.service.tick();
+      const added = flowMods(w.sw('dp4'));
+      expect(added.every((m) => m.command === ofpfc.ADD && m.hardTimeout === 121)).toBe(true);
+      expect(text(added).filter((f) => f.includes('priority=96'))).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `priority=96,metadata=0x64,dl_src=${WEB_GW},dl_dst=${HOST_MAC} .*set_field:192.168.0.1->tun_dst`,
+          ),
+        ),
+      ]);
+      // Only the chassis whose binding changed.
+      expect(w.sent()).toMatchObject({ dp1: 0, dp2: 0 });
+      w.clearSent();
+      vlanPorts.web = saved;
+      w.service.tick();
+      expect(flowMods(w.sw('dp4')).map((m) => [m.command, m.priority])).toEqual([[ofpfc.DELETE_STRICT, 96]]);
+      expect(w.service.resolver.get({ networkId: 'web', ip: '10.1.0.50' })?.state).toBe('reachable');
+    } finally {
+      vlanPorts.web = saved;
     }
   });
 });

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { DatapathSync } from '../../../controller/engine/datapath-sync.js';
+import { flushStaleNat, NatFlushDebt } from '../../../controller/engine/nat-flush.js';
+import { cookieFor } from '../../../controller/pipeline/cookies.js';
+import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
+import { TABLE } from '../../../controller/pipeline/tables.js';
+import { NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
+import { OfpErrorReply } from '../../../southbound/openflow/session/session-errors.js';
+import { MemorySwitch } from './memory-switch.js';
+
+/** The SNAT zone flush after a change took a translation's address away, through DatapathSync. */
+
+const ZONE = 33000;
+const snat = (ip: string, zone = ZONE): DesiredFlow => ({
+  tableId: TABLE.L2_LOOKUP,
+  priority: 95,
+  cookie: cookieFor('router', 'router/r1'),
+  match: [{ field: 'reg2', value: 1 }],
+  instructions: [
+    {
+      type: 'apply_actions',
+      actions: [
+        {
+          type: 'ct',
+          flags: 1,
+          zone,
+          table: TABLE.L2_LOOKUP,
+          alg: 0,
+          actions: [{ type: 'nat', flags: NAT_SRC, ipv4Min: ip }],
+        },
+      ],
+    },
+  ],
+});
+const other = (port: number): DesiredFlow => ({
+  tableId: 60,
+  priority: 100,
+  cookie: cookieFor('overlay', `endpoint/e${port}`),
+  match: [{ field: 'reg7', value: port }],
+  instructions: [{ type: 'apply_actions', actions: [{ type: 'output', port, maxLen: 0 }] }],
+});
+
+type Lines = Array<{ level: string; obj: Record<string, unknown>; msg: string }>;
+function logger(lines: Lines) {
+  const at = (level: string) => (obj: Record<string, unknown>, msg: string) =>
+    lines.push({ level, obj, msg });
+  const log = { info: at('info'), warn: at('warn'), debug: () => {} } as never as import('pino').Logger;
+  return log;
+}
+
+/** A MemorySwitch with conntrack: records each flush in the order of its writes, or fails it. */
+class ConntrackSwitch extends MemorySwitch {
+  flushes: number[][] = [];
+  order: string[] = [];
+  fail?: Error;
+  override async applyAtomically(...args: Parameters<MemorySwitch['applyAtomically']>) {
+    await super.applyAtomically(...args);
+    this.order.push('bundle');
+  }
+  async flushConntrackZones(zones: readonly number[]): Promise<void> {
+    if (this.fail) throw this.fail;
+    this.flushes.push([...zones]);
+    this.order.push('flush');
+  }
+}
+
+const desired = (...flows: DesiredFlow[]) => ({ flows, groups: [] });
+
+describe('DatapathSync: SNAT zone flush', () => {
+  it('flushes a zone after the bundle that changed its address, and only then', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const lines: Lines = [];
+    const sync = new DatapathSync(sw, logger(lines));
+    await sync.sync(desired(snat('192.0.2.1'), other(1)), 1);
+    expect(sw.flushes).toEqual([]); // a new SNAT makes nothing stale
+    await sync.sync(desired(snat('192.0.2.1'), other(1), other(2)), 2);
+    expect(sw.flushes).toEqual([]); // a change that touches no SNAT flow
+    await sync.sync(desired(snat('192.0.2.9'), other(1), other(2)), 3);
+    expect(sw.flushes).toEqual([[ZONE]]);
+    expect(sw.order).toEqual(['bundle', 'bundle', 'bundle', 'flush']);
+    await sync.sync(desired(other(1), other(2)), 4); // SNAT off
+    expect(sw.flushes).toEqual([[ZONE], [ZONE]]);
+    expect(lines.filter((l) => l.msg.includes('flushed')).map((l) => l.obj)).toEqual([
+      { dpid: '00000000000000a1', zones: [ZONE] },
+      { dpid: '00000000000000a1', zones: [ZONE] },
+    ]);
+  });
+
+  it('a switch lost between the bundle and the flush is flushed when it is back, though its diff is then empty', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const lines: Lines = [];
+    const debt = new NatFlushDebt();
+    const first = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
+    await first.sync(desired(snat('192.0.2.1')), 1);
+    sw.fail = new Error('connection closed');
+    await first.sync(desired(snat('192.0.2.9')), 2);
+    expect(sw.flushes).toEqual([]);
+    expect(debt.owed(sw.dpid)).toEqual([ZONE]);
+    expect(lines.at(-1)).toMatchObject({
+      level: 'warn',
+      msg: 'conntrack zones of a changed SNAT not flushed yet: flushed when the switch is synced again',
+    });
+    // Reconnected: the engine's next DatapathSync for the switch dumps, finds nothing to change.
+    sw.fail = undefined;
+    const bundles = sw.bundles.length;
+    const again = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
+    await again.sync(desired(snat('192.0.2.9')), 2, true);
+    expect(sw.bundles.length).toBe(bundles);
+    expect(sw.flushes).toEqual([[ZONE]]);
+    expect(debt.owed(sw.dpid)).toEqual([]);
+    // Paid: the next sync asks nothing more.
+    await again.sync(desired(snat('192.0.2.9'), other(3)), 3);
+    expect(sw.flushes).toEqual([[ZONE]]);
+  });
+
+  it('a switch that refuses the flush is not asked again (the flows are right either way)', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const lines: Lines = [];
+    const debt = new NatFlushDebt();
+    const sync = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
+    await sync.sync(desired(snat('192.0.2.1')), 1);
+    sw.fail = new OfpErrorReply(1, 1, 'OFPET_BAD_REQUEST', 'OFPBRC_BAD_TYPE', undefined, Buffer.alloc(0), 7);
+    await sync.sync(desired(snat('192.0.2.9')), 2);
+    expect(debt.owed(sw.dpid)).toEqual([]);
+    expect(lines.at(-1)).toMatchObject({
+      level: 'warn',
+      obj: { zones: [ZONE] },
+      msg: 'conntrack zones of a changed SNAT not flushed: its connections keep their old translation until they time out',
+    });
+    expect(sync.appliedRevision).toBe(2);
+  });
+
+  it('a refused bundle keeps the debt; the retry applies the change and flushes once', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const debt = new NatFlushDebt();
+    const sync = new DatapathSync(sw, logger([]), () => {}, { revision: 0 }, debt);
+    await sync.sync(desired(snat('192.0.2.1')), 1);
+    sw.failNext = true;
+    await sync.sync(desired(snat('192.0.2.9')), 2);
+    expect(sw.flushes).toEqual([]);
+    await sync.sync(desired(snat('192.0.2.9')), 3, true);
+    expect(sw.flushes).toEqual([[ZONE]]);
+    expect([...sw.flows.values()].map((f) => JSON.stringify(f.instructions)).join()).toContain('192.0.2.9');
+  });
+});
+
+describe('flushStaleNat', () => {
+  const port = { dpid: '00000000000000a1' } as never;
+
+  it('asks nothing when nothing is owed, and a port without conntrack pays its debt at once', async () => {
+    const debt = new NatFlushDebt();
+    const lines: Lines = [];
+    await flushStaleNat(port, debt, logger(lines));
+    debt.owe('00000000000000a1', [ZONE, 32800, ZONE]);
+    expect(debt.owed('00000000000000a1')).toEqual([32800, ZONE]);
+    await flushStaleNat(port, debt, logger(lines));
+    expect(debt.owed('00000000000000a1')).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
+  it('keeps each switch its own debt', () => {
+    const debt = new NatFlushDebt();
+    debt.owe('a', [1, 2]);
+    debt.owe('b', [3]);
+    debt.owe('a', []);
+    debt.paid('a', [1]);
+    expect([debt.owed('a'), debt.owed('b'), debt.owed('c')]).toEqual([[2], [3], []]);
+  });
+});
