@@ -156,6 +156,16 @@ export interface Snat {
   sources: string[];
   /** snatZone(external VNI). */
   zone: number;
+  /** New connections to a port of `ip` from the external network, sent on to an internal host's port. */
+  portForwards: readonly PortForward[];
+}
+
+/** A port of a router's SNAT address forwarded to an internal host (controller/intent/router-port-forward.ts). */
+export interface PortForward {
+  protocol: 'tcp' | 'udp';
+  port: number;
+  internalIp: string;
+  internalPort: number;
 }
 
 /** What a network's flows need of the router it is attached to. */

@@ -99,7 +99,13 @@ export function routerSnat(router: Router, ports: readonly RouterPort[]): Snat |
   const external = ports.find((p) => p.cidrs.some((c) => prefixHolding(c, ip) >= 0));
   if (!external) return undefined;
   const sources = ports.filter((p) => p !== external).flatMap((p) => p.cidrs);
-  return { ip, external, sources, zone: snatZone(external.vni) };
+  const portForwards = (router.snat?.portForwards ?? []).map((f) => ({
+    protocol: f.protocol,
+    port: f.port,
+    internalIp: f.internalIp,
+    internalPort: f.internalPort,
+  }));
+  return { ip, external, sources, zone: snatZone(external.vni), portForwards };
 }
 
 /** What one network of the router sees of it, or undefined when it has no interface there. */

@@ -4,11 +4,11 @@ import { REG_NAT_STAGE } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
-import { NAT_SRC } from '../../southbound/openflow/codec/nx-actions.js';
+import { NAT_DST, NAT_SRC } from '../../southbound/openflow/codec/nx-actions.js';
 import { addressTlv } from '../acl/l3l4.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen } from '../interned.js';
-import type { NetworkRouter, VlanPort } from '../view.js';
+import type { NetworkRouter, PortForward, VlanPort } from '../view.js';
 import { IS_IP, routerAddressGuardFlows } from './guard.js';
 import { ROUTER_ADDRESS_PRIORITY, SNAT_INBOUND_PRIORITY, SNAT_OUTBOUND_PRIORITY } from './priorities.js';
 
@@ -46,6 +46,10 @@ import { ROUTER_ADDRESS_PRIORITY, SNAT_INBOUND_PRIORITY, SNAT_OUTBOUND_PRIORITY 
  *   route via the router) is known, and its answers meet the outbound lookup as established: they
  *   keep their source address. An invalid packet to the SNAT address is dropped; pings and
  *   unreachables of the router's own address go on to their flows as before.
+ *   A new connection to a port the router forwards (a port forward: protocol and port of the SNAT
+ *   address) is committed with nat(dst=<internal address>:<port>) and comes back to l3-route with
+ *   that destination, to be routed to the internal host; its answers meet the outbound lookup as
+ *   established and leave from the SNAT address's port. The host sees the client's own address.
  * (A commit with a bare `nat` would not do for the inbound side: OVS 3.1's userspace conntrack, as
  * the e2e test saw, records a NAT to 0.0.0.0 for the connection, and its answers leave from it.)
  */
@@ -60,6 +64,26 @@ const BARE_NAT: Action = frozen({ type: 'nat', flags: 0 });
 function ctPass(stage: number, zone: number, table: number, commit: boolean, nat?: Action): Action[] {
   return [setField(REG_NAT_STAGE, stage), ct(zone, table, { commit, ...(nat ? { nat } : {}) })];
 }
+
+/** The protocol and port a port forward takes (after IS_IP in a match). */
+function toPort(f: PortForward): OxmTlv[] {
+  return f.protocol === 'tcp'
+    ? [
+        { field: 'ip_proto', value: 6 },
+        { field: 'tcp_dst', value: f.port },
+      ]
+    : [
+        { field: 'ip_proto', value: 17 },
+        { field: 'udp_dst', value: f.port },
+      ];
+}
+
+const forwardTo = (f: PortForward): Action => ({
+  type: 'nat',
+  flags: NAT_DST,
+  ipv4Min: f.internalIp,
+  protoMin: f.internalPort,
+});
 
 /** The SNAT flows of the network unit of `r`'s external network (none on its other networks). */
 export function snatFlows(
@@ -109,6 +133,17 @@ export function snatFlows(
         cookie,
         match: [...inbound, dst, stageIs(STAGE.LOOKED_UP), trackedAnd(CS.NEW)],
         instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true))],
+      });
+    }
+    // A port forward: a new connection to the SNAT address's port, committed with its internal
+    // destination, then routed there (at the committed stage, past these flows).
+    for (const f of snat.portForwards) {
+      flows.push({
+        tableId: route,
+        priority: SNAT_INBOUND_PRIORITY,
+        cookie,
+        match: [...inbound, toSnat, ...toPort(f), stageIs(STAGE.LOOKED_UP), trackedAnd(CS.NEW)],
+        instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true, forwardTo(f)))],
       });
     }
     // Invalid to conntrack (no connection it knows): no answer, and no business of the router's.

@@ -7,7 +7,7 @@ import type {
 } from '../../northbound/counters-schema.js';
 import type { FlowStats } from '../../southbound/openflow/codec/index.js';
 import { ofpp } from '../../southbound/openflow/codec/index.js';
-import { CT_COMMIT } from '../../southbound/openflow/codec/nx-actions.js';
+import { CT_COMMIT, NAT_DST } from '../../southbound/openflow/codec/nx-actions.js';
 import { canonicalFieldName } from '../../southbound/openflow/codec/oxm-fields.js';
 import { formatMatch, OFP_DEFAULT_PRIORITY } from '../../southbound/openflow/text/index.js';
 import { objectCookie } from '../pipeline/cookies.js';
@@ -81,10 +81,14 @@ export function routerFlowKind(
   if (outputsTo(f, ofpp.CONTROLLER) && arpOp !== undefined) return 'neighborArp';
   if (f.tableId === TABLE.ARP_RESPONDER) return 'arpAnswered';
   // The SNAT's conntrack (apps/router/snat.ts): every packet's lookup in the zone, out in
-  // l2-lookup and in in l3-route; a new connection's commit; an invalid packet's drop.
+  // l2-lookup and in in l3-route; a new connection's commit (to a port forward's internal host,
+  // portForwarded); an invalid packet's drop.
   const ct = conntrackOf(f);
   if (ct && (f.tableId === TABLE.L2_LOOKUP || f.tableId === TABLE.L3_ROUTE)) {
-    if (ct.flags & CT_COMMIT) return 'snatNew';
+    if (ct.flags & CT_COMMIT)
+      return ct.actions.some((a) => a.type === 'nat' && (a.flags & NAT_DST) !== 0)
+        ? 'portForwarded'
+        : 'snatNew';
     return f.tableId === TABLE.L2_LOOKUP ? 'snatOut' : 'snatIn';
   }
   if (f.tableId === TABLE.L2_LOOKUP && f.instructions.length === 0) return 'snatInvalid';
@@ -125,6 +129,7 @@ const KINDS: readonly RouterFlowKind[] = [
   'snatIn',
   'snatNew',
   'snatInvalid',
+  'portForwarded',
   'pingsAnswered',
   'arpAnswered',
   'ttlExpired',

@@ -144,28 +144,92 @@ const FloatingIps = Type.Array(FloatingIpSchema, {
  * A router's source NAT (many-to-one, controller/intent/router-snat.ts checks it): IPv4 from its
  * internal networks leaving through a VLAN binding of the network holding `ip` leaves from `ip`,
  * with conntrack on that binding's chassis. Stored only when on; a client sends `false` to turn it
- * off.
+ * off. Its port forwards (DNAT on `ip`) live inside it, so turning it off removes them too.
  */
 const SNAT_DESCRIPTION =
   "Source NAT for the router's internal networks: IPv4 packets from the subnets of the router's other networks " +
   'that leave through a VLAN binding of the network holding `ip` (its external network) leave from `ip`, with ' +
   "conntrack on the chassis of that binding; answers come back translated. `ip` may be the router's own address " +
-  'on that network';
-export const SnatSchema = Type.Object(
+  'on that network. `portForwards` forward TCP and UDP ports of `ip` to hosts of the internal networks';
+/** A router's SNAT address forwards at most this many ports (controller/intent/router-port-forward.ts). */
+export const ROUTER_MAX_PORT_FORWARDS = 64;
+const ForwardProtocol = Type.Union([Type.Literal('tcp'), Type.Literal('udp')], {
+  description: 'tcp or udp: the protocol of the forwarded port (ICMP is not forwarded)',
+});
+const ForwardPort = Type.Integer({
+  minimum: 1,
+  maximum: 65535,
+  description: 'The port of the SNAT address (snat.ip) forwarded, 1-65535; one entry per protocol and port',
+});
+const InternalIp = Type.String({
+  ...IP_TEXT,
+  description:
+    "The IPv4 address of the host the port is forwarded to: a usable address inside an IPv4 subnet of one of the router's " +
+    "networks other than the SNAT's external network, not the router's own address nor the fixed address of one of its " +
+    'floating IPs; an endpoint or any other host (behind a VLAN binding)',
+});
+const INTERNAL_PORT = 'The port of the internal host the connections go to, 1-65535';
+const PORT_FORWARD_DESCRIPTION =
+  'A port forward (DNAT) on the SNAT address: new connections from the external network to `snat.ip` with this ' +
+  'protocol and port go to `internalIp`:`internalPort`, translated in the SNAT conntrack zone on the chassis of the ' +
+  "external network's VLAN binding; the answers leave from `snat.ip`:`port`. IPv4 only";
+/**
+ * A port forward as stored: `internalIp` in canonical text, `internalPort` always there (the
+ * port itself when it was not given).
+ */
+export const PortForwardSchema = Type.Object(
   {
-    ip: Type.String({
-      ...IP_TEXT,
-      description:
-        "The IPv4 address the internal networks' packets leave from: inside an IPv4 subnet of one of the router's " +
-        "networks (the external one), the router's own address there or one no endpoint holds or allows, not a " +
-        'floating IP nor a next hop of the router',
-    }),
+    protocol: ForwardProtocol,
+    port: ForwardPort,
+    internalIp: InternalIp,
+    internalPort: Type.Integer({ minimum: 1, maximum: 65535, description: INTERNAL_PORT }),
+  },
+  { additionalProperties: false, description: PORT_FORWARD_DESCRIPTION },
+);
+/** A port forward as a client sends it: `internalPort` may be left to default to `port`. */
+export const PortForwardInputSchema = Type.Object(
+  {
+    protocol: ForwardProtocol,
+    port: ForwardPort,
+    internalIp: InternalIp,
+    internalPort: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 65535, description: `${INTERNAL_PORT}; omitted: \`port\`` }),
+    ),
+  },
+  { additionalProperties: false, description: PORT_FORWARD_DESCRIPTION },
+);
+const SnatIp = Type.String({
+  ...IP_TEXT,
+  description:
+    "The IPv4 address the internal networks' packets leave from: inside an IPv4 subnet of one of the router's " +
+    "networks (the external one), the router's own address there or one no endpoint holds or allows, not a " +
+    'floating IP nor a next hop of the router',
+});
+/** Stored: absent when there are none (routers stored before port forwards keep their shape). */
+const PortForwards = Type.Array(PortForwardSchema, {
+  maxItems: ROUTER_MAX_PORT_FORWARDS,
+  description: 'Port forwards on the SNAT address, in the order given; absent when there are none',
+});
+export const SnatSchema = Type.Object(
+  { ip: SnatIp, portForwards: Type.Optional(PortForwards) },
+  { additionalProperties: false, description: SNAT_DESCRIPTION },
+);
+/** What a client sends as `snat` (besides false): `portForwards` omitted or `[]` for none. */
+export const SnatInputSchema = Type.Object(
+  {
+    ip: SnatIp,
+    portForwards: Type.Optional(
+      Type.Array(PortForwardInputSchema, {
+        maxItems: ROUTER_MAX_PORT_FORWARDS,
+        description: `Port forwards on the SNAT address (at most ${ROUTER_MAX_PORT_FORWARDS}), in the order given; omitted or [] for none`,
+      }),
+    ),
   },
   { additionalProperties: false, description: SNAT_DESCRIPTION },
 );
 // false first: the API coerces types (as for an interface's ipv6).
-const SnatInput = Type.Union([Type.Literal(false), SnatSchema], {
-  description: `${SNAT_DESCRIPTION}. false: no SNAT`,
+const SnatInput = Type.Union([Type.Literal(false), SnatInputSchema], {
+  description: `${SNAT_DESCRIPTION}. false: no SNAT (and no port forwards)`,
 });
 const RouterFields = {
   name: Type.Optional(Name),
@@ -207,7 +271,7 @@ export const RouterPatchSchema = Type.Partial(
     routes: Routes,
     /** Replaces the whole list; `[]` removes them. */
     floatingIps: FloatingIps,
-    /** Omitted: as stored; false turns it off. */
+    /** Omitted: as stored; an object replaces it whole (ip and port forwards); false turns it off. */
     snat: SnatInput,
   }),
   { additionalProperties: false },

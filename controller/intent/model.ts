@@ -26,12 +26,15 @@ import { MirrorCreateSchema, MirrorPatchSchema, MirrorSchema } from './model-mir
 import { QosSchema } from './model-qos.js';
 import {
   type FloatingIpSchema,
+  type PortForwardInputSchema,
+  type PortForwardSchema,
   RouterCreateSchema,
   type RouterInterfaceInputSchema,
   type RouterInterfaceSchema,
   RouterPatchSchema,
   type RouterRouteSchema,
   RouterSchema,
+  type SnatInputSchema,
   type SnatSchema,
 } from './model-router.js';
 
@@ -322,7 +325,13 @@ export type RouterInterface = Static<typeof RouterInterfaceSchema>;
 export type RouterInterfaceInput = Static<typeof RouterInterfaceInputSchema>;
 export type RouterRoute = Static<typeof RouterRouteSchema>;
 export type RouterFloatingIp = Static<typeof FloatingIpSchema>;
+/** A router's SNAT as stored: `portForwards` absent when there are none. */
 export type RouterSnat = Static<typeof SnatSchema>;
+/** A port forward as stored (`internalIp` canonical, `internalPort` always there). */
+export type RouterPortForward = Static<typeof PortForwardSchema>;
+/** A router's SNAT as a client sends it (`internalPort` of its port forwards optional). */
+export type RouterSnatInput = Static<typeof SnatInputSchema>;
+export type RouterPortForwardInput = Static<typeof PortForwardInputSchema>;
 export type Router = Static<typeof RouterSchema>;
 export type RouterCreate = Static<typeof RouterCreateSchema>;
 export type RouterPatch = Static<typeof RouterPatchSchema>;

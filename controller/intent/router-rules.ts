@@ -9,7 +9,7 @@ import {
   type RouterInterface,
   type RouterInterfaceInput,
   type RouterRoute,
-  type RouterSnat,
+  type RouterSnatInput,
   routerMac,
 } from './model.js';
 import { type Address, type Cidr, cidrsOverlap, parseIp } from './net.js';
@@ -149,7 +149,7 @@ export function router(env: RuleEnv, d: Draft, existing?: Router): Fields<'route
   const floating = (d.floatingIps as RouterFloatingIp[] | undefined) ?? [];
   const floatingIps = floatingIpsOf(env.state, floating, nets, interfaces, existing, routes);
   // After the floating IPs: the SNAT address may be none of them, nor on a network holding a fixed address.
-  const snatGiven = d.snat as RouterSnat | false | undefined;
+  const snatGiven = d.snat as RouterSnatInput | false | undefined;
   const snat = snatOf(env.state, d.id, snatGiven, nets, interfaces, existing, routes, floatingIps ?? []);
   const out: Fields<'router'> = { id: d.id, tenantId, interfaces, routes };
   if (d.name !== undefined) out.name = d.name as string;

@@ -1,9 +1,18 @@
 import { snatZone } from '../pipeline/registers.js';
 import { allowedHolder } from './allowed-addresses.js';
 import { conflict, invalid } from './errors.js';
-import type { Network, Router, RouterFloatingIp, RouterInterface, RouterRoute, RouterSnat } from './model.js';
+import type {
+  Network,
+  Router,
+  RouterFloatingIp,
+  RouterInterface,
+  RouterRoute,
+  RouterSnat,
+  RouterSnatInput,
+} from './model.js';
 import { type Address, type Cidr, cidrContains, parseIp } from './net.js';
 import { misplaced } from './router-floating.js';
+import { checkPortForwardSubnets, portForwardsOf } from './router-port-forward.js';
 import { leftBehind, listed, v4 } from './router-routes.js';
 import type { IntentState } from './state.js';
 
@@ -29,6 +38,7 @@ import type { IntentState } from './state.js';
  * Later writes to other objects keep it valid: an endpoint may not take the SNAT address as its
  * address nor allow it exactly (router-rules.ts checkEndpointIp, allowed-addresses.ts), and the
  * external network's new subnets must keep it usable (checkSnatSubnets).
+ * Its port forwards (DNAT on `snat.ip`) are checked in ./router-port-forward.ts.
  */
 
 const FIELD = 'snat.ip';
@@ -39,14 +49,15 @@ const vniOf = (net: Network): string => `network '${net.id}' (VNI ${net.vni})`;
 /**
  * Checks and normalises the SNAT of router `id`, whose interfaces are `interfaces` on `nets`
  * (already checked, in the same order), whose routes and floating IPs are `routes` and
- * `floatingIps` (checked too): `{ ip }` in canonical text, or undefined when off (omitted or
- * false; the stored router then has no `snat`). `before` is the stored router, to explain the
- * address left behind by removing the interface it needs.
+ * `floatingIps` (checked too): `{ ip }` in canonical text, with `portForwards` normalised when
+ * there are some, or undefined when off (omitted or false; the stored router then has no `snat`).
+ * `before` is the stored router, to explain the address left behind by removing the interface it
+ * needs.
  */
 export function snatOf(
   state: IntentState,
   id: string,
-  given: RouterSnat | false | undefined,
+  given: RouterSnatInput | false | undefined,
   nets: readonly Network[],
   interfaces: readonly RouterInterface[],
   before: Router | undefined,
@@ -77,7 +88,9 @@ export function snatOf(
     );
   }
   checkZone(state, id, a, net);
-  return { ip: a.text };
+  const after = { state, nets, interfaces, floatingIps, before, ip: a, ext: net };
+  const portForwards = portForwardsOf(after, given.portForwards);
+  return portForwards ? { ip: a.text, portForwards } : { ip: a.text };
 }
 
 /** The address, IPv4 and usable in an IPv4 subnet of the router's networks after the write, and its network. */
@@ -204,7 +217,8 @@ export function snatIpOn(state: IntentState, router: Router, networkId: string, 
 
 /**
  * Network `networkId`'s new subnets (PUT or PATCH) against its router's SNAT: when the SNAT
- * address is on the network now, it must stay inside its IPv4 subnets and usable there.
+ * address is on the network now, it must stay inside its IPv4 subnets and usable there; so must
+ * the internal address of each port forward on it (router-port-forward.ts).
  */
 export function checkSnatSubnets(
   state: IntentState,
@@ -212,6 +226,7 @@ export function checkSnatSubnets(
   networkId: string,
   subnets: readonly Cidr[],
 ): void {
+  checkPortForwardSubnets(state, router, networkId, subnets);
   if (!router.snat || snatNetwork(state, router)?.id !== networkId) return;
   const mine = subnets.filter((c) => c.family === 4);
   const why = misplaced(parseIp(router.snat.ip)!, mine);

@@ -1,5 +1,5 @@
 import type { TObject } from '@sinclair/typebox';
-import { type TypeCheck, TypeCompiler, ValueErrorType } from '@sinclair/typebox/compiler';
+import { type TypeCheck, TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
 import { invalid } from './errors.js';
 import { IdSchema, KINDS, type Kind, SCHEMAS } from './model.js';
 
@@ -27,13 +27,33 @@ export function fieldPath(pointer: string): string {
     .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
 }
 
+/**
+ * A union's error, or the error of one of its branches when that lies deeper inside the value (in
+ * a list of the branch, e.g. `snat.portForwards[0].port`) or is a list too long: those say which
+ * field is wrong, where the union's own message ("Expected union value") would not. Errors of the
+ * branch's own fields keep the union's message.
+ */
+function specific(e: ValueError): ValueError {
+  if (e.type !== ValueErrorType.Union) return e;
+  const depth = e.path.split('/').length;
+  for (const branch of e.errors) {
+    const inner = branch.First();
+    if (!inner) continue;
+    if (inner.path.split('/').length >= depth + 2 || inner.type === ValueErrorType.ArrayMaxItems) {
+      return specific(inner);
+    }
+  }
+  return e;
+}
+
 export function checkShape(kind: Kind, form: 'create' | 'patch', input: unknown): void {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalid(undefined, `${kind} ${form === 'patch' ? 'patch' : 'body'} must be a JSON object`);
   }
   const c = checker(SCHEMAS[kind][form]);
   if (c.Check(input)) return;
-  const first = c.Errors(input).First();
+  const found = c.Errors(input).First();
+  const first = found && specific(found);
   if (!first) throw invalid(undefined, `${kind}: invalid input`);
   const field = fieldPath(first.path);
   const reason =

@@ -162,6 +162,8 @@ export const PIPELINE: readonly TableDecl[] = [
       'ipv4_dst',
       'ipv6_src',
       'ipv6_dst',
+      'tcp_dst',
+      'udp_dst',
       'icmp_type',
       'icmpv6_type',
       'nw_ttl',

@@ -128,6 +128,7 @@ const SNAT_COLUMNS = [
   ['SNAT OUT', 'snatOut'],
   ['SNAT IN', 'snatIn'],
   ['SNAT NEW', 'snatNew'],
+  ['FORWARDED', 'portForwarded'],
 ] as const;
 
 /** A router's counters for people: one row per hypervisor and the totals, packets (bytes). */
@@ -137,7 +138,7 @@ export function routerCountersText(c: RouterCounters): string {
     lines.push(`router ${c.id}: no switch that answered holds its flows (no VM on its networks yet?)`);
   } else {
     const floating = c.totals.floatingIn.packets + c.totals.floatingOut.packets > 0;
-    const snat = c.totals.snatOut.packets > 0;
+    const snat = c.totals.snatOut.packets + c.totals.snatIn.packets > 0;
     const shown = [...ROUTER_COLUMNS, ...(floating ? FLOATING_COLUMNS : []), ...(snat ? SNAT_COLUMNS : [])];
     const row = (chassis: string, sums: RouterCounters['totals']) =>
       Object.fromEntries([

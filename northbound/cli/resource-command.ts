@@ -42,16 +42,18 @@ export interface ResourceCli {
   edits?: EditVerb[];
   /**
    * Checks what the field flags made together, for mistakes no single flag shows (a burst without
-   * its rate); `given` names the flags given. Throws UsageError.
+   * its rate); `given` names the flags given, `verb` is create or update. May finish the body
+   * (e.g. a flag that only makes sense with another). Throws UsageError.
    */
-  check?(body: Record<string, unknown>, given: ReadonlySet<string>): void;
+  check?(body: Record<string, unknown>, given: ReadonlySet<string>, verb: 'create' | 'update'): void;
   /**
-   * Update as read-modify-write when the flags given ask for it (`wants`): the object is read,
-   * `merge` keeps what the flags did not name, and the PATCH carries If-Match with the revision
-   * read (unless --if-match was given), so a concurrent change is refused, not overwritten.
+   * Update as read-modify-write when the flags given (and the body they made) ask for it
+   * (`wants`): the object is read, `merge` keeps what the flags did not name, and the PATCH
+   * carries If-Match with the revision read (unless --if-match was given), so a concurrent change
+   * is refused, not overwritten.
    */
   mergeOnUpdate?: {
-    wants(given: ReadonlySet<string>): boolean;
+    wants(given: ReadonlySet<string>, body: Record<string, unknown>): boolean;
     merge(body: Record<string, unknown>, current: Record<string, unknown>, given: ReadonlySet<string>): void;
   };
   /** How a field reads in the `key: value` view (show, create, update), when not as plain values. */
@@ -179,7 +181,7 @@ const bodyOf = (
     if (f.spread) Object.assign(body, value);
     else setPath(body, f.field, value);
   }
-  r.check?.(body, flags);
+  if (verb === 'create' || verb === 'update') r.check?.(body, flags, verb);
   return { body, flags };
 };
 
@@ -247,7 +249,7 @@ async function runVerb(
       if (Object.keys(body).length === 0)
         throw new UsageError('update needs at least one field flag or --data');
       let headers = ifMatch;
-      if (r.mergeOnUpdate?.wants(flags)) {
+      if (r.mergeOnUpdate?.wants(flags, body)) {
         const current = (await client.request<Record<string, unknown>>('GET', `${base}/${id}`)).body;
         r.mergeOnUpdate.merge(body, current, flags);
         if (headers['if-match'] === undefined && typeof current.revision === 'number')

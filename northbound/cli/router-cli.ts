@@ -2,11 +2,21 @@ import { isIP } from 'node:net';
 import { UsageError } from '../../controller/cli/command.js';
 import type { RouterNeighbors } from '../status.js';
 import { col, table } from './format.js';
+import {
+  checkRouter,
+  mergeSnat,
+  PORT_FORWARD_EXAMPLE,
+  PORT_FORWARD_SYNTAX,
+  parsePortForwards,
+  type SnatOut,
+  snatText,
+} from './port-forward-flags.js';
 import { EditRefused, type ResourceCli } from './resource-command.js';
 
 /**
  * `weft router ...`: routers between a tenant's networks (with static routes to appliance VMs or
- * physical routers, floating IPs and SNAT), attach/detach of one network, and the neighbour table.
+ * physical routers, floating IPs, SNAT and its port forwards), attach/detach of one network, and
+ * the neighbour table.
  */
 
 interface InterfaceInput {
@@ -164,9 +174,16 @@ export const parseSnat = (values: string[]): { ip: string } | false => {
   return { ip: text };
 };
 
-/** The SNAT address, or '-' for a router without SNAT (the field absent), as FLOATING shows none. */
-export const snatCell = (o: Record<string, unknown>): string =>
-  (o.snat as { ip?: string } | undefined)?.ip ?? '-';
+/**
+ * The SNAT address and the count of its port forwards when it has some (`192.0.2.1 +2 fwd`), or
+ * '-' for a router without SNAT (the field absent), as FLOATING shows none.
+ */
+export const snatCell = (o: Record<string, unknown>): string => {
+  const snat = o.snat as Partial<SnatOut> | undefined;
+  if (snat?.ip === undefined) return '-';
+  const n = snat.portForwards?.length ?? 0;
+  return n === 0 ? snat.ip : `${snat.ip} +${n} fwd`;
+};
 
 /**
  * The interfaces as a client sends them back: the MAC is derived by the server, never given; the
@@ -290,10 +307,20 @@ export const routerCli: ResourceCli = {
       flag: 'snat',
       field: 'snat',
       type: 'custom',
-      help: "IP: many-to-one source NAT: IPv4 from the router's other networks leaving through a VLAN binding of the network holding IP (its external network) leaves from IP, e.g. 192.0.2.1 (the router's own address there, or a free one; one address, no /); none: no SNAT",
+      help: "IP: many-to-one source NAT: IPv4 from the router's other networks leaving through a VLAN binding of the network holding IP (its external network) leaves from IP, e.g. 192.0.2.1 (the router's own address there, or a free one; one address, no /); update keeps its port forwards (--port-forward); none: no SNAT",
       parse: parseSnat,
     },
+    {
+      flag: 'port-forward',
+      field: 'snat.portForwards',
+      type: 'custom',
+      help: `${PORT_FORWARD_SYNTAX}: forward TCP or UDP port PORT of the SNAT address to IP (a host on an internal network) at its port PORT (omitted: the same), ${PORT_FORWARD_EXAMPLE}; needs SNAT (--snat IP, or on update the router's); repeatable, replaces all port forwards (none: no port forwards)`,
+      parse: parsePortForwards,
+    },
   ],
+  check: checkRouter,
+  mergeOnUpdate: mergeSnat,
+  render: { snat: snatText },
   filters: ['tenant', 'network'],
   columns: [
     col('ID', 'id'),

@@ -70,6 +70,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     "SNAT: red-db leaves as 10.0.0.254 (red-router's address on red-net, conntrack on hv1): reddb reaches metal, which has no route back to red-db (3 of 3 pings; 0 of 3 before)",
   );
+  // A port forward of the SNAT address: the physical host reaches reddb's listener through it.
+  expect(lines).toContain(
+    "port forward: 10.0.0.254:8080 (red-router's SNAT address) to reddb 10.1.0.5:8080: metal, with no route to red-db, connects and reddb answers (before the forward: no one)",
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

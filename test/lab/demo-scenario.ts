@@ -8,7 +8,7 @@ import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { dhcpProbe } from './demo-dhcp.js';
 import { floatingProbe } from './demo-floating.js';
 import { mirrorProbe } from './demo-mirror.js';
-import { snatProbe } from './demo-snat.js';
+import { portForwardProbe, snatProbe } from './demo-snat.js';
 import { vipProbe } from './demo-vip.js';
 import { tcpTransfer } from './throughput.js';
 import { createLab, type Lab } from './topology.js';
@@ -313,6 +313,8 @@ export async function runDemo(
     say(floating.line);
     const snat = await snatProbe(lab, call);
     say(snat.line);
+    const forward = await portForwardProbe(lab, call);
+    say(forward.line);
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -335,6 +337,7 @@ export async function runDemo(
       (vip.ok ? 0 : 1) +
       (floating.ok ? 0 : 1) +
       (snat.ok ? 0 : 1) +
+      (forward.ok ? 0 : 1) +
       (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);

@@ -15,7 +15,13 @@ import { DB_PORT, router, WEB_PORT } from './fixtures.js';
 const web = WEB_PORT;
 const ext = DB_PORT;
 const uplink: VlanPort = { bindingId: 'up', ofport: 7, vlan: 42 };
-const snatAt = (ip: string): Snat => ({ ip, external: ext, sources: web.cidrs, zone: snatZone(ext.vni) });
+const snatAt = (ip: string): Snat => ({
+  ip,
+  external: ext,
+  sources: web.cidrs,
+  zone: snatZone(ext.vni),
+  portForwards: [],
+});
 
 const text = (flows: DesiredFlow[]) => flows.map((f) => formatFlow(f).replace(/cookie=0x[0-9a-f]+, /, ''));
 const flowsOn = (self: RouterPort, snat: Snat | undefined, vlanPorts: VlanPort[] = []): DesiredFlow[] => {
@@ -94,6 +100,7 @@ describe('SNAT in the router app', () => {
       external: 'db',
       sources: ['10.1.0.0/24'],
       zone: snatZone(101),
+      portForwards: [],
     });
     expect(networkRouter('r1', ports, 'db', [], [], snat)?.snat).toBe(snat);
     expect(networkRouter('r1', ports, 'web', [], [], snat)?.snat).toBeUndefined();

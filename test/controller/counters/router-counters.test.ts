@@ -180,9 +180,10 @@ describe('routerFlowKind', () => {
     ]);
   });
 
-  it("names a SNAT's conntrack flows snatOut (l2-lookup lookups), snatIn (l3-route, from the binding), snatNew (commits), snatInvalid (the drop), and untranslated packets to its own address toRouter", () => {
+  it("names a SNAT's conntrack flows snatOut (l2-lookup lookups), snatIn (l3-route, from the binding), snatNew (commits), portForwarded (a port forward's commit), snatInvalid (the drop), and untranslated packets to its own address toRouter", () => {
     const flows: DesiredFlow[] = [];
-    const snat = { ip: '10.0.0.9', external: web, sources: db.cidrs, zone: 32868 };
+    const portForwards = [{ protocol: 'tcp' as const, port: 8080, internalIp: '10.0.1.5', internalPort: 80 }];
+    const snat = { ip: '10.0.0.9', external: web, sources: db.cidrs, zone: 32868, portForwards };
     routerNetworkFlows(
       {
         vni: 100,
@@ -204,6 +205,7 @@ describe('routerFlowKind', () => {
       [TABLE.L3_ROUTE, 310, 'snatIn'],
       [TABLE.L3_ROUTE, 310, 'snatIn'],
       [TABLE.L3_ROUTE, 310, 'snatNew'],
+      [TABLE.L3_ROUTE, 310, 'portForwarded'],
       [TABLE.L3_ROUTE, 310, 'snatInvalid'],
       [TABLE.L2_LOOKUP, 95, 'snatOut'],
       [TABLE.L2_LOOKUP, 95, 'snatNew'],
@@ -226,7 +228,16 @@ describe('routerFlowKind', () => {
     routerNetworkFlows(
       {
         vni: 100,
-        router: { ...vlanRouter, snat: { ip: '10.0.0.9', external: web, sources: db.cidrs, zone: 32868 } },
+        router: {
+          ...vlanRouter,
+          snat: {
+            ip: '10.0.0.9',
+            external: web,
+            sources: db.cidrs,
+            zone: 32868,
+            portForwards: [{ protocol: 'udp', port: 53, internalIp: '10.0.1.9', internalPort: 53 }],
+          },
+        },
         vlanPorts: [{ bindingId: 'b1', ofport: 7, vlan: 30 }],
       },
       snat,
@@ -357,6 +368,7 @@ describe('routerCounters', () => {
       snatIn: none,
       snatNew: none,
       snatInvalid: none,
+      portForwarded: none,
       pingsAnswered: { packets: 3, bytes: 300 },
       arpAnswered: { packets: 2, bytes: 200 },
       ttlExpired: { packets: 5, bytes: 500 },
