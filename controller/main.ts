@@ -215,6 +215,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     metricsRegistry,
     statusProvider: status,
     readiness: controllerReadiness(store, status),
+    tenantRateLimits: config.tenantRateLimits,
   });
   const apiUrl = await api.listen({ host: config.api.host, port: config.api.port });
   // Only now: building the API compiles schemas synchronously (seconds on a busy machine), which

@@ -8,6 +8,11 @@ import { type IntentService, principalOfStoredToken, translateIntentError } from
 import authPlugin from './plugins/auth.js';
 import metricsPlugin from './plugins/metrics.js';
 import { registerOpenApi } from './plugins/openapi.js';
+import {
+  DEFAULT_TENANT_RATE_LIMITS,
+  registerRateLimit,
+  type TenantRateLimits,
+} from './plugins/rate-limit.js';
 import { requestIdOf } from './request-id.js';
 import { healthRoutes } from './routes/health.js';
 import { v1Routes } from './routes/v1.js';
@@ -30,6 +35,8 @@ export interface AppDeps {
   bodyLimit?: number;
   /** Version shown in the OpenAPI document. */
   version?: string;
+  /** Per-minute budgets of tenant tokens for calls that ask every switch (default DEFAULT_TENANT_RATE_LIMITS). */
+  tenantRateLimits?: TenantRateLimits;
 }
 
 export type WeftApp = FastifyInstance;
@@ -101,8 +108,15 @@ export async function buildApp(deps: AppDeps): Promise<WeftApp> {
     authenticate: async (token) => principalOfStoredToken(deps.intents, token),
     publicPrefixes: ['/docs'],
   });
+  await registerRateLimit(app);
   await app.register(healthRoutes, { readiness, registry: deps.metricsRegistry });
-  await app.register(v1Routes, { prefix: '/v1', intents: deps.intents, status, readiness });
+  await app.register(v1Routes, {
+    prefix: '/v1',
+    intents: deps.intents,
+    status,
+    readiness,
+    limits: deps.tenantRateLimits ?? DEFAULT_TENANT_RATE_LIMITS,
+  });
   return app;
 }
 

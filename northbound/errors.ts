@@ -19,6 +19,11 @@ export const errorCatalogue = {
   precondition_failed: { status: 412, meaning: 'If-Match names a revision the object no longer has' },
   payload_too_large: { status: 413, meaning: 'the request body exceeds the size limit' },
   unsupported_media_type: { status: 415, meaning: 'the body is not application/json' },
+  rate_limited: {
+    status: 429,
+    meaning:
+      'a tenant token went over its per-minute budget for calls that ask every switch (details.retryAfterSeconds)',
+  },
   internal: { status: 500, meaning: 'a bug; the request id finds it in the logs' },
   unavailable: { status: 503, meaning: 'the store is unreachable or this controller is not ready' },
   timeout: { status: 504, meaning: '?wait=applied timed out; the write IS committed (see details.revision)' },

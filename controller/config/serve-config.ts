@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
+import type { TenantRateLimits } from '../../northbound/plugins/rate-limit.js';
 import {
   type ListenAddress,
   parseHostPort,
@@ -29,6 +30,8 @@ export interface ServeConfig {
   neighborRefreshMs: number;
   /** Routers send unsolicited IPv6 router advertisements at this interval, +-20% (controller/router/ra-*). */
   raIntervalMs: number;
+  /** Per-minute budgets of tenant tokens for the API calls that ask every switch (northbound/plugins/rate-limit.ts). */
+  tenantRateLimits: TenantRateLimits;
   /** HA pair through a Redis lease (`--ha redis`); absent or null: a single controller that always leads. */
   ha?: HaConfig | null;
 }
@@ -120,6 +123,13 @@ const specs: OptionSpec[] = [
     arg: 'SECONDS',
     def: '200',
     help: 'routers advertise themselves to the IPv6 hosts of their networks this often (+-20%; router lifetime 1800 s, or 3 intervals if longer)',
+  },
+  {
+    flag: 'tenant-rate-limit',
+    env: 'WEFT_TENANT_RATE_LIMIT',
+    arg: 'COUNTERS/FLUSHES',
+    def: '120/12',
+    help: "a tenant token may read counters (of each kind) and flush a router's neighbours this many times a minute (0 = no limit)",
   },
   {
     flag: 'ha',
@@ -318,6 +328,12 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       throw new Error(`'${v}' is not a number of seconds from 1 to 1800`);
     return Math.round(Number(v) * 1000);
   });
+  const tenantRateLimits = withSource('tenant-rate-limit', (v) => {
+    const m = /^(\d{1,6})\/(\d{1,6})$/.exec(v);
+    if (!m)
+      throw new Error(`'${v}' is not COUNTERS/FLUSHES, two numbers a minute such as 120/12 (0 = no limit)`);
+    return { counters: Number(m[1]), neighborFlushes: Number(m[2]) };
+  });
   const adminTokens = raw('admin-token').filter((t) => t !== '');
   for (const t of adminTokens) {
     if (t.length < 16) throw new ConfigError('--admin-token: a token must have at least 16 characters');
@@ -333,6 +349,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       resyncIntervalMs,
       neighborRefreshMs,
       raIntervalMs,
+      tenantRateLimits,
       openflow,
       tls,
       ovsdb,

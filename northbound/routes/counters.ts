@@ -4,12 +4,15 @@ import { DropsAnswer, ObjectCounters, RouterCounters } from '../counters-schema.
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
+import { tenantBudget } from '../plugins/rate-limit.js';
 import { tenantScope } from '../principal.js';
 import type { StatusProvider } from '../status.js';
 
 export interface CounterRouteOptions {
   intents: IntentService;
   status: StatusProvider;
+  /** A tenant token's counter reads a minute, for each of endpoint, ACL and router counters (0: no limit). */
+  perMinute?: number;
 }
 
 const unavailable = () =>
@@ -28,6 +31,7 @@ const unavailable = () =>
  */
 export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = async (app, opts) => {
   const params = Type.Object({ id: Type.String() });
+  const budget = tenantBudget(opts.perMinute ?? 0);
   const scoped = (req: { principal: Parameters<typeof tenantScope>[0] }) => {
     const scope = tenantScope(req.principal);
     return scope === undefined ? {} : { tenantScope: scope };
@@ -35,12 +39,13 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
   app.get(
     '/endpoints/:id/counters',
     {
+      config: budget,
       schema: {
         tags: ['status'],
         summary:
           "An endpoint's traffic: its VM port's counters, what its rate limits' meters passed and dropped, and its flows' packets on every switch",
         params,
-        response: { 200: ObjectCounters, ...errorResponses(401, 404, 503) },
+        response: { 200: ObjectCounters, ...errorResponses(401, 404, 429, 503) },
       },
     },
     async (req) => {
@@ -52,11 +57,12 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
   app.get(
     '/acls/:id/counters',
     {
+      config: budget,
       schema: {
         tags: ['status'],
         summary: 'How many packets a network ACL matched, on every switch',
         params,
-        response: { 200: ObjectCounters, ...errorResponses(401, 404, 503) },
+        response: { 200: ObjectCounters, ...errorResponses(401, 404, 429, 503) },
       },
     },
     async (req) => {
@@ -68,12 +74,13 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
   app.get(
     '/routers/:id/counters',
     {
+      config: budget,
       schema: {
         tags: ['status'],
         summary:
           'What a router did on every switch: packets routed, pings and ARP answered, dropped for no route',
         params,
-        response: { 200: RouterCounters, ...errorResponses(401, 404, 503) },
+        response: { 200: RouterCounters, ...errorResponses(401, 404, 429, 503) },
       },
     },
     async (req) => {

@@ -4,12 +4,15 @@ import { parseIp } from '../../controller/intent/net.js';
 import { formatIpv4 } from '../../southbound/openflow/codec/values.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
+import { tenantBudget } from '../plugins/rate-limit.js';
 import { tenantScope } from '../principal.js';
 import { RouterNeighbors, RouterNeighborsFlushed, type StatusProvider } from '../status.js';
 
 export interface NeighborRouteOptions {
   intents: IntentService;
   status: StatusProvider;
+  /** A tenant token's neighbour flushes a minute (0: no limit). */
+  flushesPerMinute?: number;
 }
 
 /**
@@ -62,6 +65,7 @@ export const neighborRoutes: FastifyPluginAsyncTypebox<NeighborRouteOptions> = a
   app.delete(
     '/routers/:id/neighbors',
     {
+      config: tenantBudget(opts.flushesPerMinute ?? 0),
       schema: {
         tags: ['status'],
         summary: "Flush a router's neighbour table (or one address of it): the next packet resolves it again",
@@ -75,7 +79,7 @@ export const neighborRoutes: FastifyPluginAsyncTypebox<NeighborRouteOptions> = a
           },
           { additionalProperties: false },
         ),
-        response: { 200: RouterNeighborsFlushed, ...errorResponses(400, 401, 404, 503) },
+        response: { 200: RouterNeighborsFlushed, ...errorResponses(400, 401, 404, 429, 503) },
       },
     },
     async (req) => {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { IntentService } from '../intents.js';
+import type { TenantRateLimits } from '../plugins/rate-limit.js';
 import type { Readiness, StatusProvider } from '../status.js';
 import { registerBatch } from './batch.js';
 import { counterRoutes } from './counters.js';
@@ -14,18 +15,22 @@ export interface V1Options {
   intents: IntentService;
   status: StatusProvider;
   readiness: Readiness;
+  limits: TenantRateLimits;
 }
 
 /**
  * Everything under /v1: the intent resources, batches of them, tokens, status, traces, counters
  * and routers' neighbour tables.
  */
-export const v1Routes: FastifyPluginAsync<V1Options> = async (app, { intents, status, readiness }) => {
+export const v1Routes: FastifyPluginAsync<V1Options> = async (
+  app,
+  { intents, status, readiness, limits },
+) => {
   for (const def of resourceDefs(status)) registerCrud(app, def, intents);
   registerBatch(app, intents);
   await app.register(tokenRoutes, { intents });
   await app.register(statusRoutes, { intents, status, readiness });
   await app.register(traceRoutes, { intents, status });
-  await app.register(counterRoutes, { intents, status });
-  await app.register(neighborRoutes, { intents, status });
+  await app.register(counterRoutes, { intents, status, perMinute: limits.counters });
+  await app.register(neighborRoutes, { intents, status, flushesPerMinute: limits.neighborFlushes });
 };

@@ -22,6 +22,12 @@ describe('weft serve configuration', () => {
     expect(c.raIntervalMs).toBe(200_000);
     expect(parse(['--ra-interval', '4.5']).raIntervalMs).toBe(4500);
     expect(parse([], { WEFT_RA_INTERVAL: '30' }).raIntervalMs).toBe(30_000);
+    expect(c.tenantRateLimits).toEqual({ counters: 120, neighborFlushes: 12 });
+    expect(parse(['--tenant-rate-limit', '0/5']).tenantRateLimits).toEqual({ counters: 0, neighborFlushes: 5 });
+    expect(parse([], { WEFT_TENANT_RATE_LIMIT: '600/60' }).tenantRateLimits).toEqual({
+      counters: 600,
+      neighborFlushes: 60,
+    });
   });
 
   it('takes repeated --openflow and the other flags', () => {
@@ -93,6 +99,8 @@ describe('weft serve configuration', () => {
     [['--ra-interval', '0'], "--ra-interval: '0' is not a number of seconds from 1 to 1800"],
     [['--ra-interval', '1801'], "'1801' is not a number of seconds from 1 to 1800"],
     [['--ra-interval=-5'], "'-5' is not a number of seconds from 1 to 1800"],
+    [['--tenant-rate-limit', '120'], "--tenant-rate-limit: '120' is not COUNTERS/FLUSHES"],
+    [['--tenant-rate-limit=-1/2'], "'-1/2' is not COUNTERS/FLUSHES, two numbers a minute"],
   ])('rejects %j naming what is wrong', (argv, message) => {
     expect(() => parse(argv)).toThrow(ConfigError);
     expect(() => parse(argv)).toThrow(message);
