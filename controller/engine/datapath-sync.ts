@@ -1,23 +1,20 @@
 import type { Logger } from 'pino';
-import { DumpedFlow } from '../../southbound/openflow/codec/flow-dump.js';
-import { isOwned } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
-import { isOwnedGroup } from '../pipeline/groups.js';
 import {
   type ActualFlow,
   type ActualGroup,
   actualKey,
-  type FlowDiff,
-  type GroupDiff,
   isEmptyDiff,
   planMessages,
 } from '../reconcile/diff.js';
-import { flowDiffers, groupDiffers, type KeyedDiff, partialDiff } from '../reconcile/keyed-diff.js';
+import { partialDiff } from '../reconcile/keyed-diff.js';
 import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-diff.js';
+import { natTranslations } from '../reconcile/nat-zones.js';
 import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
-import { flushStaleNat, NatFlushDebt, zonesLosingNat } from './nat-flush.js';
+import { fullDiff } from './full-diff.js';
+import { flushStaleNat, NatFlushDebt, natLostBy } from './nat-flush.js';
 
 export interface SyncResult {
   revision: number;
@@ -60,9 +57,6 @@ export interface RevisionClock {
 }
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10;
-
-/** Marks a fullDiff pass leaves on the dumped records it found wanted (see DumpedFlow.mark). */
-let markEpoch = 0;
 
 /**
  * Keeps one switch equal to its desired state. Syncs are serialised and coalesced: while one is
@@ -288,7 +282,14 @@ export class DatapathSync {
     if (job.forceDump && !job.retry) refused.clear();
     const full = dumped || job.full || refused.touchedBy(job.meters);
     const { flowDiff, groupDiff, meterDiff, upsertKeys, removeKeys } = full
-      ? this.fullDiff(job.desired)
+      ? fullDiff(job.desired, {
+          flows: this.flows!,
+          groups: this.groups!,
+          meters: this.meters!,
+          refused: this.refusedMeters,
+          duplicate: (key) =>
+            this.log.error({ dpid: this.port.dpid, flow: key }, 'two desired flows share a key; first kept'),
+        })
       : partialDiff(
           this.flows!,
           this.groups!,
@@ -311,7 +312,7 @@ export class DatapathSync {
       applyMs: 0,
     };
     if (isEmptyDiff(flowDiff, groupDiff, meterDiff)) {
-      await flushStaleNat(this.port, this.natDebt, this.log); // what a lost connection left owed
+      await this.flushOwedNat(); // what a lost connection left owed
       result.durationMs = performance.now() - started;
       return result;
     }
@@ -332,8 +333,7 @@ export class DatapathSync {
     }
     this.meters?.confirmed(meterDiff, 'before');
     // Owed before the bundle: a switch lost right after it is flushed when it is back (nat-flush.ts).
-    if (this.flows)
-      this.natDebt.owe(this.port.dpid, zonesLosingNat(this.flows, flowDiff, upsertKeys, removeKeys));
+    if (this.flows) this.natDebt.owe(this.port.dpid, natLostBy(this.flows, flowDiff, upsertKeys, removeKeys));
     if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone
@@ -343,7 +343,7 @@ export class DatapathSync {
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     // The caches are whole before this await: a suspend during it finds nothing half-updated.
-    await flushStaleNat(this.port, this.natDebt, this.log);
+    await this.flushOwedNat();
     if (meterMods.after.length > 0) await this.port.applyMeters(meterMods.after);
     this.meters?.confirmed(meterDiff, 'after');
     result.applyMs = round1(performance.now() - diffedAt);
@@ -354,62 +354,12 @@ export class DatapathSync {
     return result;
   }
 
-  /** Every desired flow and group against the cached tables; owned leftovers are removed. */
-  private fullDiff(desired: ChassisDesired): KeyedDiff {
-    const flowDiff: FlowDiff = { add: [], modify: [], remove: [] };
-    const addKeys: string[] = [];
-    const modifyKeys: string[] = [];
-    const removeKeys: string[] = [];
-    const groupDiff: GroupDiff = { add: [], modify: [], remove: [] };
-    const have = this.flows!;
-    const haveGroups = this.groups!;
-    const meters = this.meters!.fullDiff();
-    const refused = this.refusedMeters;
-    refused.startPass();
-    // Wanted keys: dumped records are marked in place (no Set of 100k keys on a reconnect); keys
-    // of other cached flows, and of flows to add, go in a Set.
-    const epoch = ++markEpoch;
-    const wanted = new Set<string>();
-    const wantedGroups = new Set<number>();
-    desired.forEach(
-      (key, want) => {
-        const f = refused.adjust(want);
-        const cur = have.get(key);
-        if (cur instanceof DumpedFlow ? cur.mark === epoch : wanted.has(key)) {
-          this.log.error({ dpid: this.port.dpid, flow: key }, 'two desired flows share a key; first kept');
-          return;
-        }
-        if (cur instanceof DumpedFlow) cur.mark = epoch;
-        else wanted.add(key);
-        if (!cur) {
-          flowDiff.add.push(f);
-          addKeys.push(key);
-        } else if (flowDiffers(cur, f)) {
-          flowDiff.modify.push(f);
-          modifyKeys.push(key);
-        }
-      },
-      (g) => {
-        if (wantedGroups.has(g.groupId)) return;
-        wantedGroups.add(g.groupId);
-        const cur = haveGroups.get(g.groupId);
-        if (!cur) groupDiff.add.push(g);
-        else if (groupDiffers(cur, g)) groupDiff.modify.push(g);
-      },
-      (m) => {
-        if (!refused.skips(m)) meters.want(m);
-      },
+  private flushOwedNat(): Promise<void> {
+    return flushStaleNat(
+      this.port,
+      this.natDebt,
+      () => natTranslations(this.flows?.values() ?? []),
+      this.log,
     );
-    for (const [key, f] of have) {
-      const isWanted = f instanceof DumpedFlow ? f.mark === epoch : wanted.has(key);
-      if (!isWanted && isOwned(f.cookie)) {
-        flowDiff.remove.push(f);
-        removeKeys.push(key);
-      }
-    }
-    for (const [id, g] of haveGroups) if (!wantedGroups.has(id) && isOwnedGroup(id)) groupDiff.remove.push(g);
-    const meterDiff = meters.finish();
-    refused.endPass();
-    return { flowDiff, groupDiff, meterDiff, upsertKeys: addKeys.concat(modifyKeys), removeKeys };
   }
 }

@@ -175,6 +175,7 @@ export class Engine implements ApplyTracker {
     else {
       for (const s of this.syncs.values()) s.suspend();
       this.rollouts.clear();
+      this.natDebt.clear(); // the new leader cannot know; a late flush here would hit newer connections
     }
   }
 

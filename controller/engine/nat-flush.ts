@@ -1,54 +1,65 @@
 import type { Logger } from 'pino';
 import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
 import type { ActualFlow, FlowDiff } from '../reconcile/diff.js';
-import { natTranslations, natZonesTouched, staleNatZones } from '../reconcile/nat-zones.js';
+import { lostNat, natTranslations, natZonesTouched } from '../reconcile/nat-zones.js';
 import type { DatapathPort } from './datapath-port.js';
 
+/** Per zone, the SNAT addresses whose translations a switch's conntrack must forget. */
+export type LostNat = Map<number, Set<string>>;
+
 /**
- * The SNAT zones each switch still has to flush, by dpid, kept by the engine across a switch's
- * connections: a change that took a translation's address away is owed before its bundle is sent,
- * and paid once the switch flushed. A switch that disconnects between the two (the bundle applied,
- * the flush never sent) is flushed when it is back, though its flows then already match and its
- * diff is empty. Lost only with the controller process itself.
+ * The SNAT zone flushes each switch still owes, by dpid, with the addresses that made them due,
+ * kept by the engine across a switch's connections: a change that took a translation's address
+ * away is owed before its bundle is sent, and paid once the switch flushed. A switch that
+ * disconnects between the two (the bundle applied, the flush never sent) is flushed when it is
+ * back, though its flows then already match and its diff is empty; unless its flows translate to
+ * the address again by then (the change was refused, or undone), which makes the flush pointless
+ * and would end healthy connections. Forgotten when this controller stops leading (`clear`): the
+ * new leader cannot know, and a flush paid on a later return to leadership would hit connections
+ * made since.
  */
 export class NatFlushDebt {
-  readonly #owed = new Map<string, Set<number>>();
+  readonly #owed = new Map<string, LostNat>();
 
-  owe(dpid: string, zones: readonly number[]): void {
-    if (zones.length === 0) return;
-    const owed = this.#owed.get(dpid) ?? new Set<number>();
-    for (const z of zones) owed.add(z);
+  owe(dpid: string, lost: LostNat): void {
+    if (lost.size === 0) return;
+    const owed = this.#owed.get(dpid) ?? new Map<number, Set<string>>();
+    for (const [zone, ips] of lost) owed.set(zone, new Set([...(owed.get(zone) ?? []), ...ips]));
     this.#owed.set(dpid, owed);
   }
 
-  /** Sorted. */
-  owed(dpid: string): number[] {
-    return [...(this.#owed.get(dpid) ?? [])].sort((a, b) => a - b);
+  /** The zones owed, sorted, with their addresses. */
+  owed(dpid: string): LostNat {
+    return new Map([...(this.#owed.get(dpid) ?? [])].sort(([a], [b]) => a - b));
   }
 
-  paid(dpid: string, zones: readonly number[]): void {
+  paid(dpid: string, zones: Iterable<number>): void {
     const owed = this.#owed.get(dpid);
     if (!owed) return;
     for (const z of zones) owed.delete(z);
     if (owed.size === 0) this.#owed.delete(dpid);
   }
+
+  clear(): void {
+    this.#owed.clear();
+  }
 }
 
 /**
- * The zones a flow diff will leave without a translation they have now (controller/reconcile/
- * nat-zones.ts), from the cached tables before it is applied: none, without reading the cache,
+ * The addresses each zone's translations will lose when a flow diff is applied (controller/
+ * reconcile/nat-zones.ts), from the cached tables before it: none, without reading the cache,
  * when the diff touches no SNAT flow (the usual case).
  */
-export function zonesLosingNat(
+export function natLostBy(
   cached: ReadonlyMap<string, ActualFlow>,
   diff: FlowDiff,
   upsertKeys: readonly string[],
   removeKeys: readonly string[],
-): number[] {
-  if (natZonesTouched(diff).length === 0) return [];
+): LostNat {
+  if (natZonesTouched(diff).length === 0) return new Map();
   const before = natTranslations(cached.values());
   const replaced = new Set([...upsertKeys, ...removeKeys]);
-  return staleNatZones(before, natTranslations(afterDiff(cached, diff, replaced)));
+  return lostNat(before, natTranslations(afterDiff(cached, diff, replaced)));
 }
 
 function* afterDiff(cached: ReadonlyMap<string, ActualFlow>, diff: FlowDiff, replaced: ReadonlySet<string>) {
@@ -58,18 +69,29 @@ function* afterDiff(cached: ReadonlyMap<string, ActualFlow>, diff: FlowDiff, rep
 }
 
 /**
- * Flushes what the switch owes (this change's zones and any a lost connection left): it then
- * forgets the connections of every SNAT zone that lost its translation, so none keeps leaving from
- * a SNAT address the router gave up. A switch that refuses is logged and not asked again (its
- * connections keep the old translation until conntrack times them out; the flows are right
- * either way); one that could not be asked (gone, or this controller no longer leads) stays owed.
+ * Flushes what the switch owes (this change's zones and any a lost connection left), so no
+ * connection keeps leaving from a SNAT address the router gave up; `cached` is what the switch's
+ * flows translate to now (read only when something is owed): a zone whose lost addresses are all
+ * translated to again is forgiven, not flushed. A switch that refuses is logged and not asked
+ * again (its connections keep the old translation until conntrack times them out; the flows are
+ * right either way); one that could not be asked (gone, or this controller no longer leads)
+ * stays owed until the switch is synced again, or this controller stops leading.
  */
 export async function flushStaleNat(
   port: DatapathPort,
   debt: NatFlushDebt,
+  cached: () => ReadonlyMap<number, ReadonlySet<string>>,
   log: Pick<Logger, 'info' | 'warn'>,
 ): Promise<void> {
-  const zones = debt.owed(port.dpid);
+  const owed = debt.owed(port.dpid);
+  if (owed.size === 0) return;
+  const now = cached();
+  const forgiven = [...owed].filter(([zone, ips]) => [...ips].every((ip) => now.get(zone)?.has(ip)));
+  debt.paid(
+    port.dpid,
+    forgiven.map(([zone]) => zone),
+  );
+  const zones = [...owed.keys()].filter((z) => !forgiven.some(([f]) => f === z));
   if (zones.length === 0) return;
   if (!port.flushConntrackZones) {
     debt.paid(port.dpid, zones);

@@ -141,6 +141,12 @@ function placed(
   const why = misplaced(a, v4(net));
   if (why) throw invalid(field, `${a.text} is ${why}, not a usable address`);
   const own = interfaces.find((x) => x.ip === a.text);
+  if (own && kept) {
+    throw invalid(
+      `interfaces[${interfaces.indexOf(own)}].ip`,
+      `${a.text} is the internal address of ${forwardOf(p, i)}, a host behind this router; pick another address for the router on network '${own.networkId}' or change snat in the same write`,
+    );
+  }
   if (own) {
     throw invalid(
       field,

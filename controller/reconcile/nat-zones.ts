@@ -38,12 +38,21 @@ export function natTranslations(flows: Iterable<NatFlow>): Map<number, Set<strin
  * connections, those opened from outside included. Sorted.
  */
 export function staleNatZones(before: Map<number, Set<string>>, after: Map<number, Set<string>>): number[] {
-  const stale: number[] = [];
+  return [...lostNat(before, after).keys()].sort((a, b) => a - b);
+}
+
+/** Each zone's addresses in `before` that `after` no longer translates to (staleNatZones' reasons). */
+export function lostNat(
+  before: ReadonlyMap<number, ReadonlySet<string>>,
+  after: ReadonlyMap<number, ReadonlySet<string>>,
+): Map<number, Set<string>> {
+  const lost = new Map<number, Set<string>>();
   for (const [zone, ips] of before) {
     const now = after.get(zone);
-    if ([...ips].some((ip) => !now?.has(ip))) stale.push(zone);
+    const gone = [...ips].filter((ip) => !now?.has(ip));
+    if (gone.length > 0) lost.set(zone, new Set(gone));
   }
-  return stale.sort((a, b) => a - b);
+  return lost;
 }
 
 interface NatFlow {

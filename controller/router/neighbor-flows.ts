@@ -33,8 +33,10 @@ import type { LearnedNeighbor } from './neighbor-resolver.js';
  *             binding port, tagged (its own chassis), or into the tunnel to that chassis (others)
  *   table=40 priority=91  metadata=<VNI>,dl_src=<gateway MAC>,dl_dst=<its MAC> -> (its own chassis) the
  *             same with in_port cleared: routed to it from another VLAN of the same trunk port
- *   table=40 priority=96  the same match -> (another chassis with a VLAN binding of the network) into the
- *             tunnel to its chassis, above a router's SNAT flows (95): translated only where it leaves
+ *   table=40 priority=96  the same match -> (every other chassis) into the tunnel to its chassis, above a
+ *             router's SNAT flows (95) where a VLAN binding of the network puts them: translated only
+ *             where it leaves. On a chassis without SNAT it does what the priority-90 flow does, so a
+ *             binding (and its SNAT) added there later finds it in place.
  *
  * A VIP's holder (an endpoint allowed the address) gets the table=36 flows only: the intent's
  * l2-lookup flows of its MAC lead there already.
@@ -49,8 +51,9 @@ export const LEARNED_NEXTHOP_PRIORITY = 110;
 /** l2-lookup, on the neighbour's own chassis: what the router sends it, above the bridged frames' flow. */
 export const LEARNED_ROUTED_PRIORITY = 91;
 /**
- * l2-lookup, on another chassis with a VLAN binding of the network: what the router sends it, into
- * the tunnel to its place, above a router's SNAT flows (95), which must translate it only where it leaves.
+ * l2-lookup, on every chassis but its own: what the router sends it, into the tunnel to its place,
+ * above a router's SNAT flows (95) on a chassis with a VLAN binding of the network, which must
+ * translate it only where it leaves.
  */
 export const LEARNED_ROUTED_REMOTE_PRIORITY = 96;
 
@@ -63,11 +66,6 @@ export interface NeighborFlowsAt {
   placeTunnelIp: string;
   /** The router's MAC on the neighbour's network: the source of what it routes there. */
   gatewayMac?: string;
-  /**
-   * This chassis has a VLAN binding of the network too (not the neighbour's): a router's SNAT may
-   * translate here (apps/router/snat.ts), so what is routed to the neighbour goes past it.
-   */
-  bound?: boolean;
 }
 
 /** The object key of a neighbour's learned flows (hashed into their cookie; what weft trace names). */
@@ -124,8 +122,7 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
       instructions: [apply(...out)],
     });
   }
-  if (!here && at.bound && out && at.gatewayMac)
-    flows.push(routedIntoTunnel(cookie, toMacL2, at.gatewayMac, out));
+  if (!here && out && at.gatewayMac) flows.push(routedIntoTunnel(cookie, toMacL2, at.gatewayMac, out));
   if (here && at.gatewayMac) {
     // Routed to it (the router's MAC as source) from a host on another VLAN of the same trunk port,
     // a router on a stick: out of the port it came in on, so in_port is cleared first.
@@ -142,10 +139,11 @@ export function learnedNeighborFlows(n: LearnedNeighbor, at: NeighborFlowsAt): D
 }
 
 /**
- * l2-lookup, on a chassis other than the neighbour's place that has a VLAN binding of the network
- * too: what the router routed to it goes into the tunnel above everything a router's SNAT does
- * here (apps/router/snat.ts, 95), so the packet is translated on the chassis it leaves from, whose
- * conntrack then also sees the answer come back.
+ * l2-lookup, on a chassis other than the neighbour's place: what the router routed to it goes into
+ * the tunnel above everything a router's SNAT does there (apps/router/snat.ts, 95, on a chassis
+ * with a VLAN binding of the network), so the packet is translated on the chassis it leaves from,
+ * whose conntrack then also sees the answer come back. Installed whether or not the chassis has a
+ * binding now: one added later (and its SNAT flows) finds it in place, with no window.
  */
 function routedIntoTunnel(cookie: bigint, toMacL2: OxmTlv[], gatewayMac: string, out: Action[]): DesiredFlow {
   return {
@@ -155,17 +153,6 @@ function routedIntoTunnel(cookie: bigint, toMacL2: OxmTlv[], gatewayMac: string,
     match: [...toMacL2, { field: 'eth_src', value: gatewayMac }],
     instructions: [apply(...out)],
   };
-}
-
-/** The key of a neighbour's way past SNAT on another bound chassis (routedIntoTunnel), to delete it. */
-export function routedRemoteKey(n: LearnedNeighbor, vni: number, gatewayMac: string): DesiredFlow {
-  const meta = { field: 'metadata', value: metadataForVni(vni) };
-  return routedIntoTunnel(
-    learnedCookie('router', neighborOwner(n)),
-    [meta, { field: 'eth_dst', value: n.mac }],
-    gatewayMac,
-    [],
-  );
 }
 
 /**
@@ -188,7 +175,11 @@ export function learnedFlowKeys(n: LearnedNeighbor, vni: number, gatewayMac?: st
     ...(gatewayMac ? { gatewayMac } : {}),
   });
   // The flows of the other chassis share these keys, but for the routed frames' way into the tunnel.
-  if (gatewayMac && n.place.endpointId === undefined) flows.push(routedRemoteKey(n, vni, gatewayMac));
+  if (gatewayMac && n.place.endpointId === undefined) {
+    const meta = { field: 'metadata', value: metadataForVni(vni) };
+    const cookie = learnedCookie('router', neighborOwner(n));
+    flows.push(routedIntoTunnel(cookie, [meta, { field: 'eth_dst', value: n.mac }], gatewayMac, []));
+  }
   return flows;
 }
 

@@ -352,11 +352,6 @@ export class NeighborResolver {
     return e && view(e, 0);
   }
 
-  /** The networks with entries. */
-  networks(): IterableIterator<string> {
-    return this.#perNetwork.keys();
-  }
-
   /** The learned neighbours whose flows a datapath holds. */
   learnedOn(dpid: string): LearnedNeighbor[] {
     const out: LearnedNeighbor[] = [];

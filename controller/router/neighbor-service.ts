@@ -11,7 +11,6 @@ import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
 import { isArpFrame } from './arp-frame.js';
 import { NeighborAdoption } from './neighbor-adoption.js';
-import { type BindingChange, BindingWatch } from './neighbor-bindings.js';
 import {
   deleteByCookie,
   installMessages,
@@ -20,7 +19,6 @@ import {
   type NeighborFlowsAt,
   neighborOwner,
   removeMessages,
-  routedRemoteKey,
 } from './neighbor-flows.js';
 import { type NeighborMetrics, neighborMetrics } from './neighbor-metrics.js';
 import { actionsToward, answerPlace, broadcastPlaces, resolvable, staleness } from './neighbor-place.js';
@@ -111,7 +109,6 @@ export class NeighborService {
   readonly #timer: NodeJS.Timeout;
   readonly #metrics: NeighborMetrics;
   readonly #adoption: NeighborAdoption;
-  readonly #bindings = new BindingWatch();
   /**
    * Per switch port, protocol and kind (answers, announcements), each with its own budget: what a
    * port sends up beyond it is dropped, so a flood of one kind (announcements) cannot starve
@@ -239,14 +236,11 @@ export class NeighborService {
       return;
     }
     this.#adoption.readNewSwitches();
-    if (this.resolver.size > 0)
-      for (const p of this.resolver.purge((n) => staleness(this.ctx, n))) {
-        this.log.info({ network: p.key.networkId, ip: p.key.ip, reason: p.why }, 'neighbour forgotten');
-        if (p.neighbor) for (const dpid of p.installedOn) this.#flows(dpid, p.neighbor, 'remove');
-      }
-    const bound = (networkId: string) => this.ctx.vlanPorts(networkId).map((p) => p.chassisId);
-    for (const c of this.#bindings.changes(this.resolver.networks(), bound)) this.#rebind(c);
     if (this.resolver.size === 0) return;
+    for (const p of this.resolver.purge((n) => staleness(this.ctx, n))) {
+      this.log.info({ network: p.key.networkId, ip: p.key.ip, reason: p.why }, 'neighbour forgotten');
+      if (p.neighbor) for (const dpid of p.installedOn) this.#flows(dpid, p.neighbor, 'remove');
+    }
     const t = this.resolver.tick(this.now());
     for (const k of t.failed)
       this.log.info(
@@ -374,36 +368,9 @@ export class NeighborService {
     this.#send(dpid, installMessages(flows, learnedHardTimeoutSeconds(this.resolver.timings)), about);
   }
 
-  /**
-   * A VLAN binding of the network added on (or removed from) a chassis that routes to learned hosts
-   * behind another: their flows there gain (or lose) the way past a router's SNAT at once, so what
-   * it routes to them is not translated here, where the answers never come back.
-   */
-  #rebind({ networkId, chassisId, bound }: BindingChange): void {
-    const dpid = this.ctx.datapathOfChassis(chassisId);
-    if (!dpid) return;
-    for (const n of this.resolver.learnedOn(dpid)) {
-      if (n.networkId !== networkId || n.place.chassisId === chassisId || n.place.endpointId !== undefined)
-        continue;
-      if (bound) {
-        this.#flows(dpid, n, 'install');
-        continue;
-      }
-      const vni = n.place.vni ?? this.ctx.network(networkId)?.vni;
-      const gatewayMac = n.place.gatewayMac ?? this.ctx.routerInterface(networkId)?.mac.toLowerCase();
-      if (vni !== undefined && gatewayMac)
-        this.#send(dpid, removeMessages([routedRemoteKey(n, vni, gatewayMac)]), {
-          network: networkId,
-          ip: n.ip,
-          chassis: chassisId,
-        });
-    }
-  }
-
   #at(ctx: DatapathCtx, vni: number, networkId: string, placeTunnelIp: string): NeighborFlowsAt {
     const gatewayMac = this.ctx.routerInterface(networkId)?.mac.toLowerCase();
-    const bound = this.ctx.vlanPorts(networkId).some((p) => p.chassisId === ctx.chassisId);
-    return { ctx, vni, placeTunnelIp, ...(gatewayMac ? { gatewayMac } : {}), ...(bound ? { bound } : {}) };
+    return { ctx, vni, placeTunnelIp, ...(gatewayMac ? { gatewayMac } : {}) };
   }
 
   /** Sends to a connected switch; false when it is not connected. */

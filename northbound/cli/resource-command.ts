@@ -185,19 +185,24 @@ const bodyOf = (
   return { body, flags };
 };
 
-/** Sets `path` (`qos.egress.kbps`) in `body`, making the objects on the way (keeping --data's). */
+/**
+ * Sets `path` (`qos.egress.kbps`) in `body`, making the objects on the way (keeping --data's); an
+ * object value is merged over --data's object there (`--snat IP` keeps --data's snat.portForwards).
+ */
 function setPath(body: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');
   let o = body;
   for (const k of keys.slice(0, -1)) {
     const next = o[k];
-    o = o[k] =
-      next !== null && typeof next === 'object' && !Array.isArray(next)
-        ? (next as Record<string, unknown>)
-        : {};
+    o = o[k] = isPlainObject(next) ? next : {};
   }
-  o[keys.at(-1)!] = value;
+  const last = keys.at(-1)!;
+  const had = o[last];
+  o[last] = isPlainObject(value) && isPlainObject(had) ? { ...had, ...value } : value;
 }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const writeQuery = (values: Record<string, unknown>) =>
   values.wait === true ? { wait: 'applied', timeout: values.timeout as string | undefined } : {};

@@ -168,8 +168,6 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
       'w1 via 8080',
     );
     expect(await connect(GATEWAY, 2222)).toMatch(new RegExp(`^${METAL_IP.replaceAll('.', '\\.')}:\\d+$`));
-    // Without the forward, metal cannot reach w1 at all: it has no route to 10.1.0.0/24.
-    expect(await connect('10.1.0.5', 8000)).toBe('');
   }, 60_000);
 
   it('forwards from a host behind the upstream router too (its answers take the default route back)', async () => {

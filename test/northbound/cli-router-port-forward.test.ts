@@ -275,6 +275,13 @@ describe('weft router --port-forward', () => {
     expect((await weft('router update r1 --snat 192.0.2.1 --port-forward tcp/22=10.0.0.5')).code).toBe(0);
     expect(calls.map((c) => c.method)).toEqual(['PATCH']);
     expect(stored()).toStrictEqual({ ip: '192.0.2.1', portForwards: [fwd('tcp', 22, '10.0.0.5')] });
+    // --data's port forwards under --snat IP: kept, not replaced by the stored ones.
+    const data = JSON.stringify({
+      snat: { portForwards: [{ protocol: 'udp', port: 500, internalIp: '10.0.0.6' }] },
+    });
+    const withData = await weft(`router update r1 --snat 192.0.2.7 --data '${data}'`);
+    expect(withData.code, withData.err).toBe(0);
+    expect(stored()).toStrictEqual({ ip: '192.0.2.7', portForwards: [fwd('udp', 500, '10.0.0.6')] });
     const off = await weft('router update r1 --snat none');
     expect(off.code, off.err).toBe(0);
     expect(h.intents.get('router', 'r1')).not.toHaveProperty('snat');

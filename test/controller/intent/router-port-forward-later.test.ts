@@ -81,6 +81,29 @@ describe('port forwards: a router write keeping snat names the field it changed'
     ]);
   });
 
+  it("refuses moving the router's own address onto an internalIp, naming interfaces[i].ip", async () => {
+    await seed();
+    const before = snapshot();
+    const moved = [interfaces[0]!, { networkId: 'db', ip: '10.0.1.79' }, interfaces[2]!];
+    const e = await rejects(
+      svc.update('router', 'r1', { interfaces: moved }),
+      'invalid',
+      /^interfaces\[1\]\.ip: 10\.0\.1\.79 is the internal address of snat\.portForwards\[0\] \(tcp\/8080 -> 10\.0\.1\.79:80\), a host behind this router; pick another address for the router on network 'db' or change snat in the same write$/,
+    );
+    expect(e.field).toBe('interfaces[1].ip');
+    expect(svc.get('router', 'r1')).toEqual(before);
+    // Changing snat too: the port forward is named, as before.
+    const both = await rejects(
+      svc.update('router', 'r1', {
+        interfaces: moved,
+        snat: { ip: '10.3.0.1', portForwards: [forwards[0]!] },
+      }),
+      'invalid',
+      /^snat\.portForwards\[0\]\.internalIp: 10\.0\.1\.79 is this router's own address on network 'db'/,
+    );
+    expect(both.field).toBe('snat.portForwards[0].internalIp');
+  });
+
   it('refuses a floating IP for an internalIp, naming floatingIps[i].fixedIp (or .ip)', async () => {
     await seed();
     const before = snapshot();

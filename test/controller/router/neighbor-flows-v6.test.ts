@@ -77,12 +77,13 @@ describe('learnedNeighborFlows: an IPv6 neighbour', () => {
     for (const f of flows) expect(f.cookie).toBe(cookie);
   });
 
-  it('on another chassis: the same l3 flow, its MAC into the tunnel to its chassis', () => {
+  it('on another chassis: the same l3 flow, its MAC into the tunnel to its chassis, and what is routed to it past a SNAT', () => {
     const flows = learnedNeighborFlows(N6, at(AWAY));
     expect(text(flows)).toEqual([
       L3_V6,
       NEXTHOP_V6,
       'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
+      'table=40, priority=96,metadata=0x65,dl_src=0a:57:72:00:00:65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
     ]);
   });
 

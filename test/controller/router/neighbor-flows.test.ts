@@ -10,6 +10,7 @@ import {
   installMessages,
   LEARNED_NEIGHBOR_PRIORITY,
   LEARNED_NEXTHOP_PRIORITY,
+  LEARNED_ROUTED_REMOTE_PRIORITY,
   learnedNeighborFlows,
   readLearnedFlows,
   removeMessages,
@@ -75,6 +76,21 @@ describe('learnedNeighborFlows', () => {
     expect(text(flows)).toEqual([
       ...NEIGHBOR_TABLE_36,
       'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
+      // Routed to it (the router's MAC on db as source): the same way, above a router's SNAT (95).
+      'table=40, priority=96,metadata=0x65,dl_src=0a:57:72:00:00:65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
+    ]);
+    expect(LEARNED_ROUTED_REMOTE_PRIORITY).toBe(96);
+  });
+
+  it('on another chassis with no gateway MAC known: no routed (priority 96) flow', () => {
+    const noGateway = {
+      ctx: ctx({ chassisId: 'hv2', tunnelIp: '192.168.0.2' }),
+      vni: 101,
+      placeTunnelIp: '192.168.0.1',
+    };
+    expect(text(learnedNeighborFlows(N, noGateway))).toEqual([
+      ...NEIGHBOR_TABLE_36,
+      'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
     ]);
   });
 
@@ -91,6 +107,7 @@ describe('learnedNeighborFlows', () => {
     expect(text(learnedNeighborFlows(N, at(c)))).toEqual([
       ...NEIGHBOR_TABLE_36,
       'table=40, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,output:201',
+      'table=40, priority=96,metadata=0x65,dl_src=0a:57:72:00:00:65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,output:201',
     ]);
   });
 
@@ -147,7 +164,7 @@ describe('installMessages / removeMessages', () => {
 
   it('install: one ADD per flow, same table, priority, match, instructions and cookie, with the hard timeout', () => {
     const msgs = installMessages(flows, 121);
-    expect(msgs).toHaveLength(3);
+    expect(msgs).toHaveLength(4);
     msgs.forEach((m, i) => {
       expect(m).toEqual({
         type: 'FLOW_MOD',
@@ -168,12 +185,15 @@ describe('installMessages / removeMessages', () => {
     expect(formatFlow(msgs[2]!).replace(/cookie=0x[0-9a-f]+, /, '')).toBe(
       'table=40, hard_timeout=121, priority=90,metadata=0x65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
     );
-    expect(installMessages(flows, 7).map((m) => m.hardTimeout)).toEqual([7, 7, 7]);
+    expect(formatFlow(msgs[3]!).replace(/cookie=0x[0-9a-f]+, /, '')).toBe(
+      'table=40, hard_timeout=121, priority=96,metadata=0x65,dl_src=0a:57:72:00:00:65,dl_dst=02:00:00:00:aa:01 actions=set_field:192.168.0.1->tun_dst,set_field:0x65->tun_id,output:100',
+    );
+    expect(installMessages(flows, 7).map((m) => m.hardTimeout)).toEqual([7, 7, 7, 7]);
   });
 
   it('remove: DELETE_STRICT of each flow, limited to its exact cookie, no instructions, no timeout', () => {
     const msgs = removeMessages(flows);
-    expect(msgs).toHaveLength(3);
+    expect(msgs).toHaveLength(4);
     msgs.forEach((m, i) => {
       expect(m).toEqual({
         type: 'FLOW_MOD',

@@ -107,6 +107,7 @@ describe('NeighborService: neighbour advertisements', () => {
       l3,
       hop,
       `table=40, hard_timeout=121, priority=90,metadata=0x67,dl_dst=${HOST6} actions=set_field:192.168.0.1->tun_dst,set_field:0x67->tun_id,output:100`,
+      `table=40, hard_timeout=121, priority=96,metadata=0x67,dl_src=${GW6},dl_dst=${HOST6} actions=set_field:192.168.0.1->tun_dst,set_field:0x67->tun_id,output:100`,
     ]);
     for (const m of [...home, ...away]) expect(m.match.map((t) => t.field)).not.toContain('reg4');
     expect(w.service.list()).toEqual([
@@ -228,7 +229,7 @@ describe('NeighborService: neighbour advertisements', () => {
     w.state.now = 200 + T.refreshMs + 5;
     hear(w, 'dp1', 11, na());
     expect(flowMods(w.sw('dp1')).map((m) => m.command)).toEqual(Array(4).fill(ofpfc.ADD));
-    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual(Array(3).fill(ofpfc.ADD));
+    expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual(Array(4).fill(ofpfc.ADD));
     expect(w.lines.some((l) => l.msg === 'neighbour answered' && l.ip === ADDR)).toBe(true);
   });
 
@@ -258,8 +259,12 @@ describe('NeighborService: neighbour advertisements', () => {
     ]);
     expect(flowMods(w.sw('dp4')).map((m) => m.command)).toEqual([
       ...Array(5).fill(ofpfc.DELETE_STRICT),
-      ...Array(3).fill(ofpfc.ADD),
+      ...Array(4).fill(ofpfc.ADD),
     ]);
+    // What the router sends it there goes into the tunnel to its new place, to its new MAC.
+    expect(text(flowMods(w.sw('dp4'))).at(-1)).toBe(
+      `table=40, hard_timeout=121, priority=96,metadata=0x67,dl_src=${GW6},dl_dst=${HOST6_NEW} actions=set_field:192.168.0.2->tun_dst,set_field:0x67->tun_id,output:100`,
+    );
     expect(w.lines.some((l) => l.msg === 'neighbour changed' && l.mac === HOST6_NEW)).toBe(true);
     expect(ignored(w, 'announce')).toEqual([]);
   });
