@@ -332,8 +332,10 @@ export class DatapathSync {
       }
     }
     this.meters?.confirmed(meterDiff, 'before');
-    // Owed before the bundle: a switch lost right after it is flushed when it is back (nat-flush.ts).
-    if (this.flows) this.natDebt.owe(this.port.dpid, natLostBy(this.flows, flowDiff, upsertKeys, removeKeys));
+    // Owed before the bundle: a switch lost right after it is flushed when it is back (nat-flush.ts);
+    // nothing when suspended during the dump (standby: the debt was forgotten, and stays so).
+    if (this.flows && !this.suspended)
+      this.natDebt.owe(this.port.dpid, natLostBy(this.flows, flowDiff, upsertKeys, removeKeys));
     if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone

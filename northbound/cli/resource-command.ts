@@ -16,6 +16,8 @@ export interface FieldFlag {
   parse?: (values: string[]) => unknown;
   /** The parsed value is an object whose fields are merged into the body (e.g. portMin + portMax). */
   spread?: boolean;
+  /** An object value is merged over --data's object at the field (`--snat IP` keeps its portForwards); else it replaces it. */
+  merge?: boolean;
   /** Only on create (ids of parents cannot change). */
   createOnly?: boolean;
 }
@@ -179,17 +181,17 @@ const bodyOf = (
     flags.add(f.flag);
     const value = parseValue(f, given === true ? [] : given);
     if (f.spread) Object.assign(body, value);
-    else setPath(body, f.field, value);
+    else setPath(body, f.field, value, f.merge === true);
   }
   if (verb === 'create' || verb === 'update') r.check?.(body, flags, verb);
   return { body, flags };
 };
 
 /**
- * Sets `path` (`qos.egress.kbps`) in `body`, making the objects on the way (keeping --data's); an
- * object value is merged over --data's object there (`--snat IP` keeps --data's snat.portForwards).
+ * Sets `path` (`qos.egress.kbps`) in `body`, making the objects on the way (keeping --data's); with
+ * `merge`, an object value is merged over --data's object there.
  */
-function setPath(body: Record<string, unknown>, path: string, value: unknown): void {
+function setPath(body: Record<string, unknown>, path: string, value: unknown, merge: boolean): void {
   const keys = path.split('.');
   let o = body;
   for (const k of keys.slice(0, -1)) {
@@ -198,7 +200,7 @@ function setPath(body: Record<string, unknown>, path: string, value: unknown): v
   }
   const last = keys.at(-1)!;
   const had = o[last];
-  o[last] = isPlainObject(value) && isPlainObject(had) ? { ...had, ...value } : value;
+  o[last] = merge && isPlainObject(value) && isPlainObject(had) ? { ...had, ...value } : value;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>

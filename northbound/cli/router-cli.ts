@@ -307,6 +307,7 @@ export const routerCli: ResourceCli = {
       flag: 'snat',
       field: 'snat',
       type: 'custom',
+      merge: true,
       help: "IP: many-to-one source NAT: IPv4 from the router's other networks leaving through a VLAN binding of the network holding IP (its external network) leaves from IP, e.g. 192.0.2.1 (the router's own address there, or a free one; one address, no /); update keeps its port forwards (--port-forward); none: no SNAT",
       parse: parseSnat,
     },

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.js';
 
 /**
- * Per-minute budgets of a tenant token for the API calls that make the controller ask every switch
+ * Per-minute budgets of a tenant (all its tokens together) for the API calls that make the controller ask every switch
  * something: reading counters (a FLOW stats request to each switch holding the object's flows) and
  * flushing a router's neighbours (a delete on every switch). One tenant looping on them would load
  * the switches and the controller every other tenant shares; the operator's admin tokens are not
@@ -20,17 +20,18 @@ export const DEFAULT_TENANT_RATE_LIMITS: TenantRateLimits = { counters: 120, nei
 
 const MINUTE_MS = 60_000;
 
-/** Registers the limiter; routes opt in with `tenantBudget`. Keyed by token, checked after authentication. */
+/** Registers the limiter; routes opt in with `tenantBudget`. Keyed by tenant, checked after authentication. */
 export async function registerRateLimit(app: FastifyInstance): Promise<void> {
   await app.register(rateLimit, {
     global: false,
     hook: 'preHandler',
-    keyGenerator: (req) => req.principal?.tokenId ?? req.ip,
+    // Per tenant, not per token: a tenant given several tokens shares one budget.
+    keyGenerator: (req) => (req.principal?.kind === 'tenant' ? `tenant:${req.principal.tenantId}` : req.ip),
     allowList: (req) => req.principal?.kind === 'admin',
     errorResponseBuilder: (req: FastifyRequest, ctx) =>
       new ApiError(
         'rate_limited',
-        `this token may make at most ${ctx.max} ${what(req)} a minute; try again in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s`,
+        `this tenant may make at most ${ctx.max} ${what(req)} a minute; try again in ${Math.max(1, Math.ceil(ctx.ttl / 1000))} s`,
         undefined,
         { limit: ctx.max, retryAfterSeconds: Math.max(1, Math.ceil(ctx.ttl / 1000)) },
       ),

@@ -40,6 +40,8 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
     '/endpoints/:id/counters',
     {
       config: budget,
+      // No HEAD twin: it would run the same reads with a budget of its own.
+      exposeHeadRoute: false,
       schema: {
         tags: ['status'],
         summary:
@@ -58,6 +60,8 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
     '/acls/:id/counters',
     {
       config: budget,
+      // No HEAD twin: it would run the same reads with a budget of its own.
+      exposeHeadRoute: false,
       schema: {
         tags: ['status'],
         summary: 'How many packets a network ACL matched, on every switch',
@@ -75,6 +79,8 @@ export const counterRoutes: FastifyPluginAsyncTypebox<CounterRouteOptions> = asy
     '/routers/:id/counters',
     {
       config: budget,
+      // No HEAD twin: it would run the same reads with a budget of its own.
+      exposeHeadRoute: false,
       schema: {
         tags: ['status'],
         summary:

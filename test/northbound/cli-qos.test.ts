@@ -54,6 +54,10 @@ describe('weft endpoint: rate limits', () => {
     const stale = await weft(`endpoint update q1 --ingress-kbps 100 --if-match ${replaced.revision}`);
     expect(stale.code).toBe(1);
     expect(stale.err).toMatch(/412|precondition/i);
+    // --no-qos wins over a qos in --data: the flag replaces it, nothing of --data's kept.
+    const data = await json(`endpoint update q1 --data '{"qos":${JSON.stringify(egressOnly)}}' --no-qos`);
+    expect(data.qos).toBeUndefined();
+    await json(`endpoint update q1 --data '{"qos":${JSON.stringify(egressOnly)}}'`);
     const cleared = await json('endpoint update q1 --no-qos');
     expect(cleared.qos).toBeUndefined();
     expect(cleared.name).toBe('web');

@@ -61,12 +61,19 @@ describe('tenant rate limits', () => {
     const body = over.json().error;
     expect(body.code).toBe('rate_limited');
     expect(body.message).toMatch(
-      /^this token may make at most 3 counter reads a minute; try again in \d+ s$/,
+      /^this tenant may make at most 3 counter reads a minute; try again in \d+ s$/,
     );
     expect(body.details).toMatchObject({ limit: 3 });
     expect(body.details.retryAfterSeconds).toBeGreaterThan(0);
     expect(body.requestId).toBe(over.headers['x-request-id']);
     expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    expect(asked).toBe(0);
+    // Another token of the same tenant shares the budget.
+    const red2 = await h.tenantAuth('red');
+    expect((await get('/v1/endpoints/r1/counters', red2)).statusCode).toBe(429);
+    // No HEAD twin with a budget of its own: HEAD is no route of the counters.
+    const head = await h.app.inject({ method: 'HEAD', url: '/v1/endpoints/r1/counters', headers: red });
+    expect(head.statusCode).toBe(404);
     expect(asked).toBe(0);
     // Blue has its own budget; the operator is never limited.
     expect((await get('/v1/endpoints/b1/counters', blue)).statusCode).toBe(200);

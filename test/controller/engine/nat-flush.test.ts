@@ -53,6 +53,13 @@ class ConntrackSwitch extends MemorySwitch {
   flushes: number[][] = [];
   order: string[] = [];
   fail?: Error;
+  /** Called as the switch answers a dump (a test's chance to act meanwhile). */
+  onDump?: () => void;
+  override async dumpFlows() {
+    const flows = await super.dumpFlows();
+    this.onDump?.();
+    return flows;
+  }
   /** The next bundle is applied, but its answer never comes (the connection dropped after it). */
   loseNextAnswer = false;
   override async applyAtomically(...args: Parameters<MemorySwitch['applyAtomically']>) {
@@ -149,6 +156,20 @@ describe('DatapathSync: SNAT zone flush', () => {
     await sync.sync(desired(snat('192.0.2.9')), 3, true);
     expect(sw.bundles.length).toBe(bundles); // nothing left to change
     expect(sw.flushes).toEqual([[ZONE]]);
+  });
+
+  it('owes nothing when suspended (HA standby) during the dump: the debt was forgotten and stays so', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const debt = new NatFlushDebt();
+    const sync = new DatapathSync(sw, logger([]), () => {}, { revision: 0 }, debt);
+    await sync.sync(desired(snat('192.0.2.1')), 1);
+    sw.onDump = () => sync.suspend();
+    await sync.sync(desired(snat('192.0.2.9')), 2, true);
+    // suspend() settles the waiters at once: let the sync in flight run to its end.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(sw.bundles).toHaveLength(2);
+    expect(zones(debt)).toEqual([]);
+    expect(sw.flushes).toEqual([]);
   });
 
   it('forgiven, not flushed, when the switch translates to the address again (the change refused, then undone)', async () => {
