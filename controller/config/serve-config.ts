@@ -129,7 +129,7 @@ const specs: OptionSpec[] = [
     env: 'WEFT_TENANT_RATE_LIMIT',
     arg: 'COUNTERS/FLUSHES',
     def: '120/12',
-    help: "a tenant token may read counters (of each kind) and flush a router's neighbours this many times a minute (0 = no limit)",
+    help: "a tenant (all its tokens together) may read counters (of each kind) and flush a router's neighbours this many times a minute (0 = no limit)",
   },
   {
     flag: 'ha',
