@@ -86,12 +86,14 @@ export async function flushStaleNat(
   const owed = debt.owed(port.dpid);
   if (owed.size === 0) return;
   const now = cached();
-  const forgiven = [...owed].filter(([zone, ips]) => [...ips].every((ip) => now.get(zone)?.has(ip)));
+  // A zone whose lost addresses are all translated to again is forgiven: nothing to forget there.
+  const zones = [...owed]
+    .filter(([zone, ips]) => [...ips].some((ip) => !now.get(zone)?.has(ip)))
+    .map(([z]) => z);
   debt.paid(
     port.dpid,
-    forgiven.map(([zone]) => zone),
+    [...owed.keys()].filter((z) => !zones.includes(z)),
   );
-  const zones = [...owed.keys()].filter((z) => !forgiven.some(([f]) => f === z));
   if (zones.length === 0) return;
   if (!port.flushConntrackZones) {
     debt.paid(port.dpid, zones);

@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, waitFor } from './harness.js';
+import { startWhoAmI, whoAmI } from './who-am-i.js';
 
 /**
  * Port forwards of a router's SNAT address with real traffic. `metal` is a physical host on VLAN 42
@@ -46,30 +47,6 @@ const router = (portForwards: unknown[]) =>
     snat: { ip: GATEWAY, portForwards },
   });
 
-/** A TCP server that tells each client the address and port it sees it from; a UDP one that echoes them. */
-const WHO_AM_I = `
-const net = require('node:net');
-const dgram = require('node:dgram');
-const [, tcp, udp] = process.argv;
-net.createServer((s) => { s.on('error', () => {}); s.end(s.remoteAddress + ':' + s.remotePort + '\\n'); })
-  .listen(Number(tcp), '0.0.0.0', () => {
-    if (!udp) return process.stdout.write('ready\\n');
-    const u = dgram.createSocket('udp4');
-    u.on('message', (m, r) => u.send(r.address + ':' + r.port + ' ' + m, r.port, r.address));
-    u.bind(Number(udp), '0.0.0.0', () => process.stdout.write('ready\\n'));
-  });
-`;
-/** Connects (from `localAddress` when given); prints what the server said, or exits non-zero. */
-const CONNECT = `
-const net = require('node:net');
-const [, ip, port, localAddress] = process.argv;
-let got = '';
-const s = net.connect({ host: ip, port: Number(port), ...(localAddress ? { localAddress } : {}) });
-s.setTimeout(3000, () => process.exit(2));
-s.on('data', (d) => { got += d; });
-s.on('end', () => { process.stdout.write(got); process.exit(0); });
-s.on('error', () => process.exit(1));
-`;
 /** Sends one datagram and prints the answer, or exits non-zero after 3 s. */
 const ASK_UDP = `
 const dgram = require('node:dgram');
@@ -80,34 +57,9 @@ u.send('hello', Number(port), ip);
 setTimeout(() => process.exit(2), 3000);
 `;
 
-async function startServer(vmName: string, tcp: number, udp?: number): Promise<void> {
-  const args = [process.execPath, '-e', WHO_AM_I, String(tcp), ...(udp ? [String(udp)] : [])];
-  const child = spawn('ip', ['netns', 'exec', e.lab.vm(vmName).netns, ...args], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  servers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`server in ${vmName} exited with ${code}`)));
-    child.stdout?.once('data', () => resolve());
-  });
-}
 /** What the server said to metal connecting to `ip:port` ('' when the connection failed). */
-const connect = async (ip: string, port: number, localAddress?: string) => {
-  try {
-    return (
-      await e.lab.exec('metal', [
-        process.execPath,
-        '-e',
-        CONNECT,
-        ip,
-        String(port),
-        ...(localAddress ? [localAddress] : []),
-      ])
-    ).trim();
-  } catch {
-    return '';
-  }
-};
+const connect = (ip: string, port: number, localAddress?: string) =>
+  whoAmI(e.lab, 'metal', ip, port, localAddress ? { localAddress } : {}).catch(() => '');
 const askUdp = async (ip: string, port: number) => {
   try {
     return (await e.lab.exec('metal', [process.execPath, '-e', ASK_UDP, ip, String(port)])).trim();
@@ -149,8 +101,8 @@ beforeAll(async () => {
   await router(FORWARDS);
   await e.lab.exec('metal', ['ip', 'addr', 'add', `${INTERNET}/32`, 'dev', 'lo']);
   for (const w of [W1, W2]) await e.lab.exec(w.name, ['ip', 'route', 'add', 'default', 'via', w.gateway]);
-  await startServer('w1', 8000, 5300);
-  await startServer('w2', 2200);
+  await startWhoAmI(e.lab, 'w1', servers, 8000, 5300);
+  await startWhoAmI(e.lab, 'w2', servers, 2200);
 }, 180_000);
 
 afterAll(async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Capture, startCapture } from '../lab/capture.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, waitFor } from './harness.js';
+import { startWhoAmI, whoAmI } from './who-am-i.js';
 
 /**
  * SNAT with real traffic. `metal` is a physical host on VLAN 42 behind hv2's port, bound to network
@@ -62,41 +63,8 @@ const seenBy = async (vm: string, filter: string[], run: () => Promise<unknown>)
   return c.stop();
 };
 
-/** A TCP server in metal that tells each client the address and port it sees it from. */
-const WHO_AM_I = `
-const net = require('node:net');
-net.createServer((s) => { s.on('error', () => {}); s.end(s.remoteAddress + ':' + s.remotePort + '\\n'); })
-  .listen(Number(process.argv[1]), '0.0.0.0', () => process.stdout.write('ready\\n'));
-`;
-/** Connects from source port `from`; prints what the server said, or exits non-zero. */
-const CONNECT_FROM = `
-const net = require('node:net');
-const [, ip, port, localPort] = process.argv;
-let got = '';
-const s = net.connect({ host: ip, port: Number(port), localPort: Number(localPort) });
-s.setTimeout(3000, () => process.exit(2));
-s.on('data', (d) => { got += d; });
-s.on('end', () => { process.stdout.write(got); process.exit(0); });
-s.on('error', () => process.exit(1));
-`;
-async function startWhoAmI(port: number): Promise<void> {
-  const child = spawn(
-    'ip',
-    ['netns', 'exec', e.lab.vm('metal').netns, process.execPath, '-e', WHO_AM_I, String(port)],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
-  );
-  servers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`who-am-i server exited with ${code}`)));
-    child.stdout?.once('data', () => resolve());
-  });
-}
-const connectFrom = async (vmName: string, ip: string, port: number, localPort: number) =>
-  (
-    await e.lab.exec(vmName, [process.execPath, '-e', CONNECT_FROM, ip, String(port), String(localPort)])
-  ).trim();
+const connectFrom = (vmName: string, ip: string, port: number, localPort: number) =>
+  whoAmI(e.lab, vmName, ip, port, { localPort });
 
 beforeAll(async () => {
   e = await startE2e(2, [W1, W2, W3, METAL, METAL2]);
@@ -165,7 +133,7 @@ describe("SNAT: a tenant's VMs reach a physical network from the router's addres
   }, 60_000);
 
   it('translates ports too: two VMs connecting from the same source port both get through, on different ports of the one address', async () => {
-    await startWhoAmI(9000);
+    await startWhoAmI(e.lab, 'metal', servers, 9000);
     const a = await connectFrom('w2', INTERNET, 9000, 40000);
     const b = await connectFrom('w3', INTERNET, 9000, 40000);
     expect(a).toMatch(new RegExp(`^${GATEWAY.replace(/\./g, '\\.')}:\\d+$`));
