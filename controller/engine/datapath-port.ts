@@ -1,4 +1,5 @@
 import type { FlowMod, GroupMod, MeterMod } from '../../southbound/openflow/codec/messages.js';
+import type { CtFlushFilter } from '../../southbound/openflow/codec/nx-ct-flush.js';
 import type { ActualMeter } from '../pipeline/meters.js';
 import type { ActualFlow, ActualGroup } from '../reconcile/diff.js';
 
@@ -33,4 +34,9 @@ export interface DatapathPort {
    * (a barrier). Absent on ports that keep no conntrack (test switches).
    */
   flushConntrackZones?(zones: readonly number[]): Promise<void>;
+  /**
+   * Drops the connections that match any of `filters` (NXT_CT_FLUSH), resolving once the switch
+   * has; rejects with its error when it refuses (OVS before 3.1). Absent where flushConntrackZones is.
+   */
+  flushConntrack?(filters: readonly CtFlushFilter[]): Promise<void>;
 }

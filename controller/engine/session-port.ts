@@ -6,6 +6,7 @@ import {
   dumpFlowsKeyed,
   dumpGroups,
   dumpMeters,
+  flushConntrack,
   flushConntrackZones,
 } from '../../southbound/openflow/session/operations.js';
 import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
@@ -60,5 +61,6 @@ export function sessionPort(session: SwitchSession): DatapathPort {
     applyAtomically: (messages: Array<FlowMod | GroupMod>) => applyAtomically(session, messages),
     applyMeters: (messages: MeterMod[]) => applyMeterMods(session, messages),
     flushConntrackZones: (zones) => flushConntrackZones(session, zones),
+    flushConntrack: (filters) => flushConntrack(session, filters),
   };
 }

@@ -1,3 +1,4 @@
+import type { CtFlushFilter } from '../../southbound/openflow/codec/nx-ct-flush.js';
 import type { DatapathPort } from '../engine/datapath-port.js';
 
 /** Thrown instead of writing when this instance does not lead. */
@@ -28,6 +29,12 @@ export function fencedPort(port: DatapathPort, leads: () => boolean): DatapathPo
       ? {
           flushConntrackZones: (zones: readonly number[]) =>
             leads() ? port.flushConntrackZones!(zones) : Promise.reject(new NotLeaderError(port.dpid)),
+        }
+      : {}),
+    ...(port.flushConntrack
+      ? {
+          flushConntrack: (filters: readonly CtFlushFilter[]) =>
+            leads() ? port.flushConntrack!(filters) : Promise.reject(new NotLeaderError(port.dpid)),
         }
       : {}),
   };

@@ -29,6 +29,15 @@ export type { Match, OxmTlv, OxmValue } from './match.js';
 export type * from './messages.js';
 export { helloVersions, versionBitmap } from './msg-basic.js';
 export type * from './multipart-types.js';
-export { ctFlushZone, ctFlushZoneOf, NXT_CT_FLUSH_ZONE } from './nx-ct-flush.js';
+export {
+  type CtFlushFilter,
+  type CtTupleFilter,
+  ctFlush,
+  ctFlushOf,
+  ctFlushZone,
+  ctFlushZoneOf,
+  NXT_CT_FLUSH,
+  NXT_CT_FLUSH_ZONE,
+} from './nx-ct-flush.js';
 export { OfReader } from './reader.js';
 export { OfWriter } from './writer.js';

@@ -8,6 +8,8 @@ import type {
   OfpMessage,
 } from '../codec/index.js';
 import {
+  type CtFlushFilter,
+  ctFlush,
   ctFlushZone,
   decodeFlowDumpReply,
   ofpbct,
@@ -147,6 +149,20 @@ export async function applyMeterMods(session: SwitchSession, messages: MeterMod[
 export async function flushConntrackZones(session: SwitchSession, zones: readonly number[]): Promise<void> {
   if (zones.length === 0) return;
   const errors = await session.sendConfirmed(zones.map(ctFlushZone));
+  if (errors.length > 0) throw errors[0];
+}
+
+/**
+ * Drops the connections the switch tracks that match any of `filters` (NXT_CT_FLUSH, OVS 3.1+), and
+ * resolves once a barrier after them returned; rejects with the switch's first error when it
+ * refused one (an older OVS answers OFPBRC_BAD_SUBTYPE).
+ */
+export async function flushConntrack(
+  session: SwitchSession,
+  filters: readonly CtFlushFilter[],
+): Promise<void> {
+  if (filters.length === 0) return;
+  const errors = await session.sendConfirmed(filters.map(ctFlush));
   if (errors.length > 0) throw errors[0];
 }
 

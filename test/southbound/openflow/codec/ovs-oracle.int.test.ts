@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
+  ctFlush,
   ctFlushZone,
   encodeMessage,
   type OfpMessage,
@@ -102,6 +103,31 @@ const extra: { name: string; msg: OfpMessage; ovs: RegExp | string }[] = [
     name: 'NXT_CT_FLUSH_ZONE',
     msg: { ...ctFlushZone(33564), xid: 0x43 },
     ovs: /NXT_CT_FLUSH_ZONE.*zone_id=33564/,
+  },
+  {
+    // A removed port forward's connections (controller/engine/nat-flush.ts).
+    name: 'NXT_CT_FLUSH of one zone, original destination address and port',
+    msg: { ...ctFlush({ zone: 33000, ipProto: 6, orig: { dst: '10.0.0.1', dstPort: 8080 } }), xid: 0x44 },
+    ovs: "NXT_CT_FLUSH (OF1.3) (xid=0x44): zone=33000 'ct_nw_src=::,ct_nw_dst=10.0.0.1,ct_tp_src=0,ct_tp_dst=8080,ct_nw_proto=6' 'ct_nw_src=::,ct_nw_dst=::,ct_tp_src=0,ct_tp_dst=0'",
+  },
+  {
+    // A lost SNAT address's connections: their answers go to it.
+    name: 'NXT_CT_FLUSH of one zone, reply destination only',
+    msg: { ...ctFlush({ zone: 7, reply: { dst: '192.0.2.9' } }), xid: 0x45 },
+    ovs: "zone=7 'ct_nw_src=::,ct_nw_dst=::,ct_tp_src=0,ct_tp_dst=0,ct_nw_proto=0' 'ct_nw_src=::,ct_nw_dst=192.0.2.9,ct_tp_src=0,ct_tp_dst=0'",
+  },
+  {
+    name: 'NXT_CT_FLUSH of every zone, IPv6 and ICMPv6, both directions',
+    msg: {
+      ...ctFlush({
+        ipProto: 58,
+        orig: { src: '2001:db8::1', icmpId: 9, icmpType: 128 },
+        reply: { src: '2001:db8::2', dst: '2001:db8::1' },
+      }),
+      xid: 0x46,
+    },
+    // ofp-print says zone=0 for a filter without one (the switch flushes every zone: ct-flush.int.test.ts).
+    ovs: "'ct_ipv6_src=2001:db8::1,ct_ipv6_dst=::,icmp_id=9,icmp_type=128,icmp_code=0,ct_nw_proto=58' 'ct_ipv6_src=2001:db8::2,ct_ipv6_dst=2001:db8::1,icmp_id=0,icmp_type=0,icmp_code=0'",
   },
   {
     name: 'PACKET_OUT with no data to a buffered packet',
