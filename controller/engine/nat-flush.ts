@@ -1,42 +1,55 @@
 import type { Logger } from 'pino';
 import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
 import type { ActualFlow, FlowDiff } from '../reconcile/diff.js';
-import { lostNat, natTranslations, natZonesTouched } from '../reconcile/nat-zones.js';
+import {
+  flushFiltersOf,
+  lostNat,
+  type NatKey,
+  natTranslations,
+  natZonesTouched,
+  needsZoneFlush,
+  stillLost,
+} from '../reconcile/nat-zones.js';
 import type { DatapathPort } from './datapath-port.js';
 
-/** Per zone, the SNAT addresses whose translations a switch's conntrack must forget. */
-export type LostNat = Map<number, Set<string>>;
+/** Per zone, the translations (nat-zones.ts keys) whose connections a switch's conntrack must forget. */
+export type LostNat = Map<number, Set<NatKey>>;
 
 /**
- * The SNAT zone flushes each switch still owes, by dpid, with the addresses that made them due,
- * kept by the engine across a switch's connections: a change that took a translation's address
- * away is owed before its bundle is sent, and paid once the switch flushed. A switch that
- * disconnects between the two (the bundle applied, the flush never sent) is flushed when it is
- * back, though its flows then already match and its diff is empty; unless its flows translate to
- * the address again by then (the change was refused, or undone), which makes the flush pointless
- * and would end healthy connections. Forgotten when this controller stops leading (`clear`): the
- * new leader cannot know, and a flush paid on a later return to leadership would hit connections
- * made since.
+ * The conntrack flushes each switch still owes, by dpid, per zone and translation, kept by the
+ * engine across a switch's connections: a change that took a translation away is owed before its
+ * bundle is sent, and paid once the switch flushed. A switch that disconnects between the two (the
+ * bundle applied, the flush never sent) is flushed when it is back, though its flows then already
+ * match and its diff is empty; unless its flows make the translation again by then (the change was
+ * refused, or undone), which makes the flush pointless and would end healthy connections.
+ * Forgotten when this controller stops leading (`clear`): the new leader cannot know, and a flush
+ * paid on a later return to leadership would hit connections made since.
  */
 export class NatFlushDebt {
   readonly #owed = new Map<string, LostNat>();
 
   owe(dpid: string, lost: LostNat): void {
     if (lost.size === 0) return;
-    const owed = this.#owed.get(dpid) ?? new Map<number, Set<string>>();
-    for (const [zone, ips] of lost) owed.set(zone, new Set([...(owed.get(zone) ?? []), ...ips]));
+    const owed = this.#owed.get(dpid) ?? new Map<number, Set<NatKey>>();
+    for (const [zone, keys] of lost) owed.set(zone, new Set([...(owed.get(zone) ?? []), ...keys]));
     this.#owed.set(dpid, owed);
   }
 
-  /** The zones owed, sorted, with their addresses. */
+  /** The zones owed, sorted, with their translations. */
   owed(dpid: string): LostNat {
-    return new Map([...(this.#owed.get(dpid) ?? [])].sort(([a], [b]) => a - b));
+    return new Map(
+      [...(this.#owed.get(dpid) ?? [])].sort(([a], [b]) => a - b).map(([z, k]) => [z, new Set(k)]),
+    );
   }
 
-  paid(dpid: string, zones: Iterable<number>): void {
+  paid(dpid: string, settled: LostNat): void {
     const owed = this.#owed.get(dpid);
     if (!owed) return;
-    for (const z of zones) owed.delete(z);
+    for (const [zone, keys] of settled) {
+      const left = owed.get(zone);
+      for (const k of keys) left?.delete(k);
+      if (left?.size === 0) owed.delete(zone);
+    }
     if (owed.size === 0) this.#owed.delete(dpid);
   }
 
@@ -46,9 +59,9 @@ export class NatFlushDebt {
 }
 
 /**
- * The addresses each zone's translations will lose when a flow diff is applied (controller/
- * reconcile/nat-zones.ts), from the cached tables before it: none, without reading the cache,
- * when the diff touches no SNAT flow (the usual case).
+ * The translations each zone will lose when a flow diff is applied (controller/reconcile/
+ * nat-zones.ts), from the cached tables before it: none, without reading the cache, when the diff
+ * touches no translating flow (the usual case).
  */
 export function natLostBy(
   cached: ReadonlyMap<string, ActualFlow>,
@@ -69,48 +82,72 @@ function* afterDiff(cached: ReadonlyMap<string, ActualFlow>, diff: FlowDiff, rep
 }
 
 /**
- * Flushes what the switch owes (this change's zones and any a lost connection left), so no
- * connection keeps leaving from a SNAT address the router gave up; `cached` is what the switch's
- * flows translate to now (read only when something is owed): a zone whose lost addresses are all
- * translated to again is forgiven, not flushed. A switch that refuses is logged and not asked
- * again (its connections keep the old translation until conntrack times them out; the flows are
- * right either way); one that could not be asked (gone, or this controller no longer leads)
- * stays owed until the switch is synced again, or this controller stops leading.
+ * Flushes what the switch owes (this change's translations and any a lost connection left): each
+ * lost translation's connections and no others (NXT_CT_FLUSH), so a VM stops leaving from a SNAT
+ * address the router gave up and a removed port forward lets nothing in any more, while the
+ * zone's other connections live on. `cached` is what the switch's flows translate now (read only
+ * when something is owed): a translation made again is forgiven, not flushed. A switch without the
+ * filtered flush (OVS < 3.1) has whole zones flushed for a lost SNAT address (or zone), and
+ * nothing for a lost forward alone (every connection of the router is too high a price: its
+ * connections live until conntrack times them out). A switch that refuses is logged and not asked
+ * again; one that could not be asked (gone, or this controller no longer leads) stays owed until
+ * the switch is synced again, or this controller stops leading.
  */
 export async function flushStaleNat(
   port: DatapathPort,
   debt: NatFlushDebt,
-  cached: () => ReadonlyMap<number, ReadonlySet<string>>,
+  cached: () => ReadonlyMap<number, ReadonlySet<NatKey>>,
   log: Pick<Logger, 'info' | 'warn'>,
 ): Promise<void> {
   const owed = debt.owed(port.dpid);
   if (owed.size === 0) return;
   const now = cached();
-  // A zone whose lost addresses are all translated to again is forgiven: nothing to forget there.
-  const zones = [...owed]
-    .filter(([zone, ips]) => [...ips].some((ip) => !now.get(zone)?.has(ip)))
-    .map(([z]) => z);
-  debt.paid(
-    port.dpid,
-    [...owed.keys()].filter((z) => !zones.includes(z)),
-  );
-  if (zones.length === 0) return;
-  if (!port.flushConntrackZones) {
-    debt.paid(port.dpid, zones);
-    return;
+  const due: LostNat = new Map();
+  for (const [zone, keys] of owed) {
+    const left = [...keys].filter((k) => stillLost(zone, k, now));
+    if (left.length > 0) due.set(zone, new Set(left));
   }
+  // Everything owed is either forgiven or flushed now; what cannot be asked is owed again below.
+  debt.paid(port.dpid, owed);
+  if (due.size === 0 || (!port.flushConntrack && !port.flushConntrackZones)) return;
+  const flushed = [...due].flatMap(([zone, keys]) => [...keys].map((k) => `${zone} ${k}`));
   try {
-    await port.flushConntrackZones(zones);
-    debt.paid(port.dpid, zones);
-    log.info({ dpid: port.dpid, zones }, 'SNAT address changed or gone: its conntrack zones flushed');
+    const zones = await flush(port, due);
+    if (zones === undefined)
+      log.info({ dpid: port.dpid, flushed }, 'NAT translations gone: their connections flushed');
+    else
+      log.warn(
+        { dpid: port.dpid, flushed, zones },
+        zones.length > 0
+          ? 'NAT translations gone, and the switch cannot flush their connections alone (OVS < 3.1): whole zones flushed'
+          : 'port forwards gone, and the switch cannot flush their connections alone (OVS < 3.1): they live until they time out',
+      );
   } catch (err) {
     const refused = err instanceof OfpErrorReply;
-    if (refused) debt.paid(port.dpid, zones);
+    if (!refused) debt.owe(port.dpid, due);
     log.warn(
-      { dpid: port.dpid, zones, err: (err as Error).message },
+      { dpid: port.dpid, flushed, err: (err as Error).message },
       refused
-        ? 'conntrack zones of a changed SNAT not flushed: its connections keep their old translation until they time out'
-        : 'conntrack zones of a changed SNAT not flushed yet: flushed when the switch is synced again',
+        ? 'connections of gone NAT translations not flushed: they keep their translation until they time out'
+        : 'connections of gone NAT translations not flushed yet: flushed when the switch is synced again',
     );
   }
+}
+
+/**
+ * Flushes `due` with filters; undefined when done so, else the zones flushed whole instead (the
+ * switch refused the filtered flush, or has none).
+ */
+async function flush(port: DatapathPort, due: LostNat): Promise<number[] | undefined> {
+  if (port.flushConntrack) {
+    try {
+      await port.flushConntrack(flushFiltersOf(due));
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof OfpErrorReply) || !port.flushConntrackZones) throw err;
+    }
+  }
+  const zones = [...due].filter(([, keys]) => [...keys].some(needsZoneFlush)).map(([z]) => z);
+  if (zones.length > 0) await port.flushConntrackZones!(zones);
+  return zones;
 }

@@ -4,7 +4,8 @@ import { flushStaleNat, NatFlushDebt } from '../../../controller/engine/nat-flus
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import { NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
+import { NAT_DST, NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
+import type { CtFlushFilter } from '../../../southbound/openflow/codec/nx-ct-flush.js';
 import { OfpErrorReply } from '../../../southbound/openflow/session/session-errors.js';
 import { MemorySwitch } from './memory-switch.js';
 
@@ -27,6 +28,33 @@ const snat = (ip: string, zone = ZONE): DesiredFlow => ({
           table: TABLE.L2_LOOKUP,
           alg: 0,
           actions: [{ type: 'nat', flags: NAT_SRC, ipv4Min: ip }],
+        },
+      ],
+    },
+  ],
+});
+/** A port forward of 192.0.2.1's TCP `port` to `to`:80, as apps/router/snat.ts commits it. */
+const forward = (port: number, to: string): DesiredFlow => ({
+  tableId: TABLE.L3_ROUTE,
+  priority: 310,
+  cookie: cookieFor('router', 'router/r1'),
+  match: [
+    { field: 'eth_type', value: 0x800 },
+    { field: 'ipv4_dst', value: '192.0.2.1' },
+    { field: 'ip_proto', value: 6 },
+    { field: 'tcp_dst', value: port },
+  ],
+  instructions: [
+    {
+      type: 'apply_actions',
+      actions: [
+        {
+          type: 'ct',
+          flags: 1,
+          zone: ZONE,
+          table: TABLE.L3_ROUTE,
+          alg: 0,
+          actions: [{ type: 'nat', flags: NAT_DST, ipv4Min: to, protoMin: 80 }],
         },
       ],
     },
@@ -73,6 +101,16 @@ class ConntrackSwitch extends MemorySwitch {
   async flushConntrackZones(zones: readonly number[]): Promise<void> {
     if (this.fail) throw this.fail;
     this.flushes.push([...zones]);
+    this.order.push('flush zones');
+  }
+  /** Each filtered flush; `filtered = false` answers it as OVS before 3.1 does (an unknown subtype). */
+  filters: CtFlushFilter[][] = [];
+  filtered = true;
+  async flushConntrack(filters: readonly CtFlushFilter[]): Promise<void> {
+    if (this.fail) throw this.fail;
+    if (!this.filtered)
+      throw new OfpErrorReply(1, 3, 'OFPET_BAD_REQUEST', 'OFPBRC_BAD_SUBTYPE', undefined, Buffer.alloc(0), 9);
+    this.filters.push([...filters]);
     this.order.push('flush');
   }
 }
@@ -80,7 +118,7 @@ class ConntrackSwitch extends MemorySwitch {
 const desired = (...flows: DesiredFlow[]) => ({ flows, groups: [] });
 const zones = (debt: NatFlushDebt) => [...debt.owed('00000000000000a1').keys()];
 
-describe('DatapathSync: SNAT zone flush', () => {
+describe('DatapathSync: conntrack flush of gone NAT translations', () => {
   it('flushes a zone after the bundle that changed its address, and only then', async () => {
     const sw = new ConntrackSwitch('00000000000000a1');
     const lines: Lines = [];
@@ -90,14 +128,54 @@ describe('DatapathSync: SNAT zone flush', () => {
     await sync.sync(desired(snat('192.0.2.1'), other(1), other(2)), 2);
     expect(sw.flushes).toEqual([]); // a change that touches no SNAT flow
     await sync.sync(desired(snat('192.0.2.9'), other(1), other(2)), 3);
-    expect(sw.flushes).toEqual([[ZONE]]);
+    // The connections that left from the old address, and no others of the zone.
+    expect(sw.filters).toEqual([[{ zone: ZONE, reply: { dst: '192.0.2.1' } }]]);
     expect(sw.order).toEqual(['bundle', 'bundle', 'bundle', 'flush']);
-    await sync.sync(desired(other(1), other(2)), 4); // SNAT off
-    expect(sw.flushes).toEqual([[ZONE], [ZONE]]);
+    await sync.sync(desired(other(1), other(2)), 4); // SNAT off: the zone serves nothing any more
+    expect(sw.filters.at(-1)).toEqual([{ zone: ZONE }]);
+    expect(sw.flushes).toEqual([]);
     expect(lines.filter((l) => l.msg.includes('flushed')).map((l) => l.obj)).toEqual([
-      { dpid: '00000000000000a1', zones: [ZONE] },
-      { dpid: '00000000000000a1', zones: [ZONE] },
+      { dpid: '00000000000000a1', flushed: [`${ZONE} snat 192.0.2.1`] },
+      { dpid: '00000000000000a1', flushed: [`${ZONE} snat 192.0.2.9`, `${ZONE} zone`] },
     ]);
+  });
+
+  it("a removed or retargeted port forward: its connections only, the zone's others live on", async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const sync = new DatapathSync(sw, logger([]));
+    const forwards = [forward(8080, '10.1.0.5'), forward(2222, '10.1.0.6')];
+    await sync.sync(desired(snat('192.0.2.1'), ...forwards), 1);
+    await sync.sync(desired(snat('192.0.2.1'), forwards[1]!), 2);
+    expect(sw.filters).toEqual([[{ zone: ZONE, ipProto: 6, orig: { dst: '192.0.2.1', dstPort: 8080 } }]]);
+    await sync.sync(desired(snat('192.0.2.1'), forward(2222, '10.1.0.7')), 3);
+    expect(sw.filters.at(-1)).toEqual([
+      { zone: ZONE, ipProto: 6, orig: { dst: '192.0.2.1', dstPort: 2222 } },
+    ]);
+    await sync.sync(desired(snat('192.0.2.1'), forward(2222, '10.1.0.7'), other(4)), 4);
+    expect(sw.filters).toHaveLength(2); // nothing of it changed
+  });
+
+  it('a switch without the filtered flush (OVS < 3.1): whole zones for a lost address, nothing for a lost forward alone', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    sw.filtered = false;
+    const lines: Lines = [];
+    const debt = new NatFlushDebt();
+    const sync = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
+    await sync.sync(desired(snat('192.0.2.1'), forward(8080, '10.1.0.5')), 1);
+    await sync.sync(desired(snat('192.0.2.1')), 2);
+    expect([sw.flushes, zones(debt)]).toEqual([[], []]);
+    expect(lines.at(-1)).toMatchObject({
+      level: 'warn',
+      obj: { flushed: [`${ZONE} forward tcp 192.0.2.1:8080 10.1.0.5:80`], zones: [] },
+      msg: 'port forwards gone, and the switch cannot flush their connections alone (OVS < 3.1): they live until they time out',
+    });
+    await sync.sync(desired(snat('192.0.2.9')), 3);
+    expect(sw.flushes).toEqual([[ZONE]]);
+    expect(lines.at(-1)).toMatchObject({
+      level: 'warn',
+      obj: { zones: [ZONE] },
+      msg: 'NAT translations gone, and the switch cannot flush their connections alone (OVS < 3.1): whole zones flushed',
+    });
   });
 
   it('a switch lost between the bundle and the flush is flushed when it is back, though its diff is then empty', async () => {
@@ -108,11 +186,11 @@ describe('DatapathSync: SNAT zone flush', () => {
     await first.sync(desired(snat('192.0.2.1')), 1);
     sw.fail = new Error('connection closed');
     await first.sync(desired(snat('192.0.2.9')), 2);
-    expect(sw.flushes).toEqual([]);
+    expect(sw.filters).toEqual([]);
     expect(zones(debt)).toEqual([ZONE]);
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
-      msg: 'conntrack zones of a changed SNAT not flushed yet: flushed when the switch is synced again',
+      msg: 'connections of gone NAT translations not flushed yet: flushed when the switch is synced again',
     });
     // Reconnected: the engine's next DatapathSync for the switch dumps, finds nothing to change.
     sw.fail = undefined;
@@ -120,11 +198,11 @@ describe('DatapathSync: SNAT zone flush', () => {
     const again = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
     await again.sync(desired(snat('192.0.2.9')), 2, true);
     expect(sw.bundles.length).toBe(bundles);
-    expect(sw.flushes).toEqual([[ZONE]]);
+    expect(sw.filters).toEqual([[{ zone: ZONE, reply: { dst: '192.0.2.1' } }]]);
     expect(zones(debt)).toEqual([]);
     // Paid: the next sync asks nothing more.
     await again.sync(desired(snat('192.0.2.9'), other(3)), 3);
-    expect(sw.flushes).toEqual([[ZONE]]);
+    expect(sw.filters).toHaveLength(1);
   });
 
   it('a switch that refuses the flush is not asked again (the flows are right either way)', async () => {
@@ -138,8 +216,8 @@ describe('DatapathSync: SNAT zone flush', () => {
     expect(zones(debt)).toEqual([]);
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
-      obj: { zones: [ZONE] },
-      msg: 'conntrack zones of a changed SNAT not flushed: its connections keep their old translation until they time out',
+      obj: { flushed: [`${ZONE} snat 192.0.2.1`] },
+      msg: 'connections of gone NAT translations not flushed: they keep their translation until they time out',
     });
     expect(sync.appliedRevision).toBe(2);
   });
@@ -151,11 +229,11 @@ describe('DatapathSync: SNAT zone flush', () => {
     await sync.sync(desired(snat('192.0.2.1')), 1);
     sw.loseNextAnswer = true;
     await sync.sync(desired(snat('192.0.2.9')), 2);
-    expect(sw.flushes).toEqual([]);
+    expect(sw.filters).toEqual([]);
     const bundles = sw.bundles.length;
     await sync.sync(desired(snat('192.0.2.9')), 3, true);
     expect(sw.bundles.length).toBe(bundles); // nothing left to change
-    expect(sw.flushes).toEqual([[ZONE]]);
+    expect(sw.filters).toEqual([[{ zone: ZONE, reply: { dst: '192.0.2.1' } }]]);
   });
 
   it('owes nothing when suspended (HA standby) during the dump: the debt was forgotten and stays so', async () => {
@@ -169,7 +247,7 @@ describe('DatapathSync: SNAT zone flush', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(sw.bundles).toHaveLength(2);
     expect(zones(debt)).toEqual([]);
-    expect(sw.flushes).toEqual([]);
+    expect(sw.filters).toEqual([]);
   });
 
   it('forgiven, not flushed, when the switch translates to the address again (the change refused, then undone)', async () => {
@@ -181,7 +259,7 @@ describe('DatapathSync: SNAT zone flush', () => {
     await sync.sync(desired(snat('192.0.2.9')), 2);
     expect(zones(debt)).toEqual([ZONE]);
     await sync.sync(desired(snat('192.0.2.1')), 3, true);
-    expect(sw.flushes).toEqual([]);
+    expect(sw.filters).toEqual([]);
     expect(zones(debt)).toEqual([]);
   });
 });
@@ -190,7 +268,7 @@ describe('NatFlushDebt', () => {
   const lost = (...entries: Array<[number, string[]]>) =>
     new Map(entries.map(([z, ips]) => [z, new Set(ips)]));
 
-  it('keeps each switch its own zones and addresses, sorted by zone; clear forgets them all', () => {
+  it('keeps each switch its own zones and translations, sorted by zone; pays translation by translation; clear forgets them all', () => {
     const debt = new NatFlushDebt();
     debt.owe('a', lost([2, ['192.0.2.2']], [1, ['192.0.2.1']]));
     debt.owe('a', lost([2, ['192.0.2.3']]));
@@ -200,9 +278,11 @@ describe('NatFlushDebt', () => {
       [1, ['192.0.2.1']],
       [2, ['192.0.2.2', '192.0.2.3']],
     ]);
-    debt.paid('a', [1]);
+    debt.paid('a', lost([1, ['192.0.2.1']], [2, ['192.0.2.2']]));
+    expect([...debt.owed('a')].map(([z, ips]) => [z, [...ips]])).toEqual([[2, ['192.0.2.3']]]);
+    debt.paid('a', lost([2, ['192.0.2.3']]));
     expect([[...debt.owed('a').keys()], [...debt.owed('b').keys()], [...debt.owed('c').keys()]]).toEqual([
-      [2],
+      [],
       [3],
       [],
     ]);
