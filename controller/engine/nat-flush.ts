@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
+import { ctFlush } from '../../southbound/openflow/codec/nx-ct-flush.js';
 import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
 import type { ActualFlow, FlowDiff } from '../reconcile/diff.js';
 import {
+  flushFilterOf,
   flushFiltersOf,
   lostNat,
   type NatKey,
@@ -15,6 +17,9 @@ import type { DatapathPort } from './datapath-port.js';
 /** Per zone, the translations (nat-zones.ts keys) whose connections a switch's conntrack must forget. */
 export type LostNat = Map<number, Set<NatKey>>;
 
+/** What a switch owes at one moment: per zone, each key with the generation it was owed at. */
+export type OwedNat = Map<number, Map<NatKey, number>>;
+
 /**
  * The conntrack flushes each switch still owes, by dpid, per zone and translation, kept by the
  * engine across a switch's connections: a change that took a translation away is owed before its
@@ -23,32 +28,47 @@ export type LostNat = Map<number, Set<NatKey>>;
  * match and its diff is empty; unless its flows make the translation again by then (the change was
  * refused, or undone), which makes the flush pointless and would end healthy connections.
  * Forgotten when this controller stops leading (`clear`): the new leader cannot know, and a flush
- * paid on a later return to leadership would hit connections made since.
+ * paid on a later return to leadership would hit connections made since. Each debt carries the
+ * generation it was owed at, and is paid only at that generation: a flush in flight while the
+ * same translation is lost again (or the debt cleared and owed anew) pays only what it flushed.
  */
 export class NatFlushDebt {
-  readonly #owed = new Map<string, LostNat>();
+  readonly #owed = new Map<string, OwedNat>();
+  #generation = 0;
 
   owe(dpid: string, lost: LostNat): void {
     if (lost.size === 0) return;
-    const owed = this.#owed.get(dpid) ?? new Map<number, Set<NatKey>>();
-    for (const [zone, keys] of lost) owed.set(zone, new Set([...(owed.get(zone) ?? []), ...keys]));
+    const owed = this.#owed.get(dpid) ?? new Map<number, Map<NatKey, number>>();
+    const generation = ++this.#generation;
+    for (const [zone, keys] of lost) {
+      const z = owed.get(zone) ?? new Map<NatKey, number>();
+      for (const k of keys) z.set(k, generation);
+      owed.set(zone, z);
+    }
     this.#owed.set(dpid, owed);
   }
 
   /** The zones owed, sorted, with their translations. */
   owed(dpid: string): LostNat {
+    return new Map([...this.snapshot(dpid)].map(([z, keys]) => [z, new Set(keys.keys())]));
+  }
+
+  /** What is owed now, zones sorted, to pay with `paid` once settled. */
+  snapshot(dpid: string): OwedNat {
     return new Map(
-      [...(this.#owed.get(dpid) ?? [])].sort(([a], [b]) => a - b).map(([z, k]) => [z, new Set(k)]),
+      [...(this.#owed.get(dpid) ?? [])].sort(([a], [b]) => a - b).map(([z, keys]) => [z, new Map(keys)]),
     );
   }
 
-  paid(dpid: string, settled: LostNat): void {
+  /** Pays each key of `settled` that is still owed at the generation `settled` saw. */
+  paid(dpid: string, settled: OwedNat): void {
     const owed = this.#owed.get(dpid);
     if (!owed) return;
     for (const [zone, keys] of settled) {
       const left = owed.get(zone);
-      for (const k of keys) left?.delete(k);
-      if (left?.size === 0) owed.delete(zone);
+      if (!left) continue;
+      for (const [k, generation] of keys) if (left.get(k) === generation) left.delete(k);
+      if (left.size === 0) owed.delete(zone);
     }
     if (owed.size === 0) this.#owed.delete(dpid);
   }
@@ -85,58 +105,88 @@ function* afterDiff(cached: ReadonlyMap<string, ActualFlow>, diff: FlowDiff, rep
  * Flushes what the switch owes (this change's translations and any a lost connection left): each
  * lost translation's connections and no others (NXT_CT_FLUSH), so a VM stops leaving from a SNAT
  * address the router gave up and a removed port forward lets nothing in any more, while the
- * zone's other connections live on. `cached` is what the switch's flows translate now (read only
- * when something is owed): a translation made again is forgiven, not flushed. A switch without the
+ * zone's other connections live on. `cached` is what the switch's flows make now (read only when
+ * something is owed): a translation made again is forgiven, not flushed. A switch without the
  * filtered flush (OVS < 3.1) has whole zones flushed for a lost SNAT address (or zone), and
  * nothing for a lost forward alone (every connection of the router is too high a price: its
  * connections live until conntrack times them out). A switch that refuses is logged and not asked
- * again; one that could not be asked (gone, or this controller no longer leads) stays owed until
- * the switch is synced again, or this controller stops leading.
+ * again. One that could not be asked (gone, or this controller no longer leads) stays owed, and
+ * the error is thrown on: the change is not applied until the flush is done, and the sync that
+ * failed dumps and retries (or the switch's next connection does), unless this controller stops
+ * leading first.
  */
 export async function flushStaleNat(
   port: DatapathPort,
   debt: NatFlushDebt,
   cached: () => ReadonlyMap<number, ReadonlySet<NatKey>>,
-  log: Pick<Logger, 'info' | 'warn'>,
+  log: Pick<Logger, 'info' | 'warn' | 'error'>,
 ): Promise<void> {
-  const owed = debt.owed(port.dpid);
+  const owed = debt.snapshot(port.dpid);
   if (owed.size === 0) return;
   const now = cached();
-  const due: LostNat = new Map();
+  const due: OwedNat = new Map();
+  const settled: OwedNat = new Map();
   for (const [zone, keys] of owed) {
-    const left = [...keys].filter((k) => stillLost(zone, k, now));
-    if (left.length > 0) due.set(zone, new Set(left));
+    for (const [k, generation] of keys) {
+      const into = stillLost(zone, k, now) && flushable(zone, k, log, port.dpid) ? due : settled;
+      into.set(zone, (into.get(zone) ?? new Map()).set(k, generation));
+    }
   }
-  // Everything owed is either forgiven or flushed now; what cannot be asked is owed again below.
-  debt.paid(port.dpid, owed);
-  if (due.size === 0 || (!port.flushConntrack && !port.flushConntrackZones)) return;
-  const flushed = [...due].flatMap(([zone, keys]) => [...keys].map((k) => `${zone} ${k}`));
+  debt.paid(port.dpid, settled); // forgiven, or beyond any filter
+  if (due.size === 0) return;
+  if (!port.flushConntrack && !port.flushConntrackZones) {
+    debt.paid(port.dpid, due);
+    return;
+  }
+  const lost: LostNat = new Map([...due].map(([z, keys]) => [z, new Set(keys.keys())]));
+  const flushed = [...lost].flatMap(([zone, keys]) => [...keys].map((k) => `${zone} ${k}`));
   try {
-    const zones = await flush(port, due);
+    const zones = await flush(port, lost);
+    debt.paid(port.dpid, due);
     if (zones === undefined)
-      log.info({ dpid: port.dpid, flushed }, 'NAT translations gone: their connections flushed');
+      log.info({ dpid: port.dpid, flushed }, 'conntrack: connections that outlived their flows flushed');
     else
       log.warn(
         { dpid: port.dpid, flushed, zones },
         zones.length > 0
-          ? 'NAT translations gone, and the switch cannot flush their connections alone (OVS < 3.1): whole zones flushed'
-          : 'port forwards gone, and the switch cannot flush their connections alone (OVS < 3.1): they live until they time out',
+          ? 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): whole zones flushed'
+          : 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): those of removed port forwards live until they time out',
       );
   } catch (err) {
     const refused = err instanceof OfpErrorReply;
-    if (!refused) debt.owe(port.dpid, due);
+    if (refused) debt.paid(port.dpid, due);
     log.warn(
       { dpid: port.dpid, flushed, err: (err as Error).message },
       refused
-        ? 'connections of gone NAT translations not flushed: they keep their translation until they time out'
-        : 'connections of gone NAT translations not flushed yet: flushed when the switch is synced again',
+        ? 'conntrack: connections that outlived their flows not flushed: they live until they time out'
+        : 'conntrack: connections that outlived their flows not flushed yet: flushed when the switch is synced again',
     );
+    if (!refused) throw err;
   }
 }
 
+/** Whether the filter of `key` is one a switch would take (a flow on it may be anything). */
+function flushable(zone: number, key: NatKey, log: Pick<Logger, 'error'>, dpid: string): boolean {
+  const filter = flushFilterOf(zone, key);
+  if (!filter) return true; // nothing of its own to flush (flushFiltersOf leaves it out)
+  try {
+    ctFlush(filter);
+    return true;
+  } catch (err) {
+    log.error(
+      { dpid, zone, key, err: (err as Error).message },
+      'conntrack: no flush can name this translation',
+    );
+    return false;
+  }
+}
+
+/** The OVS < 3.1 answer to a message it does not know: bad request, unknown experimenter or subtype. */
+const unknownMessage = (err: OfpErrorReply) => err.errorType === 1 && [1, 3, 4].includes(err.code);
+
 /**
  * Flushes `due` with filters; undefined when done so, else the zones flushed whole instead (the
- * switch refused the filtered flush, or has none).
+ * switch does not know the filtered flush, or the port has none).
  */
 async function flush(port: DatapathPort, due: LostNat): Promise<number[] | undefined> {
   if (port.flushConntrack) {
@@ -144,7 +194,7 @@ async function flush(port: DatapathPort, due: LostNat): Promise<number[] | undef
       await port.flushConntrack(flushFiltersOf(due));
       return undefined;
     } catch (err) {
-      if (!(err instanceof OfpErrorReply) || !port.flushConntrackZones) throw err;
+      if (!(err instanceof OfpErrorReply && unknownMessage(err)) || !port.flushConntrackZones) throw err;
     }
   }
   const zones = [...due].filter(([, keys]) => [...keys].some(needsZoneFlush)).map(([z]) => z);

@@ -152,7 +152,7 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
     await waitFor(async () => (await forwarded()) > before, true, 5_000, 'hv2 counted the forward');
   }, 30_000);
 
-  it("a forward removed takes no new connection and its connections are forgotten; the others' live on", async () => {
+  it("a forward removed (after a controller restart) takes no new connection and its connections are forgotten; the others' live on", async () => {
     const h = e.lab.hv('hv2');
     const ports = async () =>
       [...(await h.appctl('dpctl/dump-conntrack', `zone=${ZONE}`)).matchAll(/dport=(\d+)\)/g)].map(
@@ -161,6 +161,11 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
     expect(await connect(GATEWAY, 8080)).toMatch(/^10\.0\.0\.63:/);
     expect(await connect(GATEWAY, 2222)).toMatch(/^10\.0\.0\.63:/);
     expect(await ports()).toEqual(expect.arrayContaining(['8080', '2222']));
+    // A new controller knows the forward's flows only as the switches report them (a dump).
+    await e.restartController();
+    await expect
+      .poll(() => e.controller.engine.status().filter((s) => s.lastDumpResult).length, { timeout: 20_000 })
+      .toBe(2);
     // Applied means flushed too: the switch forgot the forward's connections (closed, in TIME_WAIT
     // here) before the change was reported applied, and kept the zone's others.
     await router(FORWARDS.filter((f) => f.port !== 8080));

@@ -76,18 +76,19 @@ function prop(type: number, value: Uint8Array): Buffer {
 const u16Prop = (type: number, v: number) => prop(type, Uint8Array.of(v >> 8, v & 0xff, 0, 0));
 const u8Prop = (type: number, v: number) => prop(type, Uint8Array.of(v, 0, 0, 0));
 
+/** An address as OVS carries it (IPv4 mapped into IPv6), and whether it is IPv4 (mapped too). */
 function address(what: string, ip: string): { bytes: Buffer; v4: boolean } {
   const bytes = Buffer.alloc(16);
   if (isIpv4(ip)) {
     bytes.writeUInt16BE(0xffff, 10);
     writeIpv4(bytes, 12, ip);
-    return { bytes, v4: true };
-  }
-  if (!writeIpv6(bytes, 0, ip) || bytes.every((b) => b === 0)) {
+  } else if (!writeIpv6(bytes, 0, ip) || bytes.every((b) => b === 0)) {
     throw new RangeError(`conntrack flush: ${what} ${JSON.stringify(ip)} is not an IPv4 or IPv6 address`);
   }
-  return { bytes, v4: false };
+  return { bytes, v4: isMapped(bytes) };
 }
+
+const isMapped = (v: Buffer) => v.subarray(0, 10).every((x) => x === 0) && v.readUInt16BE(10) === 0xffff;
 
 function checkU(what: string, v: number | undefined, max: number, min = 0): void {
   if (v !== undefined && (!Number.isInteger(v) || v < min || v > max)) {
@@ -114,8 +115,10 @@ function tupleProps(
   }
   const ports = t.srcPort !== undefined || t.dstPort !== undefined;
   const icmp = t.icmpId !== undefined || t.icmpType !== undefined || t.icmpCode !== undefined;
-  if (ports && (proto === undefined || isIcmp(proto))) {
-    throw new RangeError(`conntrack flush: ${dir} ports need a TCP, UDP or SCTP ipProto, not ${proto}`);
+  if (ports && (!proto || isIcmp(proto))) {
+    throw new RangeError(
+      `conntrack flush: ${dir} ports need an ipProto with ports (TCP, UDP, SCTP), not ${proto}`,
+    );
   }
   if (icmp && !isIcmp(proto)) {
     throw new RangeError(`conntrack flush: ${dir} ICMP fields need ipProto 1 or 58, not ${proto}`);
@@ -169,6 +172,11 @@ export function ctFlush(filter: CtFlushFilter): ExperimenterMessage {
     if (inner.length > 0) parts.push(nested(type, inner));
   }
   if (family.size > 1) throw new RangeError('conntrack flush: IPv4 and IPv6 addresses in one filter');
+  if ((ipProto === 1 && family.has(false)) || (ipProto === 58 && family.has(true))) {
+    throw new RangeError(
+      `conntrack flush: ipProto ${ipProto} with ${family.has(true) ? 'IPv4' : 'IPv6'} addresses`,
+    );
+  }
   if (zone !== undefined) parts.push(u16Prop(PROP.ZONE, zone));
   return {
     type: 'EXPERIMENTER',
@@ -195,10 +203,12 @@ function props(b: Buffer): Array<[number, Buffer]> | undefined {
 }
 
 function readAddress(v: Buffer): string | undefined {
-  if (v.length !== 16) return undefined;
-  const mapped = v.subarray(0, 10).every((x) => x === 0) && v.readUInt16BE(10) === 0xffff;
-  return mapped ? readIpv4(v, 12) : readIpv6(v, 0);
+  if (v.length !== 16 || v.every((b) => b === 0)) return undefined;
+  return isMapped(v) ? readIpv4(v, 12) : readIpv6(v, 0);
 }
+
+/** A u16 or u8 property's value as OVS writes it: 4 bytes, the value first, then zeros. */
+const padded = (v: Buffer, size: 1 | 2) => v.length === 4 && v.subarray(size).every((b) => b === 0);
 
 function readTuple(v: Buffer): CtTupleFilter | undefined {
   if (v.length < 4 || v.readUInt32BE(0) !== 0) return undefined;
@@ -214,10 +224,10 @@ function readTuple(v: Buffer): CtTupleFilter | undefined {
       if (ip === undefined) return undefined;
       t[key] = ip;
     } else if (key === 'icmpType' || key === 'icmpCode') {
-      if (value.length < 1) return undefined;
+      if (!padded(value, 1)) return undefined;
       t[key] = value[0]!;
     } else {
-      if (value.length < 2) return undefined;
+      if (!padded(value, 2)) return undefined;
       t[key] = value.readUInt16BE(0);
     }
   }
@@ -233,7 +243,7 @@ export function ctFlushOf(m: ExperimenterMessage): CtFlushFilter | undefined {
   const filter: CtFlushFilter = m.data[0] ? { ipProto: m.data[0] } : {};
   for (const [type, value] of list) {
     if (type === PROP.ZONE) {
-      if (value.length < 2) return undefined;
+      if (!padded(value, 2)) return undefined;
       filter.zone = value.readUInt16BE(0);
     } else if (type === PROP.ORIG || type === PROP.REPLY) {
       const t = readTuple(value);

@@ -72,7 +72,12 @@ type Lines = Array<{ level: string; obj: Record<string, unknown>; msg: string }>
 function logger(lines: Lines) {
   const at = (level: string) => (obj: Record<string, unknown>, msg: string) =>
     lines.push({ level, obj, msg });
-  const log = { info: at('info'), warn: at('warn'), debug: () => {} } as never as import('pino').Logger;
+  const log = {
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    debug: () => {},
+  } as never as import('pino').Logger;
   return log;
 }
 
@@ -106,8 +111,11 @@ class ConntrackSwitch extends MemorySwitch {
   /** Each filtered flush; `filtered = false` answers it as OVS before 3.1 does (an unknown subtype). */
   filters: CtFlushFilter[][] = [];
   filtered = true;
+  /** Thrown by the filtered flush only (a switch that knows it, refusing one). */
+  filterFail?: Error;
   async flushConntrack(filters: readonly CtFlushFilter[]): Promise<void> {
     if (this.fail) throw this.fail;
+    if (this.filterFail) throw this.filterFail;
     if (!this.filtered)
       throw new OfpErrorReply(1, 3, 'OFPET_BAD_REQUEST', 'OFPBRC_BAD_SUBTYPE', undefined, Buffer.alloc(0), 9);
     this.filters.push([...filters]);
@@ -167,14 +175,14 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
       obj: { flushed: [`${ZONE} forward tcp 192.0.2.1:8080 10.1.0.5:80`], zones: [] },
-      msg: 'port forwards gone, and the switch cannot flush their connections alone (OVS < 3.1): they live until they time out',
+      msg: 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): those of removed port forwards live until they time out',
     });
     await sync.sync(desired(snat('192.0.2.9')), 3);
     expect(sw.flushes).toEqual([[ZONE]]);
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
       obj: { zones: [ZONE] },
-      msg: 'NAT translations gone, and the switch cannot flush their connections alone (OVS < 3.1): whole zones flushed',
+      msg: 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): whole zones flushed',
     });
   });
 
@@ -188,10 +196,16 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
     await first.sync(desired(snat('192.0.2.9')), 2);
     expect(sw.filters).toEqual([]);
     expect(zones(debt)).toEqual([ZONE]);
-    expect(lines.at(-1)).toMatchObject({
-      level: 'warn',
-      msg: 'connections of gone NAT translations not flushed yet: flushed when the switch is synced again',
-    });
+    expect(lines.slice(-2).map((l) => [l.level, l.msg])).toEqual([
+      [
+        'warn',
+        'conntrack: connections that outlived their flows not flushed yet: flushed when the switch is synced again',
+      ],
+      ['warn', 'sync failed; will dump and retry'],
+    ]);
+    // Not applied: applied means flushed too.
+    expect(first.appliedRevision).toBe(1);
+    first.close(); // the engine's part when the connection is gone
     // Reconnected: the engine's next DatapathSync for the switch dumps, finds nothing to change.
     sw.fail = undefined;
     const bundles = sw.bundles.length;
@@ -217,7 +231,7 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
       obj: { flushed: [`${ZONE} snat 192.0.2.1`] },
-      msg: 'connections of gone NAT translations not flushed: they keep their translation until they time out',
+      msg: 'conntrack: connections that outlived their flows not flushed: they live until they time out',
     });
     expect(sync.appliedRevision).toBe(2);
   });
@@ -264,6 +278,59 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
   });
 });
 
+describe('flushStaleNat: what each answer of the switch costs', () => {
+  const owing = (sw: ConntrackSwitch, debt: NatFlushDebt, ...keys: string[]) =>
+    debt.owe(sw.dpid, new Map([[ZONE, new Set(keys)]]));
+
+  it('a refusal other than "unknown message" (OVS 3.1+ saying no) flushes no whole zone instead', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    sw.filterFail = new OfpErrorReply(
+      1,
+      10,
+      'OFPET_BAD_REQUEST',
+      'OFPBRC_IS_SLAVE',
+      undefined,
+      Buffer.alloc(0),
+      9,
+    );
+    const debt = new NatFlushDebt();
+    const lines: Lines = [];
+    owing(sw, debt, 'snat 192.0.2.1');
+    await flushStaleNat(sw, debt, () => new Map(), logger(lines));
+    expect([sw.flushes, zones(debt)]).toEqual([[], []]);
+    expect(lines.at(-1)?.msg).toBe(
+      'conntrack: connections that outlived their flows not flushed: they live until they time out',
+    );
+  });
+
+  it('a zone flush instead that fails to reach the switch stays owed, and says so by throwing', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    sw.filtered = false;
+    const debt = new NatFlushDebt();
+    owing(sw, debt, 'snat 192.0.2.1');
+    sw.flushConntrackZones = async () => {
+      throw new Error('connection closed');
+    };
+    await expect(flushStaleNat(sw, debt, () => new Map(), logger([]))).rejects.toThrow('connection closed');
+    expect(zones(debt)).toEqual([ZONE]);
+  });
+
+  it('a translation no filter can name (a flow on the switch may be anything) is logged and paid, the others flushed', async () => {
+    const sw = new ConntrackSwitch('00000000000000a1');
+    const debt = new NatFlushDebt();
+    const lines: Lines = [];
+    owing(sw, debt, 'forward tcp 192.0.2.1:0 10.1.0.5:80', 'snat 192.0.2.1');
+    await flushStaleNat(sw, debt, () => new Map(), logger(lines));
+    expect(sw.filters).toEqual([[{ zone: ZONE, reply: { dst: '192.0.2.1' } }]]);
+    expect(zones(debt)).toEqual([]);
+    expect(lines[0]).toMatchObject({
+      level: 'error',
+      obj: { zone: ZONE, key: 'forward tcp 192.0.2.1:0 10.1.0.5:80' },
+      msg: 'conntrack: no flush can name this translation',
+    });
+  });
+});
+
 describe('NatFlushDebt', () => {
   const lost = (...entries: Array<[number, string[]]>) =>
     new Map(entries.map(([z, ips]) => [z, new Set(ips)]));
@@ -278,9 +345,10 @@ describe('NatFlushDebt', () => {
       [1, ['192.0.2.1']],
       [2, ['192.0.2.2', '192.0.2.3']],
     ]);
-    debt.paid('a', lost([1, ['192.0.2.1']], [2, ['192.0.2.2']]));
-    expect([...debt.owed('a')].map(([z, ips]) => [z, [...ips]])).toEqual([[2, ['192.0.2.3']]]);
-    debt.paid('a', lost([2, ['192.0.2.3']]));
+    const seen = debt.snapshot('a');
+    debt.paid('a', new Map([[1, seen.get(1)!]]));
+    expect([...debt.owed('a')].map(([z, ips]) => [z, [...ips]])).toEqual([[2, ['192.0.2.2', '192.0.2.3']]]);
+    debt.paid('a', seen);
     expect([[...debt.owed('a').keys()], [...debt.owed('b').keys()], [...debt.owed('c').keys()]]).toEqual([
       [],
       [3],
@@ -288,6 +356,20 @@ describe('NatFlushDebt', () => {
     ]);
     debt.clear();
     expect([...debt.owed('a').keys(), ...debt.owed('b').keys()]).toEqual([]);
+  });
+
+  it('pays only what it saw: a translation owed again meanwhile, or after a clear, stays owed', () => {
+    const debt = new NatFlushDebt();
+    debt.owe('a', lost([1, ['snat 192.0.2.1']], [2, ['snat 192.0.2.2']]));
+    const inFlight = debt.snapshot('a');
+    debt.owe('a', lost([1, ['snat 192.0.2.1']])); // lost again while its flush was in flight
+    debt.paid('a', inFlight);
+    expect([...debt.owed('a')].map(([z, k]) => [z, [...k]])).toEqual([[1, ['snat 192.0.2.1']]]);
+    const before = debt.snapshot('a');
+    debt.clear();
+    debt.owe('a', lost([1, ['snat 192.0.2.1']]));
+    debt.paid('a', before);
+    expect([...debt.owed('a').keys()]).toEqual([1]);
   });
 
   it('a port without conntrack pays at once; nothing owed asks nothing', async () => {

@@ -4,13 +4,17 @@ import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
 import {
   flushFilterOf,
+  flushFiltersOf,
   lostNat,
   natTranslations,
   natZonesTouched,
   stillLost,
 } from '../../../controller/reconcile/nat-zones.js';
+import { dumpedFlowKey } from '../../../controller/reconcile/wire-key.js';
 import type { Action } from '../../../southbound/openflow/codec/actions.js';
+import { decodeFlowDump } from '../../../southbound/openflow/codec/index.js';
 import { NAT_DST, NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
+import { dumpReplies, simpleFlow } from '../../southbound/openflow/codec/flow-dump-arbitraries.js';
 
 const routerCookie = cookieFor('router', 'router/r1');
 const ct = (zone: number, commit: boolean, nat?: Action): Action => ({
@@ -163,5 +167,77 @@ describe('natTranslations / lostNat', () => {
     expect(stillLost(33000, 'zone', before)).toBe(false);
     expect(stillLost(40000, 'zone', before)).toBe(true);
     expect(stillLost(40000, 'snat 192.0.2.1', before)).toBe(true);
+  });
+});
+
+describe("security groups' zones", () => {
+  const sgCookie = cookieFor('acl', 'sg-port/e1');
+  const sgFlow = (tableId: DesiredFlow['tableId'], zone: number, commit: boolean): DesiredFlow => ({
+    tableId,
+    priority: 100,
+    cookie: sgCookie,
+    match: [{ field: 'in_port', value: zone }],
+    instructions: [{ type: 'apply_actions', actions: [ct(zone, commit)] }],
+  });
+
+  it("an endpoint's commits mark its zone used; lookups, other tables and other apps do not", () => {
+    const read = natTranslations([
+      sgFlow(TABLE.EGRESS_SG_CT, 7, true),
+      sgFlow(TABLE.INGRESS_SG_CT, 7, true),
+      sgFlow(TABLE.EGRESS_SG, 8, false),
+      sgFlow(TABLE.INGRESS_SG_CT, 9, false),
+      { ...sgFlow(TABLE.EGRESS_SG_CT, 10, true), cookie: routerCookie },
+      sgFlow(TABLE.L2_LOOKUP, 11, true),
+    ]);
+    expect(keys(read)).toEqual([[7, ['sg']]]);
+  });
+
+  it('a zone whose commits all went is flushed whole; one that keeps some (rules changed) is not', () => {
+    const before = natTranslations([
+      sgFlow(TABLE.EGRESS_SG_CT, 7, true),
+      sgFlow(TABLE.EGRESS_SG_CT, 8, true),
+    ]);
+    const after = natTranslations([sgFlow(TABLE.INGRESS_SG_CT, 8, true)]);
+    const lost = lostNat(before, after);
+    expect(keys(lost)).toEqual([[7, ['sg', 'zone']]]);
+    expect(flushFiltersOf(lost)).toEqual([{ zone: 7 }]);
+    // Were a zone ever shared (a router's SNAT zones are 32768 and up, OVS's ofports below): the
+    // endpoint's connections cannot be told from the others, so none are flushed while it serves on.
+    expect(flushFiltersOf(new Map([[7, new Set(['sg'])]]))).toEqual([]);
+  });
+});
+
+describe('flows as a switch reports them', () => {
+  it('reads the same keys from a decoded dump as from the flows written (OVS names ipv4_dst ip_dst)', () => {
+    const written: DesiredFlow[] = [
+      flow(snatCommit(33000, '192.0.2.1')),
+      forward(33000, 'tcp', 8080, '10.1.0.5', 8000),
+      forward(33000, 'udp', 5353, '10.1.0.6', 53),
+    ];
+    const dumped = decodeFlowDump(
+      dumpReplies([written.map((f) => simpleFlow(f.match, f.instructions, f))]),
+      dumpedFlowKey,
+    );
+    expect(dumped.map((f) => f.match.find((m) => m.field.endsWith('_dst'))?.field)).toEqual([
+      undefined,
+      'ip_dst',
+      'ip_dst',
+    ]);
+    expect(keys(natTranslations(dumped))).toEqual(keys(natTranslations(written)));
+    expect(keys(natTranslations(written))).toEqual([
+      [
+        33000,
+        [
+          'snat 192.0.2.1',
+          'forward tcp 192.0.2.1:8080 10.1.0.5:8000',
+          'forward udp 192.0.2.1:5353 10.1.0.6:53',
+        ],
+      ],
+    ]);
+  });
+
+  it('makes no key of a translation without an address (no filter could name it)', () => {
+    const bare = flow(ct(33000, true, { type: 'nat', flags: NAT_SRC }));
+    expect(keys(natTranslations([bare]))).toEqual([]);
   });
 });

@@ -120,8 +120,17 @@ describe('NXT_CT_FLUSH (a filter)', () => {
     const bad: Array<[CtFlushFilter, string]> = [
       [{ zone: 70000 }, 'conntrack zone 70000 is not an integer in 0..65535'],
       [{ ipProto: 256 }, 'ipProto 256 is not an integer in 0..255'],
-      [{ orig: { dstPort: 80 } }, 'orig ports need a TCP, UDP or SCTP ipProto, not undefined'],
-      [{ ipProto: 1, reply: { srcPort: 80 } }, 'reply ports need a TCP, UDP or SCTP ipProto, not 1'],
+      [{ orig: { dstPort: 80 } }, 'orig ports need an ipProto with ports (TCP, UDP, SCTP), not undefined'],
+      [
+        { ipProto: 0, orig: { dstPort: 80 } },
+        'orig ports need an ipProto with ports (TCP, UDP, SCTP), not 0',
+      ],
+      [
+        { ipProto: 1, reply: { srcPort: 80 } },
+        'reply ports need an ipProto with ports (TCP, UDP, SCTP), not 1',
+      ],
+      [{ ipProto: 58, orig: { src: '10.0.0.1' } }, 'ipProto 58 with IPv4 addresses'],
+      [{ ipProto: 1, orig: { src: '2001:db8::1' } }, 'ipProto 1 with IPv6 addresses'],
       [{ ipProto: 6, orig: { icmpType: 8 } }, 'orig ICMP fields need ipProto 1 or 58, not 6'],
       [{ ipProto: 6, orig: { dstPort: 0 } }, 'orig.dstPort 0 is not an integer in 1..65535'],
       [{ ipProto: 17, reply: { srcPort: 65536 } }, 'reply.srcPort 65536 is not an integer in 1..65535'],
@@ -131,6 +140,25 @@ describe('NXT_CT_FLUSH (a filter)', () => {
       [{ orig: { src: '10.0.0.1' }, reply: { dst: '2001:db8::1' } }, 'IPv4 and IPv6 addresses in one filter'],
     ];
     for (const [f, message] of bad) expect(() => ctFlush(f), message).toThrow(message);
+  });
+
+  it('takes an IPv4-mapped IPv6 address for the IPv4 address it is', () => {
+    const f = ctFlush({ orig: { src: '::ffff:10.0.0.1' }, reply: { dst: '10.0.0.2' } });
+    expect(ctFlushOf(f)).toEqual({ orig: { src: '10.0.0.1' }, reply: { dst: '10.0.0.2' } });
+  });
+
+  it('never throws on any body: a filter or undefined', () => {
+    const good = ctFlush({ zone: 3, ipProto: 6, orig: { dst: '10.0.0.1', dstPort: 80 } }).data;
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 96 }), fc.boolean(), (bytes, framed) => {
+        // Half the runs keep a well-formed start and break what follows, to get past the header.
+        const data = framed
+          ? Buffer.concat([good.subarray(0, 8 + ((bytes[0] ?? 0) % 40)), bytes])
+          : Buffer.from(bytes);
+        expect(() => ctFlushOf({ ...ctFlush({}), data })).not.toThrow();
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('reads no filter out of another message or a malformed body', () => {
@@ -152,5 +180,10 @@ describe('NXT_CT_FLUSH (a filter)', () => {
       Buffer.from('0000001000000000000700080000000000', 'hex'),
     ]);
     expect(ctFlushOf({ ...m, data: badTuple })).toBeUndefined();
+    // A zone whose padding is not zero, and one of 2 bytes (OVS writes 4).
+    const zoned = (prop: string) => Buffer.concat([m.data.subarray(0, 8), Buffer.from(prop, 'hex')]);
+    expect(ctFlushOf({ ...m, data: zoned('0002000800050000') })).toEqual({ ipProto: 6, zone: 5 });
+    expect(ctFlushOf({ ...m, data: zoned('0002000800050100') })).toBeUndefined();
+    expect(ctFlushOf({ ...m, data: zoned('0002000600050000') })).toBeUndefined();
   });
 });
