@@ -1,5 +1,10 @@
 import {
   bundleCtrlTypeNames,
+  type CtFlushFilter,
+  type CtTupleFilter,
+  ctFlushOf,
+  ctFlushZoneOf,
+  type ExperimenterMessage,
   errorName,
   helloVersions,
   type MultipartReplyBody,
@@ -70,6 +75,44 @@ function multipartBody(b: MultipartReplyBody, prefix: string): string {
   }
 }
 
+/** One direction of a conntrack flush filter in ovs-ofctl ct-flush's words (only what it names). */
+function ctTuple(t: CtTupleFilter, v6: boolean): string {
+  const words: Array<[string, unknown]> = [
+    [v6 ? 'ct_ipv6_src' : 'ct_nw_src', t.src],
+    [v6 ? 'ct_ipv6_dst' : 'ct_nw_dst', t.dst],
+    ['ct_tp_src', t.srcPort],
+    ['ct_tp_dst', t.dstPort],
+    ['icmp_id', t.icmpId],
+    ['icmp_type', t.icmpType],
+    ['icmp_code', t.icmpCode],
+  ];
+  return words
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+function ctFlushText(f: CtFlushFilter): string {
+  const v6 = [f.orig?.src, f.orig?.dst, f.reply?.src, f.reply?.dst].some((a) => a?.includes(':'));
+  const orig = [ctTuple(f.orig ?? {}, v6), f.ipProto !== undefined ? `ct_nw_proto=${f.ipProto}` : '']
+    .filter(Boolean)
+    .join(',');
+  const reply = ctTuple(f.reply ?? {}, v6);
+  const words = [f.zone !== undefined ? `zone=${f.zone}` : 'every zone'];
+  if (orig || reply) words.push(`'${orig}'`);
+  if (reply) words.push(`'${reply}'`);
+  return words.join(' ');
+}
+
+/** The Nicira messages weft sends by name; any other experimenter message by its numbers. */
+function experimenter(m: ExperimenterMessage): string {
+  const zone = ctFlushZoneOf(m);
+  if (zone !== undefined) return `NXT_CT_FLUSH_ZONE (xid=${hex(m.xid)}): zone_id=${zone}`;
+  const filter = ctFlushOf(m);
+  if (filter) return `NXT_CT_FLUSH (xid=${hex(m.xid)}): ${ctFlushText(filter)}`;
+  return `OFPT_EXPERIMENTER (xid=${hex(m.xid)}): ${fields(m, ['type', 'xid'])}`;
+}
+
 export function formatMessage(m: OfpMessage): string {
   const head = `OFPT_${m.type} (xid=${hex(m.xid)}):`;
   switch (m.type) {
@@ -106,6 +149,8 @@ export function formatMessage(m: OfpMessage): string {
       return `${head} ${m.body.kind}${m.flags ? ' flags=more' : ''} ${fields(m.body, ['kind'])}`.trimEnd();
     case 'MULTIPART_REPLY':
       return multipartBody(m.body, `${head} ${m.body.kind}${m.flags ? ' flags=more' : ''}`);
+    case 'EXPERIMENTER':
+      return experimenter(m);
     default:
       return `${head} ${fields(m, ['type', 'xid'])}`.trimEnd();
   }

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../../../controller/cli/command.js';
 import { main } from '../../../../controller/cli/weft.js';
 import { ofpCommand } from '../../../../southbound/openflow/cli/ofp-command.js';
-import { encodeMessage } from '../../../../southbound/openflow/codec/index.js';
+import { ctFlush, ctFlushZone, encodeMessage } from '../../../../southbound/openflow/codec/index.js';
 import { samples } from '../codec/message-samples.js';
 
 function memoryIo(stdin: Buffer | string = ''): CliIo & { out: () => Buffer; err: () => string } {
@@ -66,6 +66,27 @@ describe('weft ofp', () => {
     );
     expect(text).toContain('OFPT_ERROR (xid=0x3): OFPET_BAD_REQUEST/OFPBRC_BAD_TYPE data=0414000800000009');
     expect(text).toContain('OFPT_ROLE_REQUEST (xid=0x20): role=master generationId=0x7');
+  });
+
+  it('print names the conntrack flushes the reconciler sends, in ovs-ofctl ct-flush words', async () => {
+    const flushes = Buffer.concat(
+      [
+        ctFlushZone(33000),
+        ctFlush({ zone: 33000, ipProto: 6, orig: { dst: '192.0.2.1', dstPort: 8080 } }),
+        ctFlush({ zone: 7, reply: { dst: '192.0.2.9' } }),
+        ctFlush({ ipProto: 58, orig: { src: '2001:db8::1', icmpType: 128 } }),
+        ctFlush({}),
+      ].map((m, i) => Buffer.from(encodeMessage({ ...m, xid: i + 1 }))),
+    );
+    const io = memoryIo(flushes);
+    expect(await ofpCommand.run(['print', '-'], io)).toBe(0);
+    expect(io.out().toString().trimEnd().split('\n')).toEqual([
+      'NXT_CT_FLUSH_ZONE (xid=0x1): zone_id=33000',
+      "NXT_CT_FLUSH (xid=0x2): zone=33000 'ct_nw_dst=192.0.2.1,ct_tp_dst=8080,ct_nw_proto=6'",
+      "NXT_CT_FLUSH (xid=0x3): zone=7 '' 'ct_nw_dst=192.0.2.9'",
+      "NXT_CT_FLUSH (xid=0x4): every zone 'ct_ipv6_src=2001:db8::1,icmp_id=0,icmp_type=128,icmp_code=0,ct_nw_proto=58'",
+      'NXT_CT_FLUSH (xid=0x5): every zone',
+    ]);
   });
 
   it('reports a malformed message with its index and byte offset, exit 1', async () => {
