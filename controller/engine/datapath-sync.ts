@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
+import { ConntrackUse, takesAway, useDelta } from '../reconcile/conntrack-use.js';
 import {
   type ActualFlow,
   type ActualGroup,
@@ -9,12 +10,11 @@ import {
 } from '../reconcile/diff.js';
 import { partialDiff } from '../reconcile/keyed-diff.js';
 import { MeterTable, meterChangeCount, meterMessages } from '../reconcile/meter-diff.js';
-import { natTranslations } from '../reconcile/nat-zones.js';
 import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
 import { fullDiff } from './full-diff.js';
-import { flushStaleNat, NatFlushDebt, natLostBy } from './nat-flush.js';
+import { flushStaleNat, NatFlushDebt } from './nat-flush.js';
 
 export interface SyncResult {
   revision: number;
@@ -68,6 +68,8 @@ const round1 = (ms: number) => Math.round(ms * 10) / 10;
  */
 export class DatapathSync {
   private flows?: Map<string, ActualFlow>;
+  /** How `flows` use conntrack zones, when asked once (conntrackUse); dropped with them. */
+  private ctUse?: ConntrackUse;
   private groups?: Map<number, ActualGroup>;
   private meters?: MeterTable;
   /** Kept across dumps and retries: a refused meter stays refused until its rate changes. */
@@ -200,6 +202,7 @@ export class DatapathSync {
       } catch (err) {
         this.applying = false;
         this.flows = undefined;
+        this.ctUse = undefined;
         this.groups = undefined;
         this.meters = undefined;
         this.lastError = err as Error;
@@ -231,6 +234,7 @@ export class DatapathSync {
     this.retryTimer = undefined;
     this.next = undefined;
     this.flows = undefined;
+    this.ctUse = undefined;
     this.groups = undefined;
     this.meters = undefined;
     // Refusals seen while leading may have been this instance's role, not the switch: forget them.
@@ -272,6 +276,7 @@ export class DatapathSync {
         have.set(actualKey(f), f);
       }
       this.flows = have;
+      this.ctUse = undefined;
       this.groups = new Map(groups.map((g) => [g.groupId, g]));
       this.meters = new MeterTable(meters);
     }
@@ -334,14 +339,16 @@ export class DatapathSync {
     this.meters?.confirmed(meterDiff, 'before');
     // Owed before the bundle: a switch lost right after it is flushed when it is back (nat-flush.ts);
     // nothing when suspended during the dump (standby: the debt was forgotten, and stays so).
-    if (this.flows && !this.suspended)
-      this.natDebt.owe(this.port.dpid, natLostBy(this.flows, flowDiff, upsertKeys, removeKeys));
+    const use = this.flows ? useDelta(this.flows, flowDiff, upsertKeys, removeKeys) : new Map();
+    if (this.flows && !this.suspended && takesAway(use))
+      this.natDebt.owe(this.port.dpid, this.conntrackUse().lostBy(use));
     if (!isEmptyDiff(flowDiff, groupDiff)) await this.port.applyAtomically(planMessages(flowDiff, groupDiff));
     result.applyMs = round1(performance.now() - diffedAt);
     if (!this.flows || !this.groups || !this.meters) return result; // suspended meanwhile: the cache is gone
     const upserts = [...flowDiff.add, ...flowDiff.modify];
     for (let i = 0; i < upserts.length; i++) this.flows.set(upsertKeys[i]!, upserts[i]!);
     for (const key of removeKeys) this.flows.delete(key);
+    this.ctUse?.apply(use);
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     // The caches are whole before this await: a suspend during it finds nothing half-updated.
@@ -356,12 +363,13 @@ export class DatapathSync {
     return result;
   }
 
+  /** How the cached flows use conntrack zones: counted once (when first asked), then kept with them. */
+  private conntrackUse(): ConntrackUse {
+    this.ctUse ??= ConntrackUse.of(this.flows?.values() ?? []);
+    return this.ctUse;
+  }
+
   private flushOwedNat(): Promise<void> {
-    return flushStaleNat(
-      this.port,
-      this.natDebt,
-      () => natTranslations(this.flows?.values() ?? []),
-      this.log,
-    );
+    return flushStaleNat(this.port, this.natDebt, () => this.conntrackUse().keys(), this.log);
   }
 }

@@ -1,21 +1,18 @@
 import type { Logger } from 'pino';
 import { ctFlush } from '../../southbound/openflow/codec/nx-ct-flush.js';
 import { OfpErrorReply } from '../../southbound/openflow/session/session-errors.js';
-import type { ActualFlow, FlowDiff } from '../reconcile/diff.js';
+import type { LostNat } from '../reconcile/conntrack-use.js';
 import {
   flushFilterOf,
   flushFiltersOf,
-  lostNat,
   type NatKey,
-  natTranslations,
-  natZonesTouched,
   needsZoneFlush,
   stillLost,
 } from '../reconcile/nat-zones.js';
-import type { DatapathPort } from './datapath-port.js';
 
-/** Per zone, the translations (nat-zones.ts keys) whose connections a switch's conntrack must forget. */
-export type LostNat = Map<number, Set<NatKey>>;
+export type { LostNat };
+
+import type { DatapathPort } from './datapath-port.js';
 
 /** What a switch owes at one moment: per zone, each key with the generation it was owed at. */
 export type OwedNat = Map<number, Map<NatKey, number>>;
@@ -76,29 +73,6 @@ export class NatFlushDebt {
   clear(): void {
     this.#owed.clear();
   }
-}
-
-/**
- * The translations each zone will lose when a flow diff is applied (controller/reconcile/
- * nat-zones.ts), from the cached tables before it: none, without reading the cache, when the diff
- * touches no translating flow (the usual case).
- */
-export function natLostBy(
-  cached: ReadonlyMap<string, ActualFlow>,
-  diff: FlowDiff,
-  upsertKeys: readonly string[],
-  removeKeys: readonly string[],
-): LostNat {
-  if (natZonesTouched(diff).length === 0) return new Map();
-  const before = natTranslations(cached.values());
-  const replaced = new Set([...upsertKeys, ...removeKeys]);
-  return lostNat(before, natTranslations(afterDiff(cached, diff, replaced)));
-}
-
-function* afterDiff(cached: ReadonlyMap<string, ActualFlow>, diff: FlowDiff, replaced: ReadonlySet<string>) {
-  for (const [key, f] of cached) if (!replaced.has(key)) yield f;
-  yield* diff.add;
-  yield* diff.modify;
 }
 
 /**
@@ -189,9 +163,15 @@ const unknownMessage = (err: OfpErrorReply) => err.errorType === 1 && [1, 3, 4].
  * switch does not know the filtered flush, or the port has none).
  */
 async function flush(port: DatapathPort, due: LostNat): Promise<number[] | undefined> {
+  const filters = flushFiltersOf(due);
+  // Whole zones only (endpoints gone, SNAT off): the message every OVS knows.
+  if (port.flushConntrackZones && filters.every((f) => Object.keys(f).length === 1)) {
+    await port.flushConntrackZones(filters.map((f) => f.zone!));
+    return undefined;
+  }
   if (port.flushConntrack) {
     try {
-      await port.flushConntrack(flushFiltersOf(due));
+      await port.flushConntrack(filters);
       return undefined;
     } catch (err) {
       if (!(err instanceof OfpErrorReply && unknownMessage(err)) || !port.flushConntrackZones) throw err;

@@ -4,15 +4,15 @@ import { canonicalFieldName } from '../../southbound/openflow/codec/oxm-fields.j
 import { appOf } from '../pipeline/cookies.js';
 import type { DesiredFlow } from '../pipeline/flow.js';
 import { TABLE } from '../pipeline/tables.js';
-import type { FlowDiff } from './diff.js';
 
 /**
  * What a switch's flows make its conntrack keep, per zone, as keys:
  * - `snat <address>`: connections leaving from a router's SNAT address (their answers go to it;
  *   apps/router/snat.ts);
  * - `forward <proto> <address>:<port> <internal>:<port>`: connections a port forward let in;
- * - `sg`: connections an endpoint's security groups let through (apps/acl/security-groups.ts: a
- *   zone per endpoint);
+ * - `sg <cookie>`: the zone of the endpoint whose security groups' flows carry that cookie
+ *   (apps/acl/security-groups.ts: a zone per endpoint, its ofport), read from the flows that take
+ *   its packets into conntrack, which stay as long as it has a group, whatever the rules;
  * - `zone` (only in what lostNat returns): the switch's flows use the zone no more.
  * Conntrack keeps each connection's state as long as the connection lives, so when the flows that
  * made it go, the switch must forget it (controller/engine/nat-flush.ts): a VM would otherwise go
@@ -22,65 +22,29 @@ import type { FlowDiff } from './diff.js';
  */
 export type NatKey = string;
 
-const ZONE_KEY = 'zone';
+export const ZONE_KEY = 'zone';
 const [IPV4_DST, TCP_DST, UDP_DST] = ['ipv4_dst', 'tcp_dst', 'udp_dst'].map(canonicalFieldName);
-const SG_KEY = 'sg';
 const snatKey = (ip: string): NatKey => `snat ${ip}`;
 
-/**
- * Whether a flow diff rewrites or removes a committing flow: then the connections a switch's
- * conntrack holds may have outlived their flows, and lostNat says which. Only the router's flows
- * in l2-lookup and l3-route and the security groups' in their conntrack tables are looked into,
- * so a diff of 100,000 other flows decodes none of their instructions.
- */
-export function natZonesTouched(diff: Pick<FlowDiff, 'modify' | 'remove'>): number[] {
-  // Both lists in turn, not one copy of them: a reconnect's diff may hold 10,000 removes.
-  const zones = new Set([...natTranslations(diff.modify).keys(), ...natTranslations(diff.remove).keys()]);
-  return [...zones].sort((a, b) => a - b);
-}
-
-/** The tables whose flows commit connections, and the app that owns those commits. */
-const COMMITS_IN = new Map<number, string>([
+/** The tables whose flows make a zone keep connections, and the app that owns those flows. */
+const KEPT_BY = new Map<number, string>([
   [TABLE.L2_LOOKUP, 'router'],
   [TABLE.L3_ROUTE, 'router'],
-  [TABLE.EGRESS_SG_CT, 'acl'],
-  [TABLE.INGRESS_SG_CT, 'acl'],
+  [TABLE.EGRESS_SG, 'acl'],
+  [TABLE.INGRESS_SG, 'acl'],
 ]);
 
-/** Each zone's keys in `flows` (the router's NAT commits, the security groups' commits). */
+/** Each zone's keys in `flows`. */
 export function natTranslations(flows: Iterable<NatFlow>): Map<number, Set<NatKey>> {
   const out = new Map<number, Set<NatKey>>();
   for (const f of flows) {
-    const app = COMMITS_IN.get(f.tableId);
-    if (app === undefined || appOf(f.cookie) !== app) continue;
-    for (const [zone, key] of translations(f)) {
+    for (const [zone, key] of zoneKeysOf(f)) {
       const keys = out.get(zone) ?? new Set<NatKey>();
       keys.add(key);
       out.set(zone, keys);
     }
   }
   return out;
-}
-
-/**
- * Each zone's translations in `before` that `after` no longer makes (an address changed, a forward
- * removed or retargeted, SNAT gone), plus `zone` for a zone `after` does not use at all (SNAT off,
- * or moved to another chassis: nothing on the switch needs its connections any more, those
- * opened from outside included). A zone whose translations all stay (a source network added or
- * detached) keeps its connections.
- */
-export function lostNat(
-  before: ReadonlyMap<number, ReadonlySet<NatKey>>,
-  after: ReadonlyMap<number, ReadonlySet<NatKey>>,
-): Map<number, Set<NatKey>> {
-  const lost = new Map<number, Set<NatKey>>();
-  for (const [zone, keys] of before) {
-    const now = after.get(zone);
-    const gone = [...keys].filter((k) => !now?.has(k));
-    if (!now) gone.push(ZONE_KEY);
-    if (gone.length > 0) lost.set(zone, new Set(gone));
-  }
-  return lost;
 }
 
 /** Whether `key` of `zone` is still needless given the switch's translations `now`. */
@@ -90,24 +54,25 @@ export function stillLost(zone: number, key: NatKey, now: ReadonlyMap<number, Re
 }
 
 /** Whether forgetting `key` needs the whole zone flushed where a switch cannot filter (OVS < 3.1). */
-export const needsZoneFlush = (key: NatKey): boolean => key === ZONE_KEY || key.startsWith('snat ');
+export const needsZoneFlush = (key: NatKey): boolean => !key.startsWith('forward ');
 
 /** The NXT_CT_FLUSH filters that make a switch forget the connections of `lost` (a zone's alone when it went). */
 export function flushFiltersOf(lost: ReadonlyMap<number, ReadonlySet<NatKey>>): CtFlushFilter[] {
   return [...lost].flatMap(([zone, keys]) =>
-    keys.has(ZONE_KEY) ? [{ zone }] : [...keys].flatMap((k) => flushFilterOf(zone, k) ?? []),
+    [...keys].some((k) => !k.startsWith('snat ') && !k.startsWith('forward '))
+      ? [{ zone }]
+      : [...keys].map((k) => flushFilterOf(zone, k)),
   );
 }
 
 /**
- * The NXT_CT_FLUSH filter that makes a switch forget the connections of `key` in `zone`; none for
- * a security group's commits while the zone serves on (they cannot be told from the others).
+ * The NXT_CT_FLUSH filter that makes a switch forget the connections of `key` in `zone`: an
+ * endpoint's are its whole zone's.
  */
-export function flushFilterOf(zone: number, key: NatKey): CtFlushFilter | undefined {
-  if (key === ZONE_KEY) return { zone };
+export function flushFilterOf(zone: number, key: NatKey): CtFlushFilter {
   const [kind, a, b] = key.split(' ');
   if (kind === 'snat') return { zone, reply: { dst: a! } };
-  if (kind !== 'forward') return undefined;
+  if (kind !== 'forward') return { zone };
   // forward <proto> <address>:<port> <internal>:<port>: connections to the address's port.
   const [ip, port] = splitHostPort(b!);
   return { zone, ipProto: a === 'udp' ? 17 : 6, orig: { dst: ip, dstPort: port } };
@@ -125,17 +90,26 @@ interface NatFlow {
   readonly instructions: DesiredFlow['instructions'];
 }
 
-/** [zone, key] of each ct action in `f` that commits a translation, or a security group's connection. */
-function translations(f: NatFlow): Array<[number, NatKey]> {
+const NONE: Array<[number, NatKey]> = [];
+
+/**
+ * [zone, key] of each ct action in `f` that makes its zone keep connections: a router's NAT
+ * commits, an endpoint's way into its zone. Nothing, without a look at the instructions, for a
+ * flow of another table or app (most of a switch's flows).
+ */
+export function zoneKeysOf(f: NatFlow): Array<[number, NatKey]> {
+  const app = KEPT_BY.get(f.tableId);
+  if (app === undefined || appOf(f.cookie) !== app) return NONE;
   const out: Array<[number, NatKey]> = [];
   for (const i of f.instructions) {
     if (i.type !== 'apply_actions') continue;
     for (const a of i.actions) {
       if (a.type !== 'ct' || typeof a.zone !== 'number') continue;
-      if (f.tableId === TABLE.EGRESS_SG_CT || f.tableId === TABLE.INGRESS_SG_CT) {
-        if ((a.flags & CT_COMMIT) !== 0) out.push([a.zone, SG_KEY]);
+      if (app === 'acl') {
+        out.push([a.zone, `sg ${f.cookie.toString(16)}`]);
         continue;
       }
+      if ((a.flags & CT_COMMIT) === 0) continue;
       for (const n of a.actions) {
         if (n.type !== 'nat') continue;
         // A translation without an address is none weft makes (and no filter could name it).

@@ -5,89 +5,28 @@ import { TABLE } from '../../../controller/pipeline/tables.js';
 import {
   flushFilterOf,
   flushFiltersOf,
-  lostNat,
   natTranslations,
-  natZonesTouched,
   stillLost,
 } from '../../../controller/reconcile/nat-zones.js';
 import { dumpedFlowKey } from '../../../controller/reconcile/wire-key.js';
-import type { Action } from '../../../southbound/openflow/codec/actions.js';
 import { decodeFlowDump } from '../../../southbound/openflow/codec/index.js';
 import { NAT_DST, NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
 import { dumpReplies, simpleFlow } from '../../southbound/openflow/codec/flow-dump-arbitraries.js';
+import { ct, flow, forward, keys, lostThrough, routerCookie, sgEntry, snatCommit } from './nat-fixtures.js';
 
-const routerCookie = cookieFor('router', 'router/r1');
-const ct = (zone: number, commit: boolean, nat?: Action): Action => ({
-  type: 'ct',
-  flags: commit ? 1 : 0,
-  zone,
-  table: TABLE.L2_LOOKUP,
-  alg: 0,
-  actions: nat ? [nat] : [],
-});
-const snatCommit = (zone: number, ip = '192.0.2.1'): Action =>
-  ct(zone, true, { type: 'nat', flags: NAT_SRC, ipv4Min: ip });
-const flow = (action: Action, over: Partial<DesiredFlow> = {}): DesiredFlow => ({
-  tableId: TABLE.L2_LOOKUP,
-  priority: 95,
-  cookie: routerCookie,
-  match: [{ field: 'reg2', value: 1 }],
-  instructions: [{ type: 'apply_actions', actions: [action] }],
-  ...over,
-});
-
-const forward = (
-  zone: number,
-  proto: 'tcp' | 'udp',
-  port: number,
-  to: string,
-  toPort: number,
-  ip = '192.0.2.1',
-) =>
-  flow(ct(zone, true, { type: 'nat', flags: NAT_DST, ipv4Min: to, protoMin: toPort }), {
-    tableId: TABLE.L3_ROUTE,
-    priority: 310,
-    match: [
-      { field: 'eth_type', value: 0x800 },
-      { field: 'ipv4_dst', value: ip },
-      { field: 'ip_proto', value: proto === 'tcp' ? 6 : 17 },
-      { field: `${proto}_dst`, value: port },
-    ],
-  });
-const keys = (m: Map<number, Set<string>>) => [...m].map(([z, k]) => [z, [...k]]);
-
-describe('natZonesTouched', () => {
-  it('names the zones of SNAT and port-forward commits the diff rewrites or removes, sorted, once each', () => {
-    const diff = {
-      modify: [flow(snatCommit(33000)), flow(snatCommit(32800))],
-      remove: [
-        flow(snatCommit(33000, '192.0.2.9')),
-        flow(snatCommit(40000)),
-        forward(40100, 'udp', 53, '10.1.0.6', 53),
-      ],
-    };
-    expect(natZonesTouched(diff)).toEqual([32800, 33000, 40000, 40100]);
-  });
-
-  it('ignores lookups, commits without NAT, other tables and other apps', () => {
-    const diff = {
-      modify: [flow(ct(33000, false, { type: 'nat', flags: 0 })), flow(ct(33001, true))],
-      remove: [
-        flow(snatCommit(33002), { tableId: TABLE.L3_ROUTE }),
-        flow(snatCommit(33003), { cookie: cookieFor('acl', 'sg/x') }),
-      ],
-    };
-    expect(natZonesTouched(diff)).toEqual([]);
-  });
-});
-
-describe('natTranslations / lostNat', () => {
-  const before = natTranslations([
+describe('natTranslations / what a change takes away', () => {
+  const beforeFlows = [
     flow(snatCommit(33000, '192.0.2.1')),
     forward(33000, 'tcp', 8080, '10.1.0.5', 8000),
     forward(33000, 'udp', 5353, '10.1.0.6', 53),
-    flow(snatCommit(33001, '192.0.2.7')),
-  ]);
+    flow(snatCommit(33001, '192.0.2.7'), {
+      match: [
+        { field: 'reg2', value: 1 },
+        { field: 'metadata', value: 7n },
+      ],
+    }),
+  ];
+  const before = natTranslations(beforeFlows);
 
   it("reads each zone's SNAT addresses and port forwards from the router's commits only", () => {
     expect(keys(before)).toEqual([
@@ -116,11 +55,11 @@ describe('natTranslations / lostNat', () => {
   });
 
   it('names what went: a changed address, a removed or retargeted forward; a zone no longer used at all', () => {
-    const after = natTranslations([
+    const after = [
       flow(snatCommit(33000, '192.0.2.9')),
       forward(33000, 'tcp', 8080, '10.1.0.7', 8000, '192.0.2.9'),
-    ]);
-    expect(keys(lostNat(before, after))).toEqual([
+    ];
+    expect(keys(lostThrough(beforeFlows, after).lost)).toEqual([
       [
         33000,
         [
@@ -132,18 +71,14 @@ describe('natTranslations / lostNat', () => {
       [33001, ['snat 192.0.2.7', 'zone']],
     ]);
     // Only the forward retargeted: that one, nothing else.
-    const retargeted = natTranslations([
-      flow(snatCommit(33000, '192.0.2.1')),
-      forward(33000, 'tcp', 8080, '10.1.0.5', 8001),
-      forward(33000, 'udp', 5353, '10.1.0.6', 53),
-      flow(snatCommit(33001, '192.0.2.7')),
-    ]);
-    expect(keys(lostNat(before, retargeted))).toEqual([
+    const retargeted = [...beforeFlows];
+    retargeted[1] = forward(33000, 'tcp', 8080, '10.1.0.5', 8001);
+    expect(keys(lostThrough(beforeFlows, retargeted).lost)).toEqual([
       [33000, ['forward tcp 192.0.2.1:8080 10.1.0.5:8000']],
     ]);
-    expect(keys(lostNat(before, before))).toEqual([]);
+    expect(keys(lostThrough(beforeFlows, beforeFlows).lost)).toEqual([]);
     // A new SNAT or forward makes nothing stale.
-    expect(keys(lostNat(natTranslations([]), before))).toEqual([]);
+    expect(keys(lostThrough([], beforeFlows).lost)).toEqual([]);
   });
 
   it("turns each into the filter of its connections: answers to a SNAT address, a forward's port, a whole zone", () => {
@@ -159,6 +94,22 @@ describe('natTranslations / lostNat', () => {
       orig: { dst: '192.0.2.1', dstPort: 5353 },
     });
     expect(flushFilterOf(7, 'zone')).toEqual({ zone: 7 });
+    expect(flushFilterOf(7, 'sg 4c')).toEqual({ zone: 7 });
+    // A zone with an endpoint's key or `zone` goes whole; else one filter per translation.
+    expect(
+      flushFiltersOf(
+        new Map([
+          [7, new Set(['sg 4c'])],
+          [33000, new Set(['snat 192.0.2.1', 'zone'])],
+          [33001, new Set(['snat 192.0.2.7', 'forward tcp 192.0.2.7:22 10.1.0.5:22'])],
+        ]),
+      ),
+    ).toEqual([
+      { zone: 7 },
+      { zone: 33000 },
+      { zone: 33001, reply: { dst: '192.0.2.7' } },
+      { zone: 33001, ipProto: 6, orig: { dst: '192.0.2.7', dstPort: 22 } },
+    ]);
   });
 
   it('a lost translation made again is no longer lost; a lost zone used again neither', () => {
@@ -170,40 +121,36 @@ describe('natTranslations / lostNat', () => {
   });
 });
 
-describe("security groups' zones", () => {
-  const sgCookie = cookieFor('acl', 'sg-port/e1');
-  const sgFlow = (tableId: DesiredFlow['tableId'], zone: number, commit: boolean): DesiredFlow => ({
-    tableId,
-    priority: 100,
-    cookie: sgCookie,
-    match: [{ field: 'in_port', value: zone }],
-    instructions: [{ type: 'apply_actions', actions: [ct(zone, commit)] }],
-  });
-
-  it("an endpoint's commits mark its zone used; lookups, other tables and other apps do not", () => {
+describe("an endpoint's zone", () => {
+  it("is read from the flows that take its packets into conntrack, keyed by the endpoint's cookie", () => {
     const read = natTranslations([
-      sgFlow(TABLE.EGRESS_SG_CT, 7, true),
-      sgFlow(TABLE.INGRESS_SG_CT, 7, true),
-      sgFlow(TABLE.EGRESS_SG, 8, false),
-      sgFlow(TABLE.INGRESS_SG_CT, 9, false),
-      { ...sgFlow(TABLE.EGRESS_SG_CT, 10, true), cookie: routerCookie },
-      sgFlow(TABLE.L2_LOOKUP, 11, true),
+      sgEntry('e1', 7),
+      sgEntry('e1', 7, false),
+      sgEntry('e1', 7, true, 6),
+      sgEntry('e2', 8),
+      // A rule's commit (the group's ct table), another app's lookup: not the endpoint's way in.
+      { ...sgEntry('e3', 9), tableId: TABLE.EGRESS_SG_CT },
+      { ...sgEntry('e4', 10), cookie: routerCookie },
     ]);
-    expect(keys(read)).toEqual([[7, ['sg']]]);
+    const e1 = cookieFor('acl', 'sg-port/e1').toString(16);
+    const e2 = cookieFor('acl', 'sg-port/e2').toString(16);
+    expect(keys(read)).toEqual([
+      [7, [`sg ${e1}`]],
+      [8, [`sg ${e2}`]],
+    ]);
   });
 
-  it('a zone whose commits all went is flushed whole; one that keeps some (rules changed) is not', () => {
-    const before = natTranslations([
-      sgFlow(TABLE.EGRESS_SG_CT, 7, true),
-      sgFlow(TABLE.EGRESS_SG_CT, 8, true),
-    ]);
-    const after = natTranslations([sgFlow(TABLE.INGRESS_SG_CT, 8, true)]);
-    const lost = lostNat(before, after);
-    expect(keys(lost)).toEqual([[7, ['sg', 'zone']]]);
-    expect(flushFiltersOf(lost)).toEqual([{ zone: 7 }]);
-    // Were a zone ever shared (a router's SNAT zones are 32768 and up, OVS's ofports below): the
-    // endpoint's connections cannot be told from the others, so none are flushed while it serves on.
-    expect(flushFiltersOf(new Map([[7, new Set(['sg'])]]))).toEqual([]);
+  it('is flushed whole when the endpoint leaves it (deleted, moved, last group gone), or another takes it over', () => {
+    const e1 = [sgEntry('e1', 7), sgEntry('e1', 7, false)];
+    const e2 = [sgEntry('e2', 8), sgEntry('e2', 8, false)];
+    const gone = lostThrough([...e1, ...e2], e2).lost;
+    expect(keys(gone)).toEqual([[7, [`sg ${cookieFor('acl', 'sg-port/e1').toString(16)}`, 'zone']]]);
+    expect(flushFiltersOf(gone)).toEqual([{ zone: 7 }]);
+    // e3 given e1's port (and zone) in the same change: e1's connections must not be e3's.
+    const e3 = [sgEntry('e3', 7), sgEntry('e3', 7, false)];
+    const handedOver = lostThrough([...e1, ...e2], [...e3, ...e2]).lost;
+    expect(keys(handedOver)).toEqual([[7, [`sg ${cookieFor('acl', 'sg-port/e1').toString(16)}`]]]);
+    expect(flushFiltersOf(handedOver)).toEqual([{ zone: 7 }]);
   });
 });
 

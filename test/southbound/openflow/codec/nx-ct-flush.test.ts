@@ -177,7 +177,7 @@ describe('NXT_CT_FLUSH (a filter)', () => {
     expect(ctFlushOf({ ...m, data: unknown })).toBeUndefined();
     const badTuple = Buffer.concat([
       m.data.subarray(0, 8),
-      Buffer.from('0000001000000000000700080000000000', 'hex'),
+      Buffer.from('00000010000000000007000800000000', 'hex'),
     ]);
     expect(ctFlushOf({ ...m, data: badTuple })).toBeUndefined();
     // A zone whose padding is not zero, and one of 2 bytes (OVS writes 4).
