@@ -10,9 +10,9 @@ import {
   stillLost,
 } from '../reconcile/nat-zones.js';
 
-export type { LostNat };
-
 import type { DatapathPort } from './datapath-port.js';
+
+export type { LostNat };
 
 /** What a switch owes at one moment: per zone, each key with the generation it was owed at. */
 export type OwedNat = Map<number, Map<NatKey, number>>;
@@ -141,10 +141,8 @@ export async function flushStaleNat(
 
 /** Whether the filter of `key` is one a switch would take (a flow on it may be anything). */
 function flushable(zone: number, key: NatKey, log: Pick<Logger, 'error'>, dpid: string): boolean {
-  const filter = flushFilterOf(zone, key);
-  if (!filter) return true; // nothing of its own to flush (flushFiltersOf leaves it out)
   try {
-    ctFlush(filter);
+    ctFlush(flushFilterOf(zone, key));
     return true;
   } catch (err) {
     log.error(

@@ -13,7 +13,7 @@ import { TABLE } from '../pipeline/tables.js';
  * - `sg <cookie>`: the zone of the endpoint whose security groups' flows carry that cookie
  *   (apps/acl/security-groups.ts: a zone per endpoint, its ofport), read from the flows that take
  *   its packets into conntrack, which stay as long as it has a group, whatever the rules;
- * - `zone` (only in what lostNat returns): the switch's flows use the zone no more.
+ * - `zone` (only in what ConntrackUse.lostBy returns): the switch's flows use the zone no more.
  * Conntrack keeps each connection's state as long as the connection lives, so when the flows that
  * made it go, the switch must forget it (controller/engine/nat-flush.ts): a VM would otherwise go
  * on leaving from an address nothing answers for, a removed forward would keep letting its
