@@ -1,3 +1,4 @@
+import { endpointZone } from '../apps/acl/security-groups.js';
 import { offloadReport } from '../apps/offload/compute.js';
 import type { Readiness, ReadinessCheck, StatusProvider } from '../northbound/status.js';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
@@ -11,6 +12,7 @@ import type { DhcpResponder } from './dhcp/dhcp-responder.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine, FactsSource } from './engine/engine.js';
 import type { HaNode, HaStatus } from './ha/ha.js';
+import { conflict, IntentError } from './intent/errors.js';
 import { effectiveQos } from './intent/model.js';
 import { compareIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
@@ -233,6 +235,31 @@ export function statusProvider(
       acl: (aclId) => readObjectCounters(counterSwitches(), 'acl', aclId, [`acl/${aclId}`]),
       router: (routerId) => readRouterCounters(counterSwitches(), routerId),
       drops: () => readDrops(counterSwitches()),
+    },
+    async flushConnections(endpointId) {
+      const ep = intents.get('endpoint', endpointId);
+      const b = facts.current().bindings.get(ep.ifaceId);
+      if (!b)
+        throw conflict(
+          undefined,
+          `endpoint '${endpointId}' is not bound: no hypervisor has a VM port with iface-id '${ep.ifaceId}', so it has no connections`,
+        );
+      const zone = endpointZone(b.ofport);
+      let datapathIds: string[];
+      try {
+        datapathIds = await engine.flushZones(b.chassisId, [zone]);
+      } catch (err) {
+        throw new IntentError(
+          'unavailable',
+          `hypervisor ${b.chassisId} did not flush zone ${zone}: ${(err as Error).message}`,
+        );
+      }
+      if (datapathIds.length === 0)
+        throw new IntentError(
+          'unavailable',
+          `hypervisor ${b.chassisId} has no switch connected to this controller: its connections are kept`,
+        );
+      return { endpointId, chassis: b.chassisId, zone, datapathIds };
     },
     trace(endpointId, req) {
       const networkId = intents.get('endpoint', endpointId).networkId;

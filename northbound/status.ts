@@ -156,6 +156,12 @@ export interface StatusProvider {
   neighbors?(routerId: string): RouterNeighbors | undefined;
   /** Forgets a router's neighbours (only `ip`, when given); undefined for an unknown router. */
   flushNeighbors?(routerId: string, ip?: string): RouterNeighborsFlushed | undefined;
+  /**
+   * Forgets an endpoint's connections: its conntrack zone flushed on its hypervisor's switches.
+   * Throws IntentError: not_found, conflict (not bound), unavailable (no switch of its hypervisor
+   * connected, or the switch refused).
+   */
+  flushConnections?(endpointId: string): Promise<EndpointConnectionsFlushed>;
   /** Leadership as the HA layer sees it; `leaderId` names the peer leading when we are standby. */
   controller(): { role: 'leader' | 'standby' | 'unknown'; leaderId?: string };
 }
@@ -268,6 +274,21 @@ export const RouterNeighborsFlushed = Type.Object(
   { title: 'RouterNeighborsFlushed', additionalProperties: false },
 );
 export type RouterNeighborsFlushed = Static<typeof RouterNeighborsFlushed>;
+
+export const EndpointConnectionsFlushed = Type.Object(
+  {
+    endpointId: Type.String(),
+    chassis: Type.String({ description: 'the hypervisor it is bound on' }),
+    zone: Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      description: 'its conntrack zone there (its ofport), now empty: every connection of it forgotten',
+    }),
+    datapathIds: Type.Array(Type.String(), { description: "the hypervisor's switches that flushed it" }),
+  },
+  { title: 'EndpointConnectionsFlushed', additionalProperties: false },
+);
+export type EndpointConnectionsFlushed = Static<typeof EndpointConnectionsFlushed>;
 
 export const emptyStatus: StatusProvider = {
   switches: () => [],

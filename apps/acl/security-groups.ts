@@ -63,9 +63,15 @@ export function portSecurityGroupFlows(port: LocalPort, rules: ResolvedRule[], f
   for (const side of [egress, ingress]) sideFlows(port, side, rules, flows);
 }
 
+/**
+ * The conntrack zone of an endpoint with security groups on its hypervisor: its ofport (zones are
+ * 16 bits; OVS numbers ports below 32768, the SNAT zones' start, docs/PIPELINE.md).
+ */
+export const endpointZone = (ofport: number): number => ofport & 0xffff;
+
 function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: DesiredFlow[]): void {
   const cookie = objectCookie('acl', 'sg-port', port.endpointId);
-  const zone = port.ofport & 0xffff;
+  const zone = endpointZone(port.ofport);
   const push = (
     tableId: number,
     priority: number,

@@ -157,7 +157,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
     const m = /^(\d{1,6})\/(\d{1,6})$/.exec(v);
     if (!m)
       throw new Error(`'${v}' is not COUNTERS/FLUSHES, two numbers a minute such as 120/12 (0 = no limit)`);
-    return { counters: Number(m[1]), neighborFlushes: Number(m[2]) };
+    return { counters: Number(m[1]), flushes: Number(m[2]) };
   });
   const adminTokens = raw('admin-token').filter((t) => t !== '');
   for (const t of adminTokens) {

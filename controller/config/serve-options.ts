@@ -83,7 +83,7 @@ export const specs: OptionSpec[] = [
     env: 'WEFT_TENANT_RATE_LIMIT',
     arg: 'COUNTERS/FLUSHES',
     def: '120/12',
-    help: "a tenant (all its tokens together) may read counters (of each kind) and flush a router's neighbours this many times a minute (0 = no limit)",
+    help: "a tenant (all its tokens together) may read counters (of each kind), and flush a router's neighbours or an endpoint's connections (each), this many times a minute (0 = no limit)",
   },
   {
     flag: 'ha',

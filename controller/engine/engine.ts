@@ -235,6 +235,21 @@ export class Engine implements ApplyTracker {
     return out;
   }
 
+  /**
+   * Flushes conntrack zones on every connected switch of a chassis, at an operator's request (an
+   * endpoint's connections, DELETE /v1/endpoints/{id}/connections), through the same fenced port
+   * the switch's syncs use: a controller that no longer leads sends nothing (NotLeaderError).
+   * Resolves with the datapaths flushed, none when no switch of the chassis is connected; rejects
+   * with the switch's error when it refuses.
+   */
+  async flushZones(chassisId: string, zones: readonly number[]): Promise<string[]> {
+    const ports = [...this.syncs.values()]
+      .map((s) => s.port)
+      .filter((p) => this.facts.chassisOfDatapath(p.dpid) === chassisId && p.flushConntrackZones);
+    await Promise.all(ports.map((p) => p.flushConntrackZones!(zones)));
+    return ports.map((p) => p.dpid).sort();
+  }
+
   close(): void {
     clearInterval(this.resyncTimer);
     this.gate.close();

@@ -241,6 +241,15 @@ export const resourceClis: ResourceCli[] = [
     check: checkQos,
     mergeOnUpdate: qosMerge,
     render: { qos: qosText },
+    reads: [
+      {
+        verb: 'flush-connections',
+        sub: 'connections',
+        method: 'DELETE',
+        help: "forget its connections (its conntrack zone on its hypervisor): what is still open meets its security groups' rules again",
+        print: (b) => `endpoint ${b.endpointId}: connections forgotten on ${b.chassis} (zone ${b.zone})\n`,
+      },
+    ],
   },
   {
     word: 'security-group',

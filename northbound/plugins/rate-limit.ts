@@ -4,19 +4,19 @@ import { ApiError } from '../errors.js';
 
 /**
  * Per-minute budgets of a tenant (all its tokens together) for the API calls that make the controller ask every switch
- * something: reading counters (a FLOW stats request to each switch holding the object's flows) and
- * flushing a router's neighbours (a delete on every switch). One tenant looping on them would load
+ * something: reading counters (a FLOW stats request to each switch holding the object's flows),
+ * flushing a router's neighbours (a delete on every switch) and an endpoint's connections. One tenant looping on them would load
  * the switches and the controller every other tenant shares; the operator's admin tokens are not
  * limited. 0 turns a budget off.
  */
 export interface TenantRateLimits {
   /** Endpoint, ACL and router counters, each route its own budget. */
   counters: number;
-  /** Flushes of a router's neighbour table. */
-  neighborFlushes: number;
+  /** Flushes of a router's neighbour table, and of an endpoint's connections, each route its own budget. */
+  flushes: number;
 }
 
-export const DEFAULT_TENANT_RATE_LIMITS: TenantRateLimits = { counters: 120, neighborFlushes: 12 };
+export const DEFAULT_TENANT_RATE_LIMITS: TenantRateLimits = { counters: 120, flushes: 12 };
 
 const MINUTE_MS = 60_000;
 
@@ -40,7 +40,11 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
 
 /** What the budget a request used covers, for the message. */
 const what = (req: FastifyRequest): string =>
-  req.routeOptions.url?.endsWith('/neighbors') ? 'neighbour flushes' : 'counter reads';
+  req.routeOptions.url?.endsWith('/neighbors')
+    ? 'neighbour flushes'
+    : req.routeOptions.url?.endsWith('/connections')
+      ? 'connection flushes'
+      : 'counter reads';
 
 /** A route's per-minute budget for each tenant token, or none when it is 0. */
 export function tenantBudget(perMinute: number): { rateLimit?: { max: number; timeWindow: number } } {

@@ -3,6 +3,7 @@ import type { IntentService } from '../intents.js';
 import type { TenantRateLimits } from '../plugins/rate-limit.js';
 import type { Readiness, StatusProvider } from '../status.js';
 import { registerBatch } from './batch.js';
+import { connectionRoutes } from './connections.js';
 import { counterRoutes } from './counters.js';
 import { registerCrud } from './crud.js';
 import { neighborRoutes } from './neighbors.js';
@@ -19,8 +20,8 @@ export interface V1Options {
 }
 
 /**
- * Everything under /v1: the intent resources, batches of them, tokens, status, traces, counters
- * and routers' neighbour tables.
+ * Everything under /v1: the intent resources, batches of them, tokens, status, traces, counters,
+ * routers' neighbour tables and endpoints' connections.
  */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (
   app,
@@ -32,5 +33,6 @@ export const v1Routes: FastifyPluginAsync<V1Options> = async (
   await app.register(statusRoutes, { intents, status, readiness });
   await app.register(traceRoutes, { intents, status });
   await app.register(counterRoutes, { intents, status, perMinute: limits.counters });
-  await app.register(neighborRoutes, { intents, status, flushesPerMinute: limits.neighborFlushes });
+  await app.register(neighborRoutes, { intents, status, flushesPerMinute: limits.flushes });
+  await app.register(connectionRoutes, { intents, status, flushesPerMinute: limits.flushes });
 };

@@ -5,20 +5,25 @@ import { type Harness, startHarness } from './harness.js';
 
 /**
  * Tenant tokens' per-minute budgets for the calls that ask every switch (counters, neighbour
- * flushes), over a real intent service; the switch side is a fake that counts what it is asked.
+ * and connection flushes), over a real intent service; the switch side is a fake that counts what it is asked.
  */
 let h: Harness;
 let asked = 0;
 let flushed = 0;
+let forgotten = 0;
 beforeAll(async () => {
   h = await startHarness({
-    tenantRateLimits: { counters: 3, neighborFlushes: 2 },
+    tenantRateLimits: { counters: 3, flushes: 2 },
     statusProvider: {
       ...emptyStatus,
       controller: () => ({ ...emptyStatus.controller(), role: 'leader' }),
       flushNeighbors: (id) => {
         flushed++;
         return { routerId: id, role: 'leader', flushed: [] };
+      },
+      flushConnections: async (id) => {
+        forgotten++;
+        return { endpointId: id, chassis: 'hv1', zone: 1, datapathIds: [] };
       },
       counters: {
         endpoint: async (id) => {
@@ -82,7 +87,7 @@ describe('tenant rate limits', () => {
     expect(asked).toBe(6);
   });
 
-  it('each counter route and the neighbour flush has its own budget', async () => {
+  it('each counter route, the neighbour flush and the connection flush has its own budget', async () => {
     await h.intents.put('tenant', 'green', { name: 'green' });
     await h.intents.put('network', 'gn', { tenantId: 'green', name: 'gn', subnets: ['10.0.0.0/24'] });
     await h.intents.put('endpoint', 'g1', { networkId: 'gn', ips: ['10.0.0.1'] });
@@ -109,13 +114,21 @@ describe('tenant rate limits', () => {
     expect(third.statusCode).toBe(429);
     expect(third.json().error.message).toMatch(/at most 2 neighbour flushes a minute/);
     expect(flushed).toBe(2);
+    const forget = () =>
+      h.app.inject({ method: 'DELETE', url: '/v1/endpoints/g1/connections', headers: green });
+    expect((await forget()).statusCode).toBe(200);
+    expect((await forget()).statusCode).toBe(200);
+    const over = await forget();
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error.message).toMatch(/at most 2 connection flushes a minute/);
+    expect(forgotten).toBe(2);
     // Other calls of the token are not limited.
     expect((await get('/v1/endpoints/g1', green)).statusCode).toBe(200);
   });
 
   it('no budget when set to 0', async () => {
     const free = await startHarness({
-      tenantRateLimits: { counters: 0, neighborFlushes: 0 },
+      tenantRateLimits: { counters: 0, flushes: 0 },
       statusProvider: {
         ...emptyStatus,
         counters: {

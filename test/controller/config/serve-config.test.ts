@@ -22,14 +22,14 @@ describe('weft serve configuration', () => {
     expect(c.raIntervalMs).toBe(200_000);
     expect(parse(['--ra-interval', '4.5']).raIntervalMs).toBe(4500);
     expect(parse([], { WEFT_RA_INTERVAL: '30' }).raIntervalMs).toBe(30_000);
-    expect(c.tenantRateLimits).toEqual({ counters: 120, neighborFlushes: 12 });
+    expect(c.tenantRateLimits).toEqual({ counters: 120, flushes: 12 });
     expect(parse(['--tenant-rate-limit', '0/5']).tenantRateLimits).toEqual({
       counters: 0,
-      neighborFlushes: 5,
+      flushes: 5,
     });
     expect(parse([], { WEFT_TENANT_RATE_LIMIT: '600/60' }).tenantRateLimits).toEqual({
       counters: 600,
-      neighborFlushes: 60,
+      flushes: 60,
     });
   });
 
