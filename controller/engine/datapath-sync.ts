@@ -266,7 +266,9 @@ export class DatapathSync {
     this.current = job.desired;
     const dumped = job.forceDump || !this.flows || !this.groups || !this.meters;
     this.log.debug({ dpid: this.port.dpid, revision: job.revision, dump: dumped }, 'sync started');
+    let dumpMs = 0;
     if (dumped) {
+      const dumpStarted = performance.now();
       const p = this.port;
       const [flows, groups, meters] = await Promise.all([p.dumpFlows(), p.dumpGroups(), p.dumpMeters()]);
       // A keyed dump (session-port) brings each flow's key, made from its match bytes.
@@ -279,6 +281,7 @@ export class DatapathSync {
       this.ctUse = undefined;
       this.groups = new Map(groups.map((g) => [g.groupId, g]));
       this.meters = new MeterTable(meters);
+      dumpMs = performance.now() - dumpStarted;
     }
     const dumpedAt = performance.now();
     const refused = this.refusedMeters;
@@ -312,7 +315,8 @@ export class DatapathSync {
       metersChanged: meterChangeCount(meterDiff),
       dumped,
       durationMs: 0,
-      dumpMs: round1(dumpedAt - started),
+      // No dump, no dump time: the log line before it is not the switch's doing.
+      dumpMs: round1(dumpMs),
       diffMs: round1(diffedAt - dumpedAt),
       applyMs: 0,
     };
