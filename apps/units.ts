@@ -75,7 +75,10 @@ export function localEndpointUnit(
   portSecurityGroupFlows(port, rules, flows);
   if (net.gatewayMac !== undefined)
     vipWatchFlows({ vni: net.vni, gatewayMac: net.gatewayMac, routes6: net.routes6 === true }, port, flows);
-  return port.qos ? { flows, groups: [], meters: portMeters(port) } : { flows, groups: [] };
+  // A port that only marks DSCP has no meter.
+  return port.qos?.egress || port.qos?.ingress
+    ? { flows, groups: [], meters: portMeters(port) }
+    : { flows, groups: [] };
 }
 
 export function remoteEndpointUnit(

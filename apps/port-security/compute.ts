@@ -5,6 +5,7 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { isIpv4 } from '../../southbound/openflow/codec/values.js';
 import { addressTlv, familyOf } from '../acl/l3l4.js';
 import { frozen, inPortTlv } from '../interned.js';
+import { dscpMarked } from '../qos/compute.js';
 import type { DatapathView, LocalPort } from '../view.js';
 import { isSingleAddress } from '../view.js';
 
@@ -33,20 +34,43 @@ const IS_IP: OxmTlv = frozen({ field: 'eth_type', value: ETH_IP });
 const IS_ARP: OxmTlv = frozen({ field: 'eth_type', value: ETH_ARP });
 const IS_IPV6: OxmTlv = frozen({ field: 'eth_type', value: ETH_IPV6 });
 
-/** The flow letting what `match` selects on to the egress ACLs. */
-const pass = (cookie: bigint, priority: number, match: OxmTlv[]): DesiredFlow => ({
+/** Whether `match` selects IPv4 or IPv6 packets only (which a DSCP rewrite needs). */
+const ipOnly = (match: OxmTlv[]): boolean =>
+  match.some((t) => t.field === 'eth_type' && (t.value === ETH_IP || t.value === ETH_IPV6));
+
+/**
+ * The flow letting what `match` selects on to the egress ACLs; an IP packet marked with the
+ * port's DSCP on the way (qos.dscp), so ACLs and the wire see what the network sends.
+ */
+const pass = (cookie: bigint, priority: number, match: OxmTlv[], port?: LocalPort): DesiredFlow => ({
   tableId: TABLE.PORT_SECURITY,
   priority,
   cookie,
   match,
-  instructions: TO_EGRESS_ACL,
+  instructions: port && ipOnly(match) ? dscpMarked(port, TO_EGRESS_ACL) : TO_EGRESS_ACL,
 });
+
+/**
+ * A port that passes everything from `base` (port security off; no IPs known yet) marks its IP
+ * packets by flows one priority above it, which name the protocol a rewrite of DSCP needs.
+ */
+function markingFlows(
+  cookie: bigint,
+  priority: number,
+  base: OxmTlv[],
+  port: LocalPort,
+  flows: DesiredFlow[],
+) {
+  if (port.qos?.dscp === undefined) return;
+  for (const family of [IS_IP, IS_IPV6]) flows.push(pass(cookie, priority + 1, [...base, family], port));
+}
 
 export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   const cookie = objectCookie('portSecurity', 'endpoint', port.endpointId);
   const inPort = inPortTlv.get(port.ofport);
   if (!port.portSecurity) {
     flows.push(pass(cookie, 100, [inPort]));
+    markingFlows(cookie, 100, [inPort], port, flows);
     return;
   }
   const src: OxmTlv = { field: 'eth_src', value: port.mac };
@@ -54,6 +78,7 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
     // Its addresses are not known yet, so its ND cannot be checked against them (as its ARP is not);
     // it may still not pose as a router.
     flows.push(pass(cookie, 90, [inPort, src]));
+    markingFlows(cookie, 90, [inPort, src], port, flows);
     noRouterFlows(cookie, inPort, flows);
     return;
   }
@@ -61,7 +86,7 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
   for (const allowed of port.allowedAddresses ?? []) {
     if (familyOf(allowed) === 4) {
       const spa = addressTlv('src', allowed, 4);
-      flows.push(pass(cookie, 100, [inPort, src, IS_IP, ...(spa ? [spa] : [])]));
+      flows.push(pass(cookie, 100, [inPort, src, IS_IP, ...(spa ? [spa] : [])], port));
       if (spa && isSingleAddress(allowed)) {
         const arp = [inPort, src, IS_ARP, { ...spa, field: 'arp_spa' }];
         flows.push(pass(cookie, 100, [...arp, { field: 'arp_sha', value: port.mac }]));
@@ -69,12 +94,12 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
     } else {
       anyV6 = true;
       const from = addressTlv('src', allowed, 6);
-      flows.push(pass(cookie, 100, [inPort, src, IS_IPV6, ...(from ? [from] : [])]));
+      flows.push(pass(cookie, 100, [inPort, src, IS_IPV6, ...(from ? [from] : [])], port));
     }
   }
   for (const ip of port.ips) {
     if (isIpv4(ip)) {
-      flows.push(pass(cookie, 100, [inPort, src, IS_IP, { field: 'ipv4_src', value: ip }]));
+      flows.push(pass(cookie, 100, [inPort, src, IS_IP, { field: 'ipv4_src', value: ip }], port));
       flows.push(
         pass(cookie, 100, [
           inPort,
@@ -86,12 +111,12 @@ export function portFlows(port: LocalPort, flows: DesiredFlow[]): void {
       );
     } else {
       anyV6 = true;
-      flows.push(pass(cookie, 100, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: ip }]));
+      flows.push(pass(cookie, 100, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: ip }], port));
     }
   }
   if (anyV6) {
     flows.push(
-      pass(cookie, 90, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' }]),
+      pass(cookie, 90, [inPort, src, IS_IPV6, { field: 'ipv6_src', value: 'fe80::', mask: 'ffc0::' }], port),
     );
     ndGuardFlows(cookie, port, flows);
   }
@@ -127,10 +152,10 @@ function ndGuardFlows(cookie: bigint, port: LocalPort, flows: DesiredFlow[]): vo
   for (const from of own) {
     const nd = (type: number): OxmTlv[] => [...icmp(type), CODE_0, src, { field: 'ipv6_src', ...from }];
     for (const mac of [port.mac, NO_MAC]) {
-      flows.push(pass(cookie, ND_CHECKED_PRIORITY, [...nd(135), { field: 'nd_sll', value: mac }]));
+      flows.push(pass(cookie, ND_CHECKED_PRIORITY, [...nd(135), { field: 'nd_sll', value: mac }], port));
       // An advertisement comes from the address it advertises (RFC 4861 7.2.4, as Linux sends it).
       const na = [...nd(136), { field: 'nd_target', ...from }, { field: 'nd_tll', value: mac }];
-      flows.push(pass(cookie, ND_CHECKED_PRIORITY, na));
+      flows.push(pass(cookie, ND_CHECKED_PRIORITY, na, port));
     }
   }
 }

@@ -1,5 +1,5 @@
 import { defaultBurstKb, type Qos } from '../../controller/intent/model.js';
-import type { DesiredMeter } from '../../controller/pipeline/flow.js';
+import { apply, type DesiredMeter, setField } from '../../controller/pipeline/flow.js';
 import { endpointMeterId, type MeterDirection } from '../../controller/pipeline/meters.js';
 import type { Instruction } from '../../southbound/openflow/codec/instructions.js';
 import type { LocalPort } from '../view.js';
@@ -30,6 +30,31 @@ export function portMeters(port: Pick<LocalPort, 'ofport' | 'qos'>): DesiredMete
 export function metered(port: LocalPort, dir: MeterDirection, instructions: Instruction[]): Instruction[] {
   if (!port.qos?.[dir]) return instructions;
   return [{ type: 'meter', meterId: endpointMeterId(port.ofport, dir) }, ...instructions];
+}
+
+const markedLists = new Map<number, Map<readonly Instruction[], Instruction[]>>();
+/**
+ * `instructions` of a flow letting an IP packet out of the port, preceded by the rewrite of its
+ * DSCP when the port marks one (qos.dscp); the same list otherwise. Marked lists are shared per
+ * DSCP and list, as the unmarked ones are, so 100,000 marked ports hold a handful of lists.
+ */
+export function dscpMarked(
+  port: Pick<LocalPort, 'qos'>,
+  instructions: readonly Instruction[],
+): Instruction[] {
+  const dscp = port.qos?.dscp;
+  if (dscp === undefined) return instructions as Instruction[];
+  let byList = markedLists.get(dscp);
+  if (!byList) {
+    byList = new Map();
+    markedLists.set(dscp, byList);
+  }
+  let marked = byList.get(instructions);
+  if (!marked) {
+    marked = [apply(setField('ip_dscp', dscp)), ...instructions];
+    byList.set(instructions, marked);
+  }
+  return marked;
 }
 
 /** `{ qos }` for a port's spread, or nothing: unlimited ports keep the shape they always had. */

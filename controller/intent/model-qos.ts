@@ -23,19 +23,30 @@ const RateLimitSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** DSCP is six bits of the IP header (RFC 2474): 46 is EF (voice), 34 AF41, 0 best effort. */
+export const DSCP_MAX = 63;
 /**
  * Rate limits of an endpoint, by direction from its point of view (as security groups): egress
  * is what it sends, ingress what it receives. Enforced by OpenFlow meters on its hypervisor.
+ * `dscp`: the DSCP every IP packet the endpoint sends carries from its port on (whatever the VM
+ * set), copied to the VXLAN header outside it, so the underlay's QoS sees it (Neutron's DSCP
+ * marking rule).
  */
 export const QosSchema = Type.Object(
-  { egress: Type.Optional(RateLimitSchema), ingress: Type.Optional(RateLimitSchema) },
+  {
+    egress: Type.Optional(RateLimitSchema),
+    ingress: Type.Optional(RateLimitSchema),
+    dscp: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: DSCP_MAX, description: 'DSCP marked on what it sends' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
 export type Qos = Static<typeof QosSchema>;
 
 /**
- * The limits an endpoint is held to: its own per direction, else its tenant's default; each
+ * The limits an endpoint is held to: its own per direction (and marking), else its tenant's default; each
  * burst at least one full frame of its network (`mtu`) as it is now (a tenant's default is
  * checked against 1500 bytes, and a network's MTU can grow after a limit was set).
  */
@@ -49,8 +60,13 @@ export function effectiveQos(
     r && r.burstKb !== undefined && r.burstKb < frame ? { ...r, burstKb: frame } : r;
   const egress = atLeastAFrame(own?.egress ?? tenantDefault?.egress);
   const ingress = atLeastAFrame(own?.ingress ?? tenantDefault?.ingress);
-  if (!egress && !ingress) return undefined;
-  if (egress === own?.egress && ingress === own?.ingress) return own;
-  return { ...(egress ? { egress } : {}), ...(ingress ? { ingress } : {}) };
+  const dscp = own?.dscp ?? tenantDefault?.dscp;
+  if (!egress && !ingress && dscp === undefined) return undefined;
+  if (egress === own?.egress && ingress === own?.ingress && dscp === own?.dscp) return own;
+  return {
+    ...(egress ? { egress } : {}),
+    ...(ingress ? { ingress } : {}),
+    ...(dscp !== undefined ? { dscp } : {}),
+  };
 }
 type RateLimit = NonNullable<Qos['egress']>;

@@ -5,7 +5,10 @@ import type { RuleEnv } from './rule-env.js';
 
 /** The rules of rate limits (an endpoint's, a tenant's defaults): who may set them, what they must hold. */
 
-/** Rate limits are the operator's to set: a tenant lifting its own would defeat them. */
+/**
+ * Rate limits are the operator's to set: a tenant lifting its own would defeat them. So is the
+ * marking: a tenant marking itself EF would jump the underlay's queues.
+ */
 export function adminOnlyQos(env: RuleEnv, qos: Qos | undefined, had: Qos | undefined, whose: string): void {
   if (env.tenantScope && stableStringify(qos ?? null) !== stableStringify(had ?? null))
     throw new IntentError(
@@ -34,7 +37,8 @@ export function qosOf(q: Qos | undefined, net: { id: string; mtu: number }): Qos
       );
     out[dir] = { kbps: r.kbps, burstKb: r.burstKb ?? defaultBurstKb(r.kbps, net.mtu) };
   }
-  return out.egress || out.ingress ? out : undefined;
+  if (q.dscp !== undefined) out.dscp = q.dscp;
+  return out.egress || out.ingress || out.dscp !== undefined ? out : undefined;
 }
 
 /**

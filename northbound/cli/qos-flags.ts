@@ -5,8 +5,9 @@ import type { FieldFlag } from './resource-command.js';
 /**
  * An endpoint's rate limits on the command line: `--egress-kbps N [--egress-burst-kb N]`,
  * `--ingress-kbps N [--ingress-burst-kb N]` make the body's `qos` member (kbit/s; the API fills
- * in a burst left out), `--no-qos` sends `qos: {}` (no limits). Directions are the endpoint's, as
- * for security groups: egress is what the VM sends, ingress what it receives.
+ * in a burst left out), `--dscp N` the DSCP marked on what the VM sends, `--no-qos` sends
+ * `qos: {}` (no limits, no marking). Directions are the endpoint's, as for security groups:
+ * egress is what the VM sends, ingress what it receives.
  */
 const DIRECTIONS = ['egress', 'ingress'] as const;
 type Direction = (typeof DIRECTIONS)[number];
@@ -15,6 +16,7 @@ interface RateLimit {
   kbps?: number;
   burstKb?: number;
 }
+type QosBody = Partial<Record<Direction, RateLimit>> & { dscp?: number };
 
 export const qosFlags: FieldFlag[] = [
   ...DIRECTIONS.flatMap((dir): FieldFlag[] => [
@@ -32,10 +34,16 @@ export const qosFlags: FieldFlag[] = [
     },
   ]),
   {
+    flag: 'dscp',
+    field: 'qos.dscp',
+    type: 'int',
+    help: 'mark every IP packet the VM sends with DSCP N (0-63; 46 EF, 34 AF41), on the tunnel too; update keeps the limits',
+  },
+  {
     flag: 'no-qos',
     field: 'qos',
     type: 'flag',
-    help: 'no rate limits (update: removes them)',
+    help: 'no rate limits and no marking (update: removes them)',
     parse: () => ({}),
   },
 ];
@@ -49,7 +57,7 @@ export function checkQos(body: Record<string, unknown>, given: ReadonlySet<strin
     const limit = qosFlags.find((f) => f.flag !== 'no-qos' && given.has(f.flag));
     if (limit) throw new UsageError(`--no-qos removes every limit: it cannot be given with --${limit.flag}`);
   }
-  const qos = body.qos as Partial<Record<Direction, RateLimit>> | undefined;
+  const qos = body.qos as QosBody | undefined;
   for (const dir of DIRECTIONS) {
     if (given.has(`${dir}-burst-kb`) && qos?.[dir]?.kbps === undefined)
       throw new UsageError(
@@ -59,17 +67,19 @@ export function checkQos(body: Record<string, unknown>, given: ReadonlySet<strin
 }
 
 /**
- * `update --egress-kbps N` changes the egress limit and keeps the ingress one (the API's PATCH
- * replaces `qos` whole): the endpoint is read and the direction the flags did not name is
- * carried over. --no-qos and a `qos` given whole in --data are taken as they are.
+ * `update --egress-kbps N` changes the egress limit and keeps the ingress one and the marking
+ * (the API's PATCH replaces `qos` whole): the endpoint is read and what the flags did not name
+ * is carried over; so does `update --dscp N` with the limits. --no-qos and a `qos` given whole
+ * in --data are taken as they are.
  */
 export const qosMerge = {
   wants: (given: ReadonlySet<string>): boolean =>
-    !given.has('no-qos') && DIRECTIONS.some((dir) => given.has(`${dir}-kbps`)),
+    !given.has('no-qos') && (given.has('dscp') || DIRECTIONS.some((dir) => given.has(`${dir}-kbps`))),
   merge(body: Record<string, unknown>, current: Record<string, unknown>, given: ReadonlySet<string>): void {
-    const had = (current.qos ?? {}) as Partial<Record<Direction, RateLimit>>;
-    const qos = body.qos as Partial<Record<Direction, RateLimit>>;
+    const had = (current.qos ?? {}) as QosBody;
+    const qos = body.qos as QosBody;
     for (const dir of DIRECTIONS) if (!given.has(`${dir}-kbps`) && !qos[dir] && had[dir]) qos[dir] = had[dir];
+    if (!given.has('dscp') && qos.dscp === undefined && had.dscp !== undefined) qos.dscp = had.dscp;
   },
 };
 
@@ -77,21 +87,25 @@ const limitText = (r: RateLimit): string =>
   `${r.kbps} kbit/s${r.burstKb === undefined ? '' : ` (burst ${r.burstKb} kbit)`}`;
 
 const limitsOf = (v: unknown): Array<[Direction, RateLimit]> => {
-  const qos = (v ?? {}) as Partial<Record<Direction, RateLimit>>;
+  const qos = (v ?? {}) as QosBody;
   return DIRECTIONS.flatMap((dir) => (qos[dir] ? [[dir, qos[dir]] as [Direction, RateLimit]] : []));
 };
-
-/** `egress 10000 kbit/s (burst 8000 kbit), ingress ...`, or `none`: the `qos:` line of show. */
-export const qosText = (v: unknown): string => {
-  const limits = limitsOf(v);
-  return limits.length === 0 ? 'none' : limits.map(([dir, r]) => `${dir} ${limitText(r)}`).join(', ');
+const dscpText = (v: unknown): string[] => {
+  const dscp = (v as QosBody | undefined)?.dscp;
+  return dscp === undefined ? [] : [`dscp ${dscp}`];
 };
 
-/** The list's QOS column: the rates only (the burst is in show), `-` without limits. */
+/** `egress 10000 kbit/s (burst 8000 kbit), ingress ..., dscp 46`, or `none`: the `qos:` line of show. */
+export const qosText = (v: unknown): string => {
+  const parts = [...limitsOf(v).map(([dir, r]) => `${dir} ${limitText(r)}`), ...dscpText(v)];
+  return parts.length === 0 ? 'none' : parts.join(', ');
+};
+
+/** The list's QOS column: the rates and marking only (the burst is in show), `-` without any. */
 export const qosColumn: Column = {
   header: 'QOS',
   value: (o) => {
-    const limits = limitsOf(o.qos);
-    return limits.length === 0 ? '-' : limits.map(([dir, r]) => `${dir} ${r.kbps} kbit/s`).join(', ');
+    const parts = [...limitsOf(o.qos).map(([dir, r]) => `${dir} ${r.kbps} kbit/s`), ...dscpText(o.qos)];
+    return parts.length === 0 ? '-' : parts.join(', ');
   },
 };

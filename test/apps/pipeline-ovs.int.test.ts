@@ -30,10 +30,13 @@ describe('overlay pipeline in real OVS', () => {
       n.vni === 100 ? { ...n, dhcp: { enabled: true, dnsServers: [], leaseSeconds: 3600 } } : n,
     );
     // red's VM also sends from a VIP and two prefixes (masked arp_spa, ipv6_src and nd_target).
+    // blue's VM marks what it sends EF (qos.dscp 46).
     intent.endpoints = intent.endpoints.map((e) =>
       e.id === 'vm-r1'
         ? { ...e, allowedAddresses: ['10.1.0.100', '192.168.8.0/22', 'fd00:0:0:1::/64', 'fd00:0:0:2::7'] }
-        : e,
+        : e.id === 'vm-b1'
+          ? { ...e, qos: { dscp: 46 } }
+          : e,
     );
     desired = computeDatapath(buildDatapathViews(intent, facts).get('hv1')!);
     await installDesired(ovs, desired);
@@ -55,6 +58,20 @@ describe('overlay pipeline in real OVS', () => {
       'in_port=1,dl_src=02:00:00:00:01:01,dl_dst=02:00:00:00:01:02,ip,nw_src=10.1.0.1,nw_dst=10.1.0.2',
     );
     expect(out).toMatch(/set_field:10\.0\.0\.2->tun_dst\s+set_field:0x64->tun_id\s+output:100/);
+  });
+
+  it("marks what blue's VM sends with its DSCP on the way into the tunnel, and leaves red's as sent", async () => {
+    const blue = await trace(
+      'in_port=2,dl_src=02:00:00:00:02:01,dl_dst=02:00:00:00:02:02,ip,nw_src=10.1.0.1,nw_dst=10.1.0.2,nw_tos=0',
+    );
+    // (No underlay here: the datapath drops at the tunnel; the packet as it leaves the pipeline counts.)
+    expect(blue).toMatch(/set_field:46->ip_dscp\s+goto_table:20/);
+    expect(blue).toMatch(/Final flow: .*nw_tos=184,/);
+    const red = await trace(
+      'in_port=1,dl_src=02:00:00:00:01:01,dl_dst=02:00:00:00:01:02,ip,nw_src=10.1.0.1,nw_dst=10.1.0.2,nw_tos=32',
+    );
+    expect(red).not.toMatch(/ip_dscp/);
+    expect(red).toMatch(/Final flow: .*nw_tos=32,/);
   });
 
   it('drops a packet with a forged source IP (port security)', async () => {

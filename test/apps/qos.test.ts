@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { buildDatapathViews } from '../../apps/build-view.js';
 import { computeDatapath } from '../../apps/compute-all.js';
 import { compute as overlay } from '../../apps/overlay/compute.js';
-import { metered, portMeters } from '../../apps/qos/compute.js';
+import { portFlows as portSecurity } from '../../apps/port-security/compute.js';
+import { dscpMarked, metered, portMeters } from '../../apps/qos/compute.js';
 import type { LocalPort } from '../../apps/view.js';
-import type { Endpoint } from '../../controller/intent/model.js';
+import { type Endpoint, effectiveQos } from '../../controller/intent/model.js';
+import type { DesiredFlow } from '../../controller/pipeline/flow.js';
 import { endpointMeterId, meterPlace } from '../../controller/pipeline/meters.js';
 import { formatFlow } from '../../southbound/openflow/text/index.js';
 import { twoTenants } from './fixtures.js';
@@ -79,5 +81,96 @@ describe('qos', () => {
     expect(metered(port, 'ingress', list)).toBe(list);
     // No burst given (a view built by hand): the intent's default, never 0 (OVS reads 0 as the rate).
     expect(portMeters(port)).toEqual([{ meterId: 32774, kbps: 64, burstKb: 52 }]);
+  });
+});
+
+describe('qos: DSCP marking', () => {
+  const port = (over: Partial<LocalPort> = {}): LocalPort => ({
+    endpointId: 'e',
+    ofport: 3,
+    mac: '02:00:00:00:00:03',
+    ips: ['10.0.0.3', 'fd00::3'],
+    portSecurity: true,
+    securityGroupIds: [],
+    qos: { dscp: 46 },
+    ...over,
+  });
+  const table10 = (p: LocalPort) => {
+    const flows: DesiredFlow[] = [];
+    portSecurity(p, flows);
+    return flows.map((f) => formatFlow(f).replace(/^cookie=0x[0-9a-f]+, /, ''));
+  };
+
+  it("rewrites the DSCP of every IP packet the port lets out, never ARP's, and needs no meter", () => {
+    const flows = table10(port());
+    const mark = 'actions=set_field:46->ip_dscp,goto_table:20';
+    expect(flows).toContain(
+      `table=10, priority=100,ip,in_port=3,dl_src=02:00:00:00:00:03,nw_src=10.0.0.3 ${mark}`,
+    );
+    expect(flows).toContain(
+      `table=10, priority=100,ipv6,in_port=3,dl_src=02:00:00:00:00:03,ipv6_src=fd00::3 ${mark}`,
+    );
+    expect(flows).toContain(
+      `table=10, priority=90,ipv6,in_port=3,dl_src=02:00:00:00:00:03,ipv6_src=fe80::/10 ${mark}`,
+    );
+    const arp = flows.filter((f) => f.includes(',arp,'));
+    expect(arp.length).toBeGreaterThan(0);
+    for (const f of arp) expect(f).toMatch(/actions=goto_table:20$/);
+    // Every flow that passes IP marks it; the drops stay drops.
+    for (const f of flows.filter((x) => /,ipv?6?,|,icmp6,/.test(x) && !x.endsWith('actions=drop')))
+      expect(f).toContain('set_field:46->ip_dscp');
+    expect(portMeters(port())).toEqual([]);
+  });
+
+  it('marks by flows of their own where the port passes everything (port security off, no IPs yet)', () => {
+    const off = table10(port({ portSecurity: false }));
+    expect(off).toEqual([
+      'table=10, priority=100,in_port=3 actions=goto_table:20',
+      'table=10, priority=101,ip,in_port=3 actions=set_field:46->ip_dscp,goto_table:20',
+      'table=10, priority=101,ipv6,in_port=3 actions=set_field:46->ip_dscp,goto_table:20',
+    ]);
+    const unknown = table10(port({ ips: [] }));
+    expect(unknown).toContain(
+      'table=10, priority=91,ip,in_port=3,dl_src=02:00:00:00:00:03 actions=set_field:46->ip_dscp,goto_table:20',
+    );
+    expect(unknown).toContain(
+      'table=10, priority=90,in_port=3,dl_src=02:00:00:00:00:03 actions=goto_table:20',
+    );
+  });
+
+  it('leaves an unmarked port exactly as it was, and shares marked lists per DSCP', () => {
+    const plain = table10(port({ qos: undefined }));
+    expect(plain.some((f) => f.includes('ip_dscp'))).toBe(false);
+    expect(table10(port({ qos: { egress: { kbps: 64 } } }))).toEqual(plain);
+    const list = [{ type: 'goto_table' as const, tableId: 20 }];
+    expect(dscpMarked(port({ qos: undefined }), list)).toBe(list);
+    expect(dscpMarked(port(), list)).toBe(dscpMarked(port({ endpointId: 'other' }), list));
+    expect(dscpMarked(port({ qos: { dscp: 0 } }), list)).not.toBe(dscpMarked(port(), list));
+    // DSCP 0 (best effort) is a marking too: a VM's own EF is rewritten to 0.
+    expect(dscpMarked(port({ qos: { dscp: 0 } }), list)[0]).toEqual({
+      type: 'apply_actions',
+      actions: [{ type: 'set_field', field: 'ip_dscp', value: 0 }],
+    });
+  });
+
+  it("takes the endpoint's own marking, else its tenant's, beside limits from either", () => {
+    const tenant = { dscp: 10, egress: { kbps: 1_000, burstKb: 800 } };
+    expect(effectiveQos(undefined, tenant, 1500)).toEqual(tenant);
+    expect(effectiveQos({ dscp: 46 }, tenant, 1500)).toEqual({ ...tenant, dscp: 46 });
+    expect(effectiveQos({ ingress: { kbps: 64, burstKb: 52 } }, { dscp: 0 }, 1500)).toEqual({
+      ingress: { kbps: 64, burstKb: 52 },
+      dscp: 0,
+    });
+    const own = { dscp: 18 };
+    expect(effectiveQos(own, undefined, 1500)).toBe(own);
+  });
+
+  it('reaches the port-security flows of an endpoint through the views', () => {
+    const hv1 = limited({ dscp: 34 }).get('hv1')!;
+    const all = computeDatapath(hv1).flows.map((f) => formatFlow(f));
+    const marked = all.filter((f) => f.includes('set_field:34->ip_dscp'));
+    expect(marked.length).toBeGreaterThan(0);
+    for (const f of marked) expect(f).toMatch(/table=10, .*in_port=1[,\s]/);
+    expect(computeDatapath(hv1).meters).toBeUndefined();
   });
 });

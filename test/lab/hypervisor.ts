@@ -111,6 +111,8 @@ export async function startHypervisor(
     ...['protocols=OpenFlow13', 'fail_mode=secure'],
     ...['--', 'add-port', 'br-int', 'vxlan0', '--', 'set', 'interface', 'vxlan0', 'type=vxlan'],
     ...['options:remote_ip=flow', 'options:key=flow', `options:local_ip=${underlayIp}`],
+    // The VXLAN header carries the inner DSCP, as on a tunnel port weft makes (qos.dscp).
+    'options:tos=inherit',
     `ofport_request=${TUNNEL_OFPORT}`,
     ...['--', 'set', 'open_vswitch', '.', `external_ids:system-id=${name}`, `external_ids:hostname=${name}`],
     `external_ids:weft-encap-ip=${underlayIp}`,

@@ -97,7 +97,40 @@ describe('weft endpoint: rate limits', () => {
     const help = await weft('endpoint --help');
     for (const flag of ['egress-kbps', 'egress-burst-kb', 'ingress-kbps', 'ingress-burst-kb'])
       expect(help.out).toMatch(new RegExp(`^  --${flag} VALUE\\s+\\S`, 'm'));
-    expect(help.out).toMatch(/^ {2}--no-qos\s+no rate limits \(update: removes them\)$/m);
+    expect(help.out).toMatch(/^ {2}--dscp VALUE\s+mark every IP packet the VM sends with DSCP N/m);
+    expect(help.out).toMatch(/^ {2}--no-qos\s+no rate limits and no marking \(update: removes them\)$/m);
+  });
+});
+
+describe('weft endpoint: DSCP marking', () => {
+  it('marks with --dscp, keeps limits and marking across updates of the other, shows and lists it', async () => {
+    const ep = await json('endpoint create --id d1 --network n1 --dscp 46');
+    expect(ep.qos).toEqual({ dscp: 46 });
+    const limited = await json('endpoint update d1 --egress-kbps 1000');
+    expect(limited.qos).toEqual({ dscp: 46, egress: { kbps: 1_000, burstKb: 800 } });
+    const remarked = await json('endpoint update d1 --dscp 0');
+    expect(remarked.qos).toEqual({ dscp: 0, egress: { kbps: 1_000, burstKb: 800 } });
+    expect((await weft('endpoint show d1')).out).toMatch(
+      /^qos:\s+egress 1000 kbit\/s \(burst 800 kbit\), dscp 0$/m,
+    );
+    expect((await weft('endpoint list --network n1')).out).toMatch(
+      /^d1\s+.*\s+egress 1000 kbit\/s, dscp 0\s+\d+$/m,
+    );
+    expect((await json('endpoint update d1 --no-qos')).qos).toBeUndefined();
+  });
+
+  it('refuses a DSCP out of range (API, exit 1) or not whole (exit 2), or with --no-qos; nothing sent', async () => {
+    await json('endpoint update d1 --dscp 18');
+    const big = await weft('endpoint update d1 --dscp 64');
+    expect(big.code).toBe(1);
+    expect(big.err).toMatch(/qos.*dscp.*<= 63.*HTTP 400 invalid/);
+    const word = await weft('endpoint update d1 --dscp EF');
+    expect(word.code).toBe(2);
+    expect(word.err).toContain("--dscp must be an integer, got 'EF'");
+    const both = await weft('endpoint update d1 --no-qos --dscp 10');
+    expect(both.code).toBe(2);
+    expect(both.err).toContain('cannot be given with --dscp');
+    expect((await json('endpoint show d1')).qos).toEqual({ dscp: 18 });
   });
 });
 
@@ -119,6 +152,8 @@ describe('qos flag helpers', () => {
       'egress 100 kbit/s, ingress 8 kbit/s (burst 16 kbit)',
     );
     expect(qosText({})).toBe('none');
+    expect(qosText({ dscp: 0 })).toBe('dscp 0');
+    expect(qosColumn.value({ qos: { dscp: 46, egress: { kbps: 64 } } })).toBe('egress 64 kbit/s, dscp 46');
     expect(qosColumn.value({ qos: { ingress: { kbps: 8, burstKb: 16 } } })).toBe('ingress 8 kbit/s');
     expect(qosColumn.value({})).toBe('-');
   });

@@ -28,12 +28,15 @@ const byUuid = (uuid: string): [['_uuid', '==', string]] => [['_uuid', '==', uui
 
 function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
   if (!d.encapIp) return [];
+  // tos=inherit: the VXLAN header carries the DSCP (and ECN) of the packet inside, so the
+  // underlay's QoS sees an endpoint's marking (qos.dscp); non-IP inside gets 0, as without it.
   const base = (key: string) =>
     new Map([
       ['remote_ip', 'flow'],
       ['key', key],
       ['local_ip', d.encapIp!],
       ['dst_port', String(d.vxlanPort)],
+      ['tos', 'inherit'],
     ]);
   if (d.profile === 'asap2') {
     return [...new Set(d.vnis)].map((vni) => ({
@@ -48,10 +51,14 @@ function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
 /** VXLAN's IANA port: what OVS uses when a tunnel's options name none. */
 const DEFAULT_VXLAN_PORT = '4789';
 
-/** Whether a tunnel interface carries traffic as `t` wants: VXLAN, the same options (dst_port absent = 4789). */
+/**
+ * Whether a tunnel interface carries traffic as `t` wants: VXLAN, the same options (dst_port
+ * absent = 4789). Its `tos` is the operator's: without inherit, only the underlay misses DSCP.
+ */
 function sameTunnel(iface: { type: string; options: ReadonlyMap<string, string> }, t: TunnelSpec): boolean {
   if (iface.type !== 'vxlan') return false;
   for (const [k, v] of t.options) {
+    if (k === 'tos') continue;
     const have = iface.options.get(k) ?? (k === 'dst_port' ? DEFAULT_VXLAN_PORT : undefined);
     if (have !== v) return false;
   }

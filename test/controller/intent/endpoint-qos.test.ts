@@ -81,6 +81,36 @@ describe('endpoint qos', () => {
   });
 });
 
+describe('endpoint DSCP marking', () => {
+  it('is stored beside the limits or alone, 0 included, kept across patches; out of range or not whole is refused', async () => {
+    const { object } = await svc.create('endpoint', { id: 'vm1', networkId: 'n1', qos: { dscp: 46 } });
+    expect(object.qos).toEqual({ dscp: 46 });
+    const both = await svc.update('endpoint', 'vm1', { qos: { dscp: 0, egress: { kbps: 64 } } });
+    expect(both.object.qos).toEqual({ dscp: 0, egress: { kbps: 64, burstKb: 52 } });
+    expect((await svc.update('endpoint', 'vm1', { name: 'voice' })).object.qos).toEqual(both.object.qos);
+    for (const dscp of [64, -1, 1.5, '46']) {
+      await rejects(svc.update('endpoint', 'vm1', { qos: { dscp } } as never), 'invalid', /^qos\.dscp: /);
+    }
+    expect(svc.get('endpoint', 'vm1').qos).toEqual({ dscp: 0, egress: { kbps: 64, burstKb: 52 } });
+    const tenant = await svc.update('tenant', 't1', { qos: { dscp: 10 } });
+    expect(tenant.object.qos).toEqual({ dscp: 10 });
+  });
+
+  it("is an admin's to set: a tenant token may keep it, not mark itself (403, nothing stored)", async () => {
+    await svc.create('endpoint', { id: 'mine', networkId: 'n1' }, { tenantScope: 't1' });
+    await rejects(
+      svc.update('endpoint', 'mine', { qos: { dscp: 46 } }, { tenantScope: 't1' }),
+      'forbidden',
+      /^qos: /,
+    );
+    expect(svc.get('endpoint', 'mine').qos).toBeUndefined();
+    await svc.update('endpoint', 'mine', { qos: { dscp: 46 } });
+    expect((await svc.update('endpoint', 'mine', { name: 'x' }, { tenantScope: 't1' })).object.qos).toEqual({
+      dscp: 46,
+    });
+  });
+});
+
 describe('endpoint qos and tenant tokens', () => {
   const t1 = { tenantScope: 't1' };
   it("lets a tenant keep its endpoints' limits but never set, change or lift them (403, nothing stored)", async () => {

@@ -102,6 +102,7 @@ describe('ChassisManager, passive: the hypervisor dials weft (ovs-vsctl set-mana
     expect(opts).toContain('key=flow');
     expect(opts).toContain('local_ip="10.0.0.1"');
     expect(opts).toContain('dst_port="4789"');
+    expect(opts).toContain('tos=inherit');
     await until('vxlan0 ofport 100', async () => (await get('interface', 'vxlan0', 'ofport')) === '100');
   });
 

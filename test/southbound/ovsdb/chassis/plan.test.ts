@@ -103,6 +103,7 @@ function configured(extraDesired: Parameters<typeof desired>[0] = {}) {
         ['key', 'flow'],
         ['local_ip', '10.0.0.1'],
         ['dst_port', '4789'],
+        ['tos', 'inherit'],
       ]),
       external_ids: owned('tunnel'),
     },
@@ -153,6 +154,7 @@ describe('planChassis (pure)', () => {
           ['key', 'flow'],
           ['local_ip', '10.0.0.1'],
           ['dst_port', '4789'],
+          ['tos', 'inherit'],
         ],
       ],
     });
@@ -178,6 +180,19 @@ describe('planChassis (pure)', () => {
       'bridge br-int protocols += OpenFlow13',
       'controller tcp:192.0.2.10:6653 max_backoff/inactivity_probe/rate/burst -> 8000/5000/1000/250',
     ]);
+  });
+
+  it('gives its own tunnel port of an older weft tos=inherit (the underlay sees DSCP), touching nothing else', () => {
+    const { d, s } = configured();
+    const iface = [...s.interfaces.values()].find((i) => i.name === 'vxlan0')!;
+    const before = new Map(iface.options);
+    before.delete('tos');
+    iface.options = before;
+    const plan = planChassis(d, s);
+    expect(plan.changes).toEqual([
+      'tunnel port vxlan0 reconfigured (remote_ip=flow key=flow local_ip=10.0.0.1 dst_port=4789 tos=inherit)',
+    ]);
+    expect(plan.txn.ops.map((o) => `${o.op} ${o.table}`)).toEqual(['update Interface']);
   });
 
   it('never removes what weft did not create, and reports a name clash', () => {
@@ -224,7 +239,7 @@ describe('planChassis (pure)', () => {
     expect(plan.changes).toEqual([
       'Open_vSwitch other_config hw-offload=true max-idle=10000',
       'bridge br-int controller(s) tcp:192.0.2.10:6653 removed',
-      'tunnel port vxlan5 added (remote_ip=flow key=5 local_ip=10.0.0.1 dst_port=4789)',
+      'tunnel port vxlan5 added (remote_ip=flow key=5 local_ip=10.0.0.1 dst_port=4789 tos=inherit)',
       'tunnel port(s) vxlan0 removed',
     ]);
   });
