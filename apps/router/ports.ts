@@ -1,5 +1,12 @@
 import type { Network, Router } from '../../controller/intent/model.js';
-import { isIpv4Cidr, parseCidr, parseIp, prefixHolding } from '../../controller/intent/net.js';
+import {
+  type Cidr,
+  cidrsOverlap,
+  isIpv4Cidr,
+  parseCidr,
+  parseIp,
+  prefixHolding,
+} from '../../controller/intent/net.js';
 import { snatZone } from '../../controller/pipeline/registers.js';
 import type { FloatingIp, NetworkRouter, RouterPort, Snat, StaticRoute } from '../view.js';
 
@@ -90,15 +97,18 @@ export function floatingIps(router: Router, ports: readonly RouterPort[]): Float
 
 /**
  * The router's SNAT with its external port (the network whose IPv4 subnets hold the address) and
- * the sources it translates (the other networks' IPv4 subnets), or undefined when it has none (or
- * its network is not found: never stored, the intent rules refuse it).
+ * the sources it translates (the other networks' IPv4 subnets, and the prefixes its static routes
+ * send into them: hosts behind an appliance VM), or undefined when it has none (or its network is
+ * not found: never stored, the intent rules refuse it).
  */
 export function routerSnat(router: Router, ports: readonly RouterPort[]): Snat | undefined {
   const ip = router.snat?.ip;
   if (ip === undefined) return undefined;
   const external = ports.find((p) => p.cidrs.some((c) => prefixHolding(c, ip) >= 0));
   if (!external) return undefined;
-  const sources = ports.filter((p) => p !== external).flatMap((p) => p.cidrs);
+  const internal = ports.filter((p) => p !== external);
+  const subnets = internal.flatMap((p) => p.cidrs);
+  const sources = [...subnets, ...routedSources(router, internal, external, subnets)];
   const portForwards = (router.snat?.portForwards ?? []).map((f) => ({
     protocol: f.protocol,
     port: f.port,
@@ -106,6 +116,41 @@ export function routerSnat(router: Router, ports: readonly RouterPort[]): Snat |
     internalPort: f.internalPort,
   }));
   return { ip, external, sources, zone: snatZone(external.vni), portForwards };
+}
+
+/**
+ * The IPv4 destinations of the router's static routes whose next hop is on an internal network:
+ * hosts behind an appliance or a physical router there, translated as the VMs are (as a Neutron
+ * router's SNAT translates whatever leaves by its gateway). Left out: the default route (it would
+ * translate every source, the external network's own hosts too), a prefix that overlaps the
+ * external network (its hosts are reached there, not behind the route) and one an internal subnet
+ * already holds.
+ */
+function routedSources(
+  router: Router,
+  internal: readonly RouterPort[],
+  external: RouterPort,
+  subnets: readonly string[],
+): string[] {
+  const cidr = (text: string): Cidr | undefined => {
+    const c = parseCidr(text);
+    return typeof c === 'string' || c.family !== 4 ? undefined : c;
+  };
+  const out: string[] = [];
+  for (const r of router.routes ?? []) {
+    const dest = cidr(r.destination);
+    if (!dest || dest.prefix === 0 || parseIp(r.nexthop)?.family !== 4) continue;
+    const via = internal.some((p) =>
+      r.networkId !== undefined
+        ? p.networkId === r.networkId
+        : p.cidrs.some((c) => prefixHolding(c, r.nexthop) >= 0),
+    );
+    if (!via) continue;
+    if (external.cidrs.some((c) => cidrsOverlap(cidr(c)!, dest))) continue;
+    if (subnets.some((c) => (cidr(c)?.prefix ?? 33) <= dest.prefix && cidrsOverlap(cidr(c)!, dest))) continue;
+    out.push(r.destination);
+  }
+  return out;
 }
 
 /** What one network of the router sees of it, or undefined when it has no interface there. */

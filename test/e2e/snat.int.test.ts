@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Capture, startCapture } from '../lab/capture.js';
+import { execIn, parsePingSummary } from '../lab/traffic.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, waitFor } from './harness.js';
 import { startWhoAmI, whoAmI } from './who-am-i.js';
@@ -12,7 +13,8 @@ import { startWhoAmI, whoAmI } from './who-am-i.js';
  * (10.1.0.0/24): only translated traffic can be answered. r1 translates web's sources to its own
  * address on lan, 10.0.0.1, with conntrack on hv2 (the chassis of lan's binding). w1 (hv1) also
  * has the floating IP 10.0.0.50 and must keep it; w2 (hv1) is routed on hv1 and reaches hv2
- * through the tunnel, w3 (hv2) is routed on the binding's chassis itself.
+ * through the tunnel, w3 (hv2) is routed on the binding's chassis itself. `appl` (hv1) is an appliance
+ * VM on web with hosts behind it (172.16.0.0/24, a static route of r1's): they leave translated too.
  */
 let e: E2e;
 const vm = (name: string, hypervisor: string, n: number) => ({
@@ -25,6 +27,9 @@ const vm = (name: string, hypervisor: string, n: number) => ({
 const W1 = vm('w1', 'hv1', 1);
 const W2 = vm('w2', 'hv1', 2);
 const W3 = vm('w3', 'hv2', 3);
+const APPL = vm('appl', 'hv1', 4);
+/** A host behind the appliance: the address it holds itself, as a VPN or NAT VM does. */
+const BEHIND = '172.16.0.1';
 const METAL = { name: 'metal', hypervisor: 'hv2', mac: '02:00:00:00:78:09', ip: '10.0.0.63/24', vlan: 42 };
 const METAL_IP = '10.0.0.63';
 /** A second physical host of lan, on another segment: VLAN 43 behind hv1's port. */
@@ -45,7 +50,10 @@ const router = (snat: { ip: string } | false) =>
       { networkId: 'web', ip: '10.1.0.1' },
       { networkId: 'lan', ip: GATEWAY },
     ],
-    routes: [{ destination: '0.0.0.0/0', nexthop: METAL_IP }],
+    routes: [
+      { destination: '0.0.0.0/0', nexthop: METAL_IP },
+      { destination: '172.16.0.0/24', nexthop: APPL.ip.split('/')[0] },
+    ],
     floatingIps: [{ ip: FLOATING, fixedIp: '10.1.0.5' }],
     snat,
   });
@@ -67,7 +75,7 @@ const connectFrom = (vmName: string, ip: string, port: number, localPort: number
   whoAmI(e.lab, vmName, ip, port, { localPort });
 
 beforeAll(async () => {
-  e = await startE2e(2, [W1, W2, W3, METAL, METAL2]);
+  e = await startE2e(2, [W1, W2, W3, APPL, METAL, METAL2]);
   await waitFor(
     async () => ((await e.api.get('/v1/chassis')).items as unknown[]).length,
     2,
@@ -82,12 +90,13 @@ beforeAll(async () => {
     vni: LAN_VNI,
     subnets: ['10.0.0.0/24'],
   });
-  for (const w of [W1, W2, W3]) {
+  for (const w of [W1, W2, W3, APPL]) {
     await e.api.put(`/v1/endpoints/${w.name}?wait=applied&timeout=20s`, {
       networkId: 'web',
       mac: w.mac,
       ips: [w.ip.split('/')[0]],
       ifaceId: w.name,
+      ...(w === APPL ? { allowedAddresses: ['172.16.0.0/24'] } : {}),
     });
   }
   await e.api.put('/v1/vlan-bindings/metal42?wait=applied&timeout=20s', {
@@ -104,7 +113,12 @@ beforeAll(async () => {
   });
   await router({ ip: GATEWAY });
   await e.lab.exec('metal', ['ip', 'addr', 'add', `${INTERNET}/32`, 'dev', 'lo']);
-  for (const w of [W1, W2, W3]) await e.lab.exec(w.name, ['ip', 'route', 'add', 'default', 'via', w.gateway]);
+  for (const w of [W1, W2, W3, APPL])
+    await e.lab.exec(w.name, ['ip', 'route', 'add', 'default', 'via', w.gateway]);
+  await e.lab.exec('appl', ['ip', 'addr', 'add', `${BEHIND}/32`, 'dev', 'lo']);
+  // Its ARP asks from its own address on web, as for a packet it forwards (not from the one
+  // behind it, which port security rightly drops: a prefix is no address to ARP from).
+  await e.lab.exec('appl', ['sysctl', '-qw', 'net.ipv4.conf.eth0.arp_announce=2']);
 }, 180_000);
 afterAll(async () => {
   for (const c of captures.splice(0)) await c.stop();
@@ -139,6 +153,26 @@ describe("SNAT: a tenant's VMs reach a physical network from the router's addres
     expect(a).toMatch(new RegExp(`^${GATEWAY.replace(/\./g, '\\.')}:\\d+$`));
     expect(b).toMatch(new RegExp(`^${GATEWAY.replace(/\./g, '\\.')}:\\d+$`));
     expect(a).not.toBe(b);
+  }, 60_000);
+
+  it('translates the hosts behind an appliance VM (a static route into an internal network), and their answers find them', async () => {
+    const fromBehind = async (count: number) =>
+      parsePingSummary(
+        (
+          await execIn(
+            e.lab.vm('appl').netns,
+            'ping',
+            ['-c', String(count), '-i', '0.2', '-W', '1', '-I', BEHIND, INTERNET],
+            10_000,
+          )
+        ).out,
+      ).received;
+    const lines = await seenBy('metal', ['icmp'], async () => {
+      await waitFor(async () => fromBehind(1), 1, 15_000, `${BEHIND} reaches the internet via metal`);
+      expect(await fromBehind(3)).toBe(3);
+    });
+    expect(lines.some((l) => l.includes(`${GATEWAY} > ${INTERNET}: ICMP echo request`))).toBe(true);
+    expect(lines.filter((l) => l.includes('172.16.'))).toEqual([]);
   }, 60_000);
 
   it('with a binding of the network on each hypervisor, each translates what leaves through it', async () => {

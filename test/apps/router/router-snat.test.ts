@@ -106,4 +106,29 @@ describe('SNAT in the router app', () => {
     expect(networkRouter('r1', ports, 'web', [], [], snat)?.snat).toBeUndefined();
     expect(routerSnat(router(), ports)).toBeUndefined();
   });
+
+  it('routerSnat translates hosts behind an internal next hop too, never the default route, the external side or what a subnet holds', () => {
+    const nets = new Map([
+      ['web', network('web', 't-red', 100)],
+      ['db', { ...network('db', 't-red', 101), subnets: ['10.2.0.0/24'] }],
+    ]);
+    const routes = [
+      { destination: '172.16.0.0/24', nexthop: '10.1.0.9' }, // behind an appliance on web: translated
+      { destination: '0.0.0.0/0', nexthop: '10.2.0.254' }, // the upstream on db
+      { destination: '0.0.0.0/0', nexthop: '10.1.0.9' }, // everything: never a source
+      { destination: '198.51.100.0/24', nexthop: '10.2.0.254' }, // reached on the external side
+      { destination: '10.2.0.0/16', nexthop: '10.1.0.9' }, // holds the external subnet
+      { destination: '10.1.0.128/25', nexthop: '10.1.0.9' }, // inside web's subnet already
+      { destination: '192.168.9.0/24', nexthop: '10.1.0.9', networkId: 'web' },
+      { destination: 'fd00:9::/64', nexthop: 'fd00::9' },
+    ];
+    const r = { ...router(), routes, snat: { ip: '10.2.0.1' } };
+    const ports = routerPorts(r, (id) => nets.get(id));
+    expect(routerSnat(r, ports)?.sources).toEqual(['10.1.0.0/24', '172.16.0.0/24', '192.168.9.0/24']);
+    // Their flows: the outbound translation and the inbound lookup, as for the subnet.
+    const snat = { ...snatAt(ext.ip), sources: ['10.0.0.0/24', '172.16.0.0/24'] };
+    const flows = added(ext, snat, [uplink]);
+    expect(flows.filter((f) => f.includes('nw_src=172.16.0.0/24'))).toHaveLength(3);
+    expect(flows.filter((f) => f.includes('nw_dst=172.16.0.0/24'))).toHaveLength(2);
+  });
 });
