@@ -67,7 +67,7 @@ describe('lab topology', () => {
       /secure\s+\[OpenFlow13\]\s+netdev/,
     );
     expect((await hv1.vsctl('get', 'interface', 'vxlan0', 'ofport', 'options')).replace(/\s+/g, ' ')).toBe(
-      '100 {key=flow, local_ip="10.99.0.1", remote_ip=flow} ',
+      '100 {key=flow, local_ip="10.99.0.1", remote_ip=flow, tos=inherit} ',
     );
     expect(await hv1.vsctl('get', 'interface', 'vif-a', 'external_ids')).toContain(
       'attached-mac="02:00:00:00:00:0a", iface-id=a, iface-status=active',

@@ -226,6 +226,10 @@ function planTunnels(
       // key=flow` port) is used as it is; one that does not is left alone and reported.
       if (!sameTunnel(iface, t))
         conflicts.push(`port ${t.name} exists but weft did not create it; left as it is`);
+      else if (iface.options.get('tos') !== 'inherit')
+        conflicts.push(
+          `port ${t.name} (not weft's) has no options:tos=inherit: an endpoint's DSCP (qos.dscp) does not reach the VXLAN header; left as it is`,
+        );
       return;
     }
     if (

@@ -213,13 +213,29 @@ describe('planChassis (pure)', () => {
 
   it("uses an operator's own tunnel port that already does the job, silently and untouched", () => {
     const options = (extra: [string, string][]) =>
-      new Map([['remote_ip', 'flow'], ['key', 'flow'], ['local_ip', '10.0.0.1'], ...extra]);
+      new Map([
+        ['remote_ip', 'flow'],
+        ['key', 'flow'],
+        ['local_ip', '10.0.0.1'],
+        ['tos', 'inherit'],
+        ...extra,
+      ]);
     // The OVS recipe's port (no dst_port: 4789), as the lab and many operators make it.
     const theirs = chassis();
     addPort(theirs, 'br-int', 'vxlan0', { type: 'vxlan', options: options([]) });
     const plan = planChassis(desired({ encapIp: '10.0.0.1' }), theirs);
     expect(plan.conflicts).toEqual([]);
     expect(plan.txn.ops.some((o) => o.table === 'Interface' || o.table === 'Port')).toBe(false);
+    // Without tos=inherit it still carries the overlay, untouched: only DSCP marking stops at it.
+    const noTos = chassis();
+    const recipe = options([]);
+    recipe.delete('tos');
+    addPort(noTos, 'br-int', 'vxlan0', { type: 'vxlan', options: recipe });
+    const told = planChassis(desired({ encapIp: '10.0.0.1' }), noTos);
+    expect(told.conflicts).toEqual([
+      "port vxlan0 (not weft's) has no options:tos=inherit: an endpoint's DSCP (qos.dscp) does not reach the VXLAN header; left as it is",
+    ]);
+    expect(told.txn.ops.some((o) => o.table === 'Interface' || o.table === 'Port')).toBe(false);
     // Another local address or UDP port does not do the job: reported, still untouched.
     for (const wrong of [options([['local_ip', '10.0.0.9']]), options([['dst_port', '8472']])]) {
       const other = chassis();
