@@ -164,6 +164,8 @@ export interface Snat {
 export interface PortForward {
   protocol: 'tcp' | 'udp';
   port: number;
+  /** A range port..portEnd, each port to the same port of internalIp. */
+  portEnd?: number;
   internalIp: string;
   internalPort: number;
 }

@@ -8,7 +8,7 @@ import {
   prefixHolding,
 } from '../../controller/intent/net.js';
 import { snatZone } from '../../controller/pipeline/registers.js';
-import type { FloatingIp, NetworkRouter, RouterPort, Snat, StaticRoute } from '../view.js';
+import type { FloatingIp, NetworkRouter, PortForward, RouterPort, Snat, StaticRoute } from '../view.js';
 
 /**
  * A router's interfaces as the flows need them: each network's VNI, gateway MAC and IP and IPv4
@@ -109,12 +109,15 @@ export function routerSnat(router: Router, ports: readonly RouterPort[]): Snat |
   const internal = ports.filter((p) => p !== external);
   const subnets = internal.flatMap((p) => p.cidrs);
   const sources = [...subnets, ...routedSources(router, internal, external, subnets)];
-  const portForwards = (router.snat?.portForwards ?? []).map((f) => ({
-    protocol: f.protocol,
-    port: f.port,
-    internalIp: f.internalIp,
-    internalPort: f.internalPort,
-  }));
+  const portForwards = (router.snat?.portForwards ?? []).map(
+    (f): PortForward => ({
+      protocol: f.protocol,
+      port: f.port,
+      ...(f.portEnd === undefined ? {} : { portEnd: f.portEnd }),
+      internalIp: f.internalIp,
+      internalPort: f.internalPort,
+    }),
+  );
   return { ip, external, sources, zone: snatZone(external.vni), portForwards };
 }
 

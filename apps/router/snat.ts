@@ -6,6 +6,7 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import { NAT_DST, NAT_SRC } from '../../southbound/openflow/codec/nx-actions.js';
 import { addressTlv } from '../acl/l3l4.js';
+import { portRangeMasks } from '../acl/port-range.js';
 import { arpAnswerFlow } from '../arp-responder/compute.js';
 import { frozen } from '../interned.js';
 import type { NetworkRouter, PortForward, VlanPort } from '../view.js';
@@ -65,25 +66,24 @@ function ctPass(stage: number, zone: number, table: number, commit: boolean, nat
   return [setField(REG_NAT_STAGE, stage), ct(zone, table, { commit, ...(nat ? { nat } : {}) })];
 }
 
-/** The protocol and port a port forward takes (after IS_IP in a match). */
-function toPort(f: PortForward): OxmTlv[] {
-  return f.protocol === 'tcp'
-    ? [
-        { field: 'ip_proto', value: 6 },
-        { field: 'tcp_dst', value: f.port },
-      ]
-    : [
-        { field: 'ip_proto', value: 17 },
-        { field: 'udp_dst', value: f.port },
-      ];
+/**
+ * The protocol and ports a port forward takes (after IS_IP in a match): one match for a port,
+ * a range's aligned blocks as masked matches (the fewest OVS needs), one each.
+ */
+function toPorts(f: PortForward): OxmTlv[][] {
+  const proto = { field: 'ip_proto', value: f.protocol === 'tcp' ? 6 : 17 };
+  const field = f.protocol === 'tcp' ? 'tcp_dst' : 'udp_dst';
+  if (f.portEnd === undefined) return [[proto, { field, value: f.port }]];
+  return portRangeMasks(f.port, f.portEnd).map((b) =>
+    b.mask === 0xffff ? [proto, { field, value: b.value }] : [proto, { field, value: b.value, mask: b.mask }],
+  );
 }
 
-const forwardTo = (f: PortForward): Action => ({
-  type: 'nat',
-  flags: NAT_DST,
-  ipv4Min: f.internalIp,
-  protoMin: f.internalPort,
-});
+/** Where a port forward's connection goes: a range keeps its port (conntrack cannot shift a range). */
+const forwardTo = (f: PortForward): Action =>
+  f.portEnd === undefined
+    ? { type: 'nat', flags: NAT_DST, ipv4Min: f.internalIp, protoMin: f.internalPort }
+    : { type: 'nat', flags: NAT_DST, ipv4Min: f.internalIp };
 
 /** The SNAT flows of the network unit of `r`'s external network (none on its other networks). */
 export function snatFlows(
@@ -138,13 +138,15 @@ export function snatFlows(
     // A port forward: a new connection to the SNAT address's port, committed with its internal
     // destination, then routed there (at the committed stage, past these flows).
     for (const f of snat.portForwards) {
-      flows.push({
-        tableId: route,
-        priority: SNAT_INBOUND_PRIORITY,
-        cookie,
-        match: [...inbound, toSnat, ...toPort(f), stageIs(STAGE.LOOKED_UP), trackedAnd(CS.NEW)],
-        instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true, forwardTo(f)))],
-      });
+      for (const ports of toPorts(f)) {
+        flows.push({
+          tableId: route,
+          priority: SNAT_INBOUND_PRIORITY,
+          cookie,
+          match: [...inbound, toSnat, ...ports, stageIs(STAGE.LOOKED_UP), trackedAnd(CS.NEW)],
+          instructions: [apply(...ctPass(STAGE.COMMITTED, zone, route, true, forwardTo(f)))],
+        });
+      }
     }
     // Invalid to conntrack (no connection it knows): no answer, and no business of the router's.
     flows.push({

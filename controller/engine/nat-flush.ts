@@ -142,7 +142,7 @@ export async function flushStaleNat(
 /** Whether the filter of `key` is one a switch would take (a flow on it may be anything). */
 function flushable(zone: number, key: NatKey, log: Pick<Logger, 'error'>, dpid: string): boolean {
   try {
-    ctFlush(flushFilterOf(zone, key));
+    for (const filter of flushFilterOf(zone, key)) ctFlush(filter);
     return true;
   } catch (err) {
     log.error(

@@ -161,6 +161,13 @@ const ForwardPort = Type.Integer({
   maximum: 65535,
   description: 'The port of the SNAT address (snat.ip) forwarded, 1-65535; one entry per protocol and port',
 });
+const ForwardPortEnd = Type.Integer({
+  minimum: 1,
+  maximum: 65535,
+  description:
+    'The last port of a range forwarded (port..portEnd, inclusive), each to the same port of the internal host; ' +
+    'omitted for one port. Ranges of one protocol may not overlap',
+});
 const InternalIp = Type.String({
   ...IP_TEXT,
   description:
@@ -168,19 +175,22 @@ const InternalIp = Type.String({
     "networks other than the SNAT's external network, not the router's own address nor the fixed address of one of its " +
     'floating IPs; an endpoint or any other host (behind a VLAN binding)',
 });
-const INTERNAL_PORT = 'The port of the internal host the connections go to, 1-65535';
+const INTERNAL_PORT =
+  'The port of the internal host the connections go to, 1-65535; for a range (portEnd), its first port: `port` itself';
 const PORT_FORWARD_DESCRIPTION =
   'A port forward (DNAT) on the SNAT address: new connections from the external network to `snat.ip` with this ' +
   'protocol and port go to `internalIp`:`internalPort`, translated in the SNAT conntrack zone on the chassis of the ' +
   "external network's VLAN binding; the answers leave from `snat.ip`:`port`. IPv4 only";
 /**
  * A port forward as stored: `internalIp` in canonical text, `internalPort` always there (the
- * port itself when it was not given).
+ * port itself when it was not given; a range's first port, each port going to itself), `portEnd`
+ * only for a range.
  */
 export const PortForwardSchema = Type.Object(
   {
     protocol: ForwardProtocol,
     port: ForwardPort,
+    portEnd: Type.Optional(ForwardPortEnd),
     internalIp: InternalIp,
     internalPort: Type.Integer({ minimum: 1, maximum: 65535, description: INTERNAL_PORT }),
   },
@@ -191,6 +201,7 @@ export const PortForwardInputSchema = Type.Object(
   {
     protocol: ForwardProtocol,
     port: ForwardPort,
+    portEnd: Type.Optional(ForwardPortEnd),
     internalIp: InternalIp,
     internalPort: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 65535, description: `${INTERNAL_PORT}; omitted: \`port\`` }),

@@ -34,11 +34,47 @@ import type { IntentState } from './state.js';
  * addresses on it usable (checkPortForwardSubnets).
  */
 
-const at = (i: number, f: 'port' | 'internalIp'): string => `snat.portForwards[${i}].${f}`;
+const at = (i: number, f: 'port' | 'portEnd' | 'internalIp' | 'internalPort'): string =>
+  `snat.portForwards[${i}].${f}`;
+
+/** `8080`, or `8000-8010` for a range. */
+const portsText = (p: { port: number; portEnd?: number }, first = p.port): string =>
+  p.portEnd === undefined ? String(first) : `${first}-${first + p.portEnd - p.port}`;
 
 /** `snat.portForwards[0] (tcp/8080 -> 10.0.0.5:80)`, as messages name an entry. */
 export const forwardOf = (p: RouterPortForward, i: number): string =>
-  `snat.portForwards[${i}] (${p.protocol}/${p.port} -> ${p.internalIp}:${p.internalPort})`;
+  `snat.portForwards[${i}] (${p.protocol}/${portsText(p)} -> ${p.internalIp}:${portsText(p, p.internalPort)})`;
+
+/**
+ * Entry i's ports as stored: a range's `portEnd` checked (above `port`; equal to it is one port)
+ * and its `internalPort`, which OVS conntrack cannot shift across a range, the range's own.
+ */
+function portsOf(
+  p: RouterPortForwardInput,
+  i: number,
+): Pick<RouterPortForward, 'port' | 'portEnd' | 'internalPort'> {
+  if (p.portEnd === undefined || p.portEnd === p.port)
+    return { port: p.port, internalPort: p.internalPort ?? p.port };
+  if (p.portEnd < p.port) {
+    throw invalid(
+      at(i, 'portEnd'),
+      `${p.portEnd} is below port ${p.port}; a range runs from port up to portEnd (${p.portEnd}-${p.port} is written port ${p.portEnd}, portEnd ${p.port})`,
+    );
+  }
+  if (p.internalPort !== undefined && p.internalPort !== p.port) {
+    throw invalid(
+      at(i, 'internalPort'),
+      `a range (${p.port}-${p.portEnd}) goes to the same ports of the internal host; conntrack cannot move it to ${p.internalPort}-${p.internalPort + p.portEnd - p.port}: leave internalPort out, or forward ports one by one`,
+    );
+  }
+  return { port: p.port, portEnd: p.portEnd, internalPort: p.port };
+}
+
+/** Whether two entries' external ports share one. */
+const overlap = (
+  a: Pick<RouterPortForward, 'port' | 'portEnd'>,
+  b: Pick<RouterPortForward, 'port' | 'portEnd'>,
+) => a.port <= (b.portEnd ?? b.port) && b.port <= (a.portEnd ?? a.port);
 
 /** The router after the write, as snatOf has it. */
 export interface ForwardsAfter {
@@ -72,19 +108,26 @@ export function portForwardsOf(
     if (a.family !== 4) {
       throw invalid(at(i, 'internalIp'), `${a.text} is IPv6; port forwards are IPv4, as SNAT is`);
     }
-    const twice = out.findIndex((x) => x.protocol === p.protocol && x.port === p.port);
+    const ports = portsOf(p, i);
+    const twice = out.findIndex((x) => x.protocol === p.protocol && overlap(x, ports));
     if (twice >= 0) {
+      const by = forwardOf(out[twice]!, twice);
+      const what =
+        ports.portEnd === undefined
+          ? `port ${p.port} is forwarded already by ${by}`
+          : `ports ${portsText(ports)} overlap ${by}`;
       throw invalid(
         at(i, 'port'),
-        `${p.protocol} port ${p.port} is forwarded already by snat.portForwards[${twice}]; one entry per protocol and port (change the port or drop one of them)`,
+        `${p.protocol} ${what}; one entry per protocol and port (change the port or drop one of them)`,
       );
     }
     addresses.push(a);
     out.push({
       protocol: p.protocol,
-      port: p.port,
+      port: ports.port,
+      ...(ports.portEnd === undefined ? {} : { portEnd: ports.portEnd }),
       internalIp: a.text,
-      internalPort: p.internalPort ?? p.port,
+      internalPort: ports.internalPort,
     });
   }
   // The stored SNAT kept whole: what breaks a port forward is what else the write changed.
@@ -100,6 +143,7 @@ const sameForwards = (a: readonly RouterPortForward[], b: readonly RouterPortFor
     (x, i) =>
       x.protocol === b[i]!.protocol &&
       x.port === b[i]!.port &&
+      x.portEnd === b[i]!.portEnd &&
       x.internalIp === b[i]!.internalIp &&
       x.internalPort === b[i]!.internalPort,
   );

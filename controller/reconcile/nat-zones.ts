@@ -9,7 +9,8 @@ import { TABLE } from '../pipeline/tables.js';
  * What a switch's flows make its conntrack keep, per zone, as keys:
  * - `snat <address>`: connections leaving from a router's SNAT address (their answers go to it;
  *   apps/router/snat.ts);
- * - `forward <proto> <address>:<port> <internal>:<port>`: connections a port forward let in;
+ * - `forward <proto> <address>:<port> <internal>:<port>`: connections a port forward let in (a
+ *   range's aligned block of ports: `<address>:<port>/<mask>`, to `<internal>:0`, ports kept);
  * - `sg <cookie>`: the zone of the endpoint whose security groups' flows carry that cookie
  *   (apps/acl/security-groups.ts: a zone per endpoint, its ofport), read from the flows that take
  *   its packets into conntrack, which stay as long as it has a group, whatever the rules;
@@ -61,26 +62,42 @@ export function flushFiltersOf(lost: ReadonlyMap<number, ReadonlySet<NatKey>>): 
   return [...lost].flatMap(([zone, keys]) =>
     [...keys].some((k) => !k.startsWith('snat ') && !k.startsWith('forward '))
       ? [{ zone }]
-      : [...keys].map((k) => flushFilterOf(zone, k)),
+      : [...keys].flatMap((k) => flushFilterOf(zone, k)),
   );
 }
 
 /**
- * The NXT_CT_FLUSH filter that makes a switch forget the connections of `key` in `zone`: an
- * endpoint's are its whole zone's.
+ * A block of a forwarded range is flushed port by port (a filter names one port) up to this many
+ * ports; a larger one by its internal host instead (each filter costs the switch a walk of its
+ * connections).
  */
-export function flushFilterOf(zone: number, key: NatKey): CtFlushFilter {
-  const [kind, a, b] = key.split(' ');
-  if (kind === 'snat') return { zone, reply: { dst: a! } };
-  if (kind !== 'forward') return { zone };
-  // forward <proto> <address>:<port> <internal>:<port>: connections to the address's port.
-  const [ip, port] = splitHostPort(b!);
-  return { zone, ipProto: a === 'udp' ? 17 : 6, orig: { dst: ip, dstPort: port } };
+export const PER_PORT_FLUSH_MAX = 256;
+
+/**
+ * The NXT_CT_FLUSH filters that make a switch forget the connections of `key` in `zone`: an
+ * endpoint's are its whole zone's; a forward's, those to its port (each port of a range's block,
+ * or, for a block larger than PER_PORT_FLUSH_MAX, every connection forwarded from the address to
+ * its internal host in that protocol: other forwards' to the same host too).
+ */
+export function flushFilterOf(zone: number, key: NatKey): CtFlushFilter[] {
+  const [kind, a, b, c] = key.split(' ');
+  if (kind === 'snat') return [{ zone, reply: { dst: a! } }];
+  if (kind !== 'forward') return [{ zone }];
+  const ipProto = a === 'udp' ? 17 : 6;
+  // forward <proto> <address>:<port>[/<mask>] <internal>:<port>: connections to the address's port(s).
+  const [ip, ports] = splitHostPort(b!);
+  const [port, mask] = ports.split('/').map(Number) as [number, number | undefined];
+  if (mask === undefined) return [{ zone, ipProto, orig: { dst: ip, dstPort: port } }];
+  const size = (~mask & 0xffff) + 1;
+  if (size > PER_PORT_FLUSH_MAX) {
+    return [{ zone, ipProto, orig: { dst: ip }, reply: { src: splitHostPort(c!)[0] } }];
+  }
+  return Array.from({ length: size }, (_, i) => ({ zone, ipProto, orig: { dst: ip, dstPort: port + i } }));
 }
 
-function splitHostPort(s: string): [string, number] {
+function splitHostPort(s: string): [string, string] {
   const at = s.lastIndexOf(':');
-  return [s.slice(0, at), Number(s.slice(at + 1))];
+  return [s.slice(0, at), s.slice(at + 1)];
 }
 
 interface NatFlow {
@@ -136,13 +153,15 @@ function forwardKey(f: NatFlow, to: string): NatKey | undefined {
   let ip: string | undefined;
   let proto: string | undefined;
   let port: number | undefined;
+  let mask = '';
   for (const m of f.match) {
     const field = canonicalFieldName(m.field);
     if (field === IPV4_DST && m.mask === undefined) ip = String(m.value);
     else if (field === TCP_DST || field === UDP_DST) {
       proto = field === TCP_DST ? 'tcp' : 'udp';
       port = Number(m.value);
+      if (m.mask !== undefined && Number(m.mask) !== 0xffff) mask = `/0x${Number(m.mask).toString(16)}`;
     }
   }
-  return ip && proto && port ? `forward ${proto} ${ip}:${port} ${to}` : undefined;
+  return ip && proto && port ? `forward ${proto} ${ip}:${port}${mask} ${to}` : undefined;
 }

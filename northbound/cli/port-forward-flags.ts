@@ -4,7 +4,7 @@ import { cell } from './format.js';
 import { EditRefused } from './resource-command.js';
 
 /**
- * `weft router create/update --port-forward PROTO/PORT=IP[:PORT]`: the port forwards of a router's
+ * `weft router create/update --port-forward PROTO/PORT[-END]=IP[:PORT]`: the port forwards of a router's
  * SNAT address (`snat.portForwards`, docs/API.md), how they go with `--snat` (check and
  * read-modify-write on update), and how `weft router show` prints them. router-cli.ts wires them.
  */
@@ -12,14 +12,16 @@ import { EditRefused } from './resource-command.js';
 export interface PortForwardInput {
   protocol: 'tcp' | 'udp';
   port: number;
+  /** A range port..portEnd, each port to itself on internalIp. */
+  portEnd?: number;
   internalIp: string;
   /** Omitted: the server takes `port` (the stored entry always has it). */
   internalPort?: number;
 }
 
 /** The syntax of a port forward argument, as usage errors and help texts name it. */
-export const PORT_FORWARD_SYNTAX = 'PROTO/PORT=IP[:PORT]';
-export const PORT_FORWARD_EXAMPLE = 'e.g. tcp/8080=10.0.0.5:80 or udp/53=10.0.0.9';
+export const PORT_FORWARD_SYNTAX = 'PROTO/PORT[-END]=IP[:PORT]';
+export const PORT_FORWARD_EXAMPLE = 'e.g. tcp/8080=10.0.0.5:80, udp/53=10.0.0.9 or udp/10000-10100=10.0.0.9';
 
 /** A port number 1-65535 in plain decimal, or undefined. */
 const portOf = (text: string): number | undefined => {
@@ -30,9 +32,11 @@ const portOf = (text: string): number | undefined => {
 
 /**
  * `tcp/8080=10.0.0.5:80` -> {protocol: 'tcp', port: 8080, internalIp: '10.0.0.5', internalPort: 80};
- * `udp/53=10.0.0.9` -> no internalPort (the server takes the port itself). The protocol (tcp or
- * udp, any case) and ports are checked here, the address is IPv4 (IPv6, bracketed or not, and a
- * CIDR are refused); the server checks where the address is.
+ * `udp/53=10.0.0.9` -> no internalPort (the server takes the port itself); `udp/10000-10100=10.0.0.9`
+ * -> portEnd 10100 (each port to itself; a range given an internal port is refused by the server,
+ * or here when it is not the range's own). The protocol (tcp or udp, any case) and ports are
+ * checked here, the address is IPv4 (IPv6, bracketed or not, and a CIDR are refused); the server
+ * checks where the address is.
  */
 export const parsePortForward = (text: string, flag = '--port-forward'): PortForwardInput => {
   const bad = (why: string) =>
@@ -47,8 +51,15 @@ export const parsePortForward = (text: string, flag = '--port-forward'): PortFor
   if (proto !== 'tcp' && proto !== 'udp') {
     throw bad(`'${left.slice(0, slash)}' is not a protocol that can be forwarded (tcp or udp)`);
   }
-  const port = portOf(left.slice(slash + 1));
-  if (port === undefined) throw bad(`'${left.slice(slash + 1)}' is not a port (1-65535)`);
+  const ports = left.slice(slash + 1);
+  const dash = ports.indexOf('-');
+  const port = portOf(dash < 0 ? ports : ports.slice(0, dash));
+  if (port === undefined) throw bad(`'${dash < 0 ? ports : ports.slice(0, dash)}' is not a port (1-65535)`);
+  const portEnd = dash < 0 ? undefined : portOf(ports.slice(dash + 1));
+  if (dash >= 0 && portEnd === undefined) throw bad(`'${ports.slice(dash + 1)}' is not a port (1-65535)`);
+  if (portEnd !== undefined && portEnd < port)
+    throw bad(`'${ports}' runs backwards: give the lower port first`);
+  const range = portEnd === undefined || portEnd === port ? {} : { portEnd };
   if (right.includes('/')) throw bad(`'${right}' is a CIDR: a port is forwarded to one address (no /)`);
   if (right.startsWith('[') || right.split(':').length > 2) {
     throw bad(`'${right}' is IPv6: port forwards are IPv4, as SNAT is`);
@@ -56,10 +67,13 @@ export const parsePortForward = (text: string, flag = '--port-forward'): PortFor
   const colon = right.indexOf(':');
   const internalIp = colon < 0 ? right : right.slice(0, colon);
   if (isIP(internalIp) !== 4) throw bad(`'${internalIp}' is not an IPv4 address`);
-  if (colon < 0) return { protocol: proto, port, internalIp };
+  if (colon < 0) return { protocol: proto, port, ...range, internalIp };
   const internalPort = portOf(right.slice(colon + 1));
   if (internalPort === undefined) throw bad(`'${right.slice(colon + 1)}' is not a port (1-65535)`);
-  return { protocol: proto, port, internalIp, internalPort };
+  if (range.portEnd !== undefined && internalPort !== port) {
+    throw bad(`a range goes to the same ports of the internal host: leave out ':${internalPort}'`);
+  }
+  return { protocol: proto, port, ...range, internalIp, internalPort };
 };
 
 /** Every --port-forward given: the whole new list; `--port-forward none` alone empties it. */
@@ -71,9 +85,11 @@ export const parsePortForwards = (values: string[]): PortForwardInput[] => {
   return values.map((text) => parsePortForward(text));
 };
 
-/** `tcp/8080=10.0.0.5:80`, as --port-forward takes it. */
+/** `tcp/8080=10.0.0.5:80` (a range: `udp/10000-10100=10.0.0.9`), as --port-forward takes it. */
 const portForwardText = (p: PortForwardInput): string =>
-  `${p.protocol}/${p.port}=${p.internalIp}:${p.internalPort ?? p.port}`;
+  p.portEnd === undefined
+    ? `${p.protocol}/${p.port}=${p.internalIp}:${p.internalPort ?? p.port}`
+    : `${p.protocol}/${p.port}-${p.portEnd}=${p.internalIp}`;
 
 /** The router's `snat` as the API sends it. */
 export type SnatOut = { ip: string; portForwards?: PortForwardInput[] };

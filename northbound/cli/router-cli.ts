@@ -315,7 +315,7 @@ export const routerCli: ResourceCli = {
       flag: 'port-forward',
       field: 'snat.portForwards',
       type: 'custom',
-      help: `${PORT_FORWARD_SYNTAX}: forward TCP or UDP port PORT of the SNAT address to IP (a host on an internal network) at its port PORT (omitted: the same), ${PORT_FORWARD_EXAMPLE}; needs SNAT (--snat IP, or on update the router's); repeatable, replaces all port forwards (none: no port forwards)`,
+      help: `${PORT_FORWARD_SYNTAX}: forward TCP or UDP port PORT of the SNAT address to IP (a host on an internal network) at its port PORT (omitted: the same; a range PORT-END goes to the same ports), ${PORT_FORWARD_EXAMPLE}; needs SNAT (--snat IP, or on update the router's); repeatable, replaces all port forwards (none: no port forwards)`,
       parse: parsePortForwards,
     },
   ],

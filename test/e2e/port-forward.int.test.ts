@@ -10,8 +10,9 @@ import { startWhoAmI, whoAmI } from './who-am-i.js';
  * "on the internet", behind it) on its loopback, and has NO route to the tenant's web network
  * (10.1.0.0/24). r1 has SNAT at its own address on lan, 10.0.0.1 (conntrack on hv2, the chassis of
  * lan's binding), a default route via metal, and forwards tcp 8080 to w1:8000 (w1 on hv1: the
- * answers cross the tunnel back to hv2), tcp 2222 to w2:2200 (w2 on hv2 itself) and udp 5353 to
- * w1:5300. Each server tells the client the address it sees it from.
+ * answers cross the tunnel back to hv2), tcp 2222 to w2:2200 (w2 on hv2 itself), udp 5353 to
+ * w1:5300 and the range tcp 7001-7004 to the same ports of w2 (three masked matches: 7001,
+ * 7002-7003, 7004). Each server tells the client the address it sees it from.
  */
 let e: E2e;
 const vm = (name: string, hypervisor: string, n: number) => ({
@@ -34,6 +35,7 @@ const FORWARDS = [
   { protocol: 'tcp', port: 8080, internalIp: '10.1.0.5', internalPort: 8000 },
   { protocol: 'tcp', port: 2222, internalIp: '10.1.0.6', internalPort: 2200 },
   { protocol: 'udp', port: 5353, internalIp: '10.1.0.5', internalPort: 5300 },
+  { protocol: 'tcp', port: 7001, portEnd: 7004, internalIp: '10.1.0.6' },
 ];
 
 const router = (portForwards: unknown[]) =>
@@ -103,6 +105,7 @@ beforeAll(async () => {
   for (const w of [W1, W2]) await e.lab.exec(w.name, ['ip', 'route', 'add', 'default', 'via', w.gateway]);
   await startWhoAmI(e.lab, 'w1', servers, 8000, 5300);
   await startWhoAmI(e.lab, 'w2', servers, 2200);
+  for (const port of [7001, 7003, 7004]) await startWhoAmI(e.lab, 'w2', servers, port);
 }, 180_000);
 
 afterAll(async () => {
@@ -134,6 +137,16 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
     expect(await connect(GATEWAY, 8000)).toBe('');
   }, 30_000);
 
+  it('forwards a range port by port to the same ports of the VM, and no port outside it', async () => {
+    const seen = new RegExp(`^${METAL_IP.replaceAll('.', '\\.')}:\\d+$`);
+    for (const port of [7001, 7003, 7004]) expect(await connect(GATEWAY, port), String(port)).toMatch(seen);
+    for (const port of [7000, 7005]) expect(await connect(GATEWAY, port), String(port)).toBe('');
+    const zone = await e.lab.hv('hv2').appctl('dpctl/dump-conntrack', `zone=${ZONE}`);
+    expect(zone).toMatch(
+      /tcp,orig=\(src=10\.0\.0\.63,dst=10\.0\.0\.1,sport=\d+,dport=7003\),reply=\(src=10\.1\.0\.6,dst=10\.0\.0\.63,sport=7003,/,
+    );
+  }, 30_000);
+
   it('holds the connections in the SNAT zone on the binding hypervisor, and counts them there', async () => {
     expect(await connect(GATEWAY, 8080)).toMatch(/^10\.0\.0\.63:/);
     const zone = await e.lab.hv('hv2').appctl('dpctl/dump-conntrack', `zone=${ZONE}`);
@@ -160,7 +173,8 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
       );
     expect(await connect(GATEWAY, 8080)).toMatch(/^10\.0\.0\.63:/);
     expect(await connect(GATEWAY, 2222)).toMatch(/^10\.0\.0\.63:/);
-    expect(await ports()).toEqual(expect.arrayContaining(['8080', '2222']));
+    expect(await connect(GATEWAY, 7003)).toMatch(/^10\.0\.0\.63:/);
+    expect(await ports()).toEqual(expect.arrayContaining(['8080', '2222', '7003']));
     // A new controller knows the forward's flows only as the switches report them (a dump).
     await e.restartController();
     await expect
@@ -168,10 +182,13 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
       .toBe(2);
     // Applied means flushed too: the switch forgot the forward's connections (closed, in TIME_WAIT
     // here) before the change was reported applied, and kept the zone's others.
-    await router(FORWARDS.filter((f) => f.port !== 8080));
+    // The range goes too: its block 7002-7003 is flushed port by port.
+    await router(FORWARDS.filter((f) => f.port !== 8080 && f.port !== 7001));
     expect(await ports()).not.toContain('8080');
+    expect(await ports()).not.toContain('7003');
     expect(await ports()).toContain('2222');
     expect(await connect(GATEWAY, 8080)).toBe('');
+    expect(await connect(GATEWAY, 7003)).toBe('');
     expect(await connect(GATEWAY, 2222)).toMatch(/^10\.0\.0\.63:/);
     await expectConverged(e.lab, e.controller.engine);
     await router(FORWARDS);

@@ -1,14 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UsageError } from '../../controller/cli/command.js';
-import {
-  checkRouter,
-  mergeSnat,
-  parsePortForward,
-  parsePortForwards,
-  snatText,
-} from '../../northbound/cli/port-forward-flags.js';
+import { checkRouter, mergeSnat } from '../../northbound/cli/port-forward-flags.js';
 import { EditRefused } from '../../northbound/cli/resource-command.js';
-import { snatCell } from '../../northbound/cli/router-cli.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
 import { runWeft } from './run-weft.js';
 
@@ -64,91 +56,6 @@ const record = () => {
   });
   return calls;
 };
-
-describe('parsePortForward', () => {
-  it('reads PROTO/PORT=IP[:PORT]; the internal port only when given', () => {
-    expect(parsePortForward('tcp/8080=10.0.0.5:80')).toStrictEqual({
-      protocol: 'tcp',
-      port: 8080,
-      internalIp: '10.0.0.5',
-      internalPort: 80,
-    });
-    expect(parsePortForward('udp/53=10.0.0.9')).toStrictEqual({
-      protocol: 'udp',
-      port: 53,
-      internalIp: '10.0.0.9',
-    });
-    expect(parsePortForward('TCP/1=10.0.0.9:65535')).toStrictEqual({
-      protocol: 'tcp',
-      port: 1,
-      internalIp: '10.0.0.9',
-      internalPort: 65535,
-    });
-  });
-
-  it('refuses bad syntax as a usage error naming the flag, the reason and an example', () => {
-    const example = '; expected PROTO/PORT=IP[:PORT], e.g. tcp/8080=10.0.0.5:80 or udp/53=10.0.0.9';
-    const cases: Array<[string, string]> = [
-      ['8080=10.0.0.5', 'missing the protocol (tcp/8080 or udp/8080)'],
-      ['tcp/8080', 'no =IP saying where the port goes'],
-      ['icmp/0=10.0.0.5', "'icmp' is not a protocol that can be forwarded (tcp or udp)"],
-      ['sctp/80=10.0.0.5', "'sctp' is not a protocol that can be forwarded (tcp or udp)"],
-      ['tcp/0=10.0.0.5', "'0' is not a port (1-65535)"],
-      ['tcp/65536=10.0.0.5', "'65536' is not a port (1-65535)"],
-      ['tcp/http=10.0.0.5', "'http' is not a port (1-65535)"],
-      ['tcp/=10.0.0.5', "'' is not a port (1-65535)"],
-      ['tcp/80=10.0.0.5:0', "'0' is not a port (1-65535)"],
-      ['tcp/80=10.0.0.5:', "'' is not a port (1-65535)"],
-      ['tcp/80=10.0.0.5:8o', "'8o' is not a port (1-65535)"],
-      ['tcp/80=10.0.0.0/24', "'10.0.0.0/24' is a CIDR: a port is forwarded to one address (no /)"],
-      ['tcp/80=fd00::5', "'fd00::5' is IPv6: port forwards are IPv4, as SNAT is"],
-      ['tcp/80=[fd00::5]:80', "'[fd00::5]:80' is IPv6: port forwards are IPv4, as SNAT is"],
-      ['tcp/80=web', "'web' is not an IPv4 address"],
-      ['tcp/80=', "'' is not an IPv4 address"],
-      ['tcp/80=10.0.0.300', "'10.0.0.300' is not an IPv4 address"],
-    ];
-    for (const [text, why] of cases) {
-      expect(() => parsePortForward(text), text).toThrow(`--port-forward '${text}': ${why}${example}`);
-      expect(() => parsePortForward(text), text).toThrow(UsageError);
-    }
-  });
-
-  it('takes the list whole; none alone empties it', () => {
-    expect(parsePortForwards(['tcp/80=10.0.0.5', 'udp/53=10.0.0.9:5353'])).toStrictEqual([
-      { protocol: 'tcp', port: 80, internalIp: '10.0.0.5' },
-      { protocol: 'udp', port: 53, internalIp: '10.0.0.9', internalPort: 5353 },
-    ]);
-    expect(parsePortForwards(['none'])).toStrictEqual([]);
-    expect(() => parsePortForwards(['none', 'tcp/80=10.0.0.5'])).toThrow(
-      '--port-forward none means no port forwards; give it alone',
-    );
-  });
-});
-
-describe('snatCell and snatText', () => {
-  it('shows the address and the count of port forwards when there are some', () => {
-    expect(snatCell({})).toBe('-');
-    expect(snatCell({ snat: { ip: '192.0.2.1' } })).toBe('192.0.2.1');
-    expect(snatCell({ snat: { ip: '192.0.2.1', portForwards: [fwd('tcp', 80, '10.0.0.5')] } })).toBe(
-      '192.0.2.1 +1 fwd',
-    );
-    expect(
-      snatCell({
-        snat: { ip: '192.0.2.1', portForwards: [fwd('tcp', 80, '10.0.0.5'), fwd('udp', 53, '10.0.0.9')] },
-      }),
-    ).toBe('192.0.2.1 +2 fwd');
-  });
-
-  it('show: ip=IP, then one port forward per line as --port-forward takes it', () => {
-    expect(snatText({ ip: '192.0.2.1' })).toBe('ip=192.0.2.1');
-    expect(
-      snatText({
-        ip: '192.0.2.1',
-        portForwards: [fwd('tcp', 8080, '10.0.0.5', 80), fwd('udp', 53, '10.0.0.9')],
-      }),
-    ).toBe('ip=192.0.2.1 portForwards:\n  - tcp/8080=10.0.0.5:80\n  - udp/53=10.0.0.9:53');
-  });
-});
 
 describe('checkRouter and mergeSnat', () => {
   const given = (...flags: string[]) => new Set(flags);
@@ -214,28 +121,32 @@ describe('weft router --port-forward', () => {
     const help = await weft('router --help');
     expect(help.code).toBe(0);
     expect(help.out).toMatch(
-      /\n {2}--port-forward VALUE\s+PROTO\/PORT=IP\[:PORT\]: forward TCP or UDP port .* \(none: no port forwards\)\n/,
+      /\n {2}--port-forward VALUE\s+PROTO\/PORT\[-END\]=IP\[:PORT\]: forward TCP or UDP port .* \(none: no port forwards\)\n/,
     );
     expect(help.out.indexOf('--port-forward')).toBeGreaterThan(help.out.indexOf('--snat'));
   });
 
   it('create sends them with --snat; list counts them, show prints them', async () => {
     const made = await create(
-      '--snat 192.0.2.1 --port-forward tcp/8080=10.0.0.5:80 --port-forward udp/53=10.0.0.9 --json',
+      '--snat 192.0.2.1 --port-forward tcp/8080=10.0.0.5:80 --port-forward udp/53=10.0.0.9 --port-forward udp/10000-10100=10.0.0.9 --json',
     );
     expect(made.code, made.err).toBe(0);
     const both = {
       ip: '192.0.2.1',
-      portForwards: [fwd('tcp', 8080, '10.0.0.5', 80), fwd('udp', 53, '10.0.0.9')],
+      portForwards: [
+        fwd('tcp', 8080, '10.0.0.5', 80),
+        fwd('udp', 53, '10.0.0.9'),
+        { ...fwd('udp', 10000, '10.0.0.9'), portEnd: 10100 },
+      ],
     };
     expect(JSON.parse(made.out).snat).toStrictEqual(both);
     expect(stored()).toStrictEqual(both);
     const [header, row] = (await weft('router list')).out.split('\n');
-    expect(row!.slice(header!.indexOf('SNAT'))).toMatch(/^192\.0\.2\.1 \+2 fwd\s+-\s+\d+$/);
+    expect(row!.slice(header!.indexOf('SNAT'))).toMatch(/^192\.0\.2\.1 \+3 fwd\s+-\s+\d+$/);
     const show = await weft('router show r1');
     expect(show.code, show.err).toBe(0);
     expect(show.out).toMatch(
-      /\nsnat: +ip=192\.0\.2\.1 portForwards:\n {2}- tcp\/8080=10\.0\.0\.5:80\n {2}- udp\/53=10\.0\.0\.9:53\n/,
+      /\nsnat: +ip=192\.0\.2\.1 portForwards:\n {2}- tcp\/8080=10\.0\.0\.5:80\n {2}- udp\/53=10\.0\.0\.9:53\n {2}- udp\/10000-10100=10\.0\.0\.9\n/,
     );
   });
 

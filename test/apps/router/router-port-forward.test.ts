@@ -58,10 +58,28 @@ describe('port forwards in the router app', () => {
     expect(flowsOn(snatWith(fwd), [uplink], web).filter((f) => f.includes('nat(dst'))).toEqual([]);
   });
 
+  it('a range: its aligned blocks as masked port matches, each translated to the internal host keeping its port', () => {
+    const range: PortForward = {
+      protocol: 'udp',
+      port: 10000,
+      portEnd: 10020,
+      internalIp: '10.0.0.7',
+      internalPort: 10000,
+    };
+    const flows = added([uplink], range);
+    expect(flows.map((f) => /tp_dst=(\S+) /.exec(f)?.[1])).toEqual([
+      '0x2710/0xfff0',
+      '0x2720/0xfffc',
+      '10020',
+    ]);
+    for (const f of flows) expect(f).toContain('ct(commit,table=35,zone=32968,nat(dst=10.0.0.7))');
+  });
+
   it('routerSnat carries the stored port forwards', () => {
     const forwards = [
       { protocol: 'tcp' as const, port: 443, internalIp: '10.1.0.5', internalPort: 8443 },
       { protocol: 'udp' as const, port: 500, internalIp: '10.1.0.6', internalPort: 500 },
+      { protocol: 'tcp' as const, port: 6000, portEnd: 6063, internalIp: '10.1.0.6', internalPort: 6000 },
     ];
     const r = { ...router(), snat: { ip: '10.2.0.1', portForwards: forwards } };
     const nets = new Map([
@@ -76,6 +94,7 @@ describe('port forwards in the router app', () => {
     ).toEqual([
       { protocol: 'tcp', port: 443, internalIp: '10.1.0.5', internalPort: 8443 },
       { protocol: 'udp', port: 500, internalIp: '10.1.0.6', internalPort: 500 },
+      { protocol: 'tcp', port: 6000, portEnd: 6063, internalIp: '10.1.0.6', internalPort: 6000 },
     ]);
   });
 });

@@ -157,13 +157,56 @@ describe('port forwards: refused, naming the field; nothing changes', () => {
     await refuse(
       [tcp(8080, '10.0.0.5'), udp(8080, '10.0.0.5'), tcp(8080, '10.0.1.77', 80)],
       'snat.portForwards[2].port',
-      /^snat\.portForwards\[2\]\.port: tcp port 8080 is forwarded already by snat\.portForwards\[0\]; one entry per protocol and port/,
+      /^snat\.portForwards\[2\]\.port: tcp port 8080 is forwarded already by snat\.portForwards\[0\] \(tcp\/8080 -> 10\.0\.0\.5:8080\); one entry per protocol and port/,
     );
     await refuse(
       [udp(53, '10.0.0.5'), udp(53, '10.0.0.5')],
       'snat.portForwards[1].port',
-      /^snat\.portForwards\[1\]\.port: udp port 53 is forwarded already by snat\.portForwards\[0\];/,
+      /^snat\.portForwards\[1\]\.port: udp port 53 is forwarded already by snat\.portForwards\[0\] \(udp\/53 -> 10\.0\.0\.5:53\);/,
     );
+  });
+
+  it('refuses ranges that overlap another entry of the protocol, one running backwards, or one moved to other ports', async () => {
+    await put();
+    const range = (port: number, portEnd: number, internalPort?: number): Forward => ({
+      ...tcp(port, '10.0.0.5', internalPort),
+      portEnd,
+    });
+    await refuse(
+      [range(8000, 8010), udp(8005, '10.0.0.5'), tcp(8010, '10.0.1.77')],
+      'snat.portForwards[2].port',
+      /^snat\.portForwards\[2\]\.port: tcp port 8010 is forwarded already by snat\.portForwards\[0\] \(tcp\/8000-8010 -> 10\.0\.0\.5:8000-8010\);/,
+    );
+    await refuse(
+      [tcp(9000, '10.0.0.5', 80), range(8990, 9000)],
+      'snat.portForwards[1].port',
+      /^snat\.portForwards\[1\]\.port: tcp ports 8990-9000 overlap snat\.portForwards\[0\] \(tcp\/9000 -> 10\.0\.0\.5:80\);/,
+    );
+    await refuse(
+      [range(8010, 8000)],
+      'snat.portForwards[0].portEnd',
+      /^snat\.portForwards\[0\]\.portEnd: 8000 is below port 8010; a range runs from port up to portEnd/,
+    );
+    await refuse(
+      [range(8000, 8010, 9000)],
+      'snat.portForwards[0].internalPort',
+      /^snat\.portForwards\[0\]\.internalPort: a range \(8000-8010\) goes to the same ports of the internal host; conntrack cannot move it to 9000-9010/,
+    );
+  });
+
+  it('stores a range with its own ports (internalPort its first), and a one-port range as one port', async () => {
+    const { object } = await put([
+      { ...tcp(8000, '10.0.0.5'), portEnd: 8010 },
+      { ...udp(5000, '10.0.1.77', 5000), portEnd: 5100 },
+      { ...tcp(7000, '10.0.0.5'), portEnd: 7000 },
+      tcp(8011, '10.0.1.77'),
+    ]);
+    expect(object.snat?.portForwards).toEqual([
+      { protocol: 'tcp', port: 8000, portEnd: 8010, internalIp: '10.0.0.5', internalPort: 8000 },
+      { protocol: 'udp', port: 5000, portEnd: 5100, internalIp: '10.0.1.77', internalPort: 5000 },
+      { protocol: 'tcp', port: 7000, internalIp: '10.0.0.5', internalPort: 7000 },
+      { protocol: 'tcp', port: 8011, internalIp: '10.0.1.77', internalPort: 8011 },
+    ]);
   });
 
   it('refuses an internal address that is not IPv4', async () => {
@@ -276,6 +319,16 @@ describe('port forwards: refused, naming the field; nothing changes', () => {
     await shape(tcp(65536, '10.0.0.5'), 'snat.portForwards[0].port', /less or equal to 65535$/);
     await shape(tcp(80, '10.0.0.5', 0), 'snat.portForwards[0].internalPort', /greater or equal to 1$/);
     await shape(tcp(80.5, '10.0.0.5'), 'snat.portForwards[0].port', /Expected integer$/);
+    await shape(
+      { ...tcp(80, '10.0.0.5'), portEnd: 65536 },
+      'snat.portForwards[0].portEnd',
+      /less or equal to 65535$/,
+    );
+    await shape(
+      { ...tcp(80, '10.0.0.5'), portEnd: '90' },
+      'snat.portForwards[0].portEnd',
+      /Expected integer$/,
+    );
     await shape(
       { ...tcp(80, '10.0.0.5'), protocol: 'icmp' },
       'snat.portForwards[0].protocol',

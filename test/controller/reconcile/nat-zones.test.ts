@@ -6,11 +6,13 @@ import {
   flushFilterOf,
   flushFiltersOf,
   natTranslations,
+  PER_PORT_FLUSH_MAX,
   stillLost,
 } from '../../../controller/reconcile/nat-zones.js';
 import { dumpedFlowKey } from '../../../controller/reconcile/wire-key.js';
 import { decodeFlowDump } from '../../../southbound/openflow/codec/index.js';
 import { NAT_DST, NAT_SRC } from '../../../southbound/openflow/codec/nx-actions.js';
+import { ctFlush } from '../../../southbound/openflow/codec/nx-ct-flush.js';
 import { dumpReplies, simpleFlow } from '../../southbound/openflow/codec/flow-dump-arbitraries.js';
 import { ct, flow, forward, keys, lostThrough, routerCookie, sgEntry, snatCommit } from './nat-fixtures.js';
 
@@ -82,19 +84,15 @@ describe('natTranslations / what a change takes away', () => {
   });
 
   it("turns each into the filter of its connections: answers to a SNAT address, a forward's port, a whole zone", () => {
-    expect(flushFilterOf(33000, 'snat 192.0.2.1')).toEqual({ zone: 33000, reply: { dst: '192.0.2.1' } });
-    expect(flushFilterOf(33000, 'forward tcp 192.0.2.1:8080 10.1.0.5:8000')).toEqual({
-      zone: 33000,
-      ipProto: 6,
-      orig: { dst: '192.0.2.1', dstPort: 8080 },
-    });
-    expect(flushFilterOf(7, 'forward udp 192.0.2.1:5353 10.1.0.6:53')).toEqual({
-      zone: 7,
-      ipProto: 17,
-      orig: { dst: '192.0.2.1', dstPort: 5353 },
-    });
-    expect(flushFilterOf(7, 'zone')).toEqual({ zone: 7 });
-    expect(flushFilterOf(7, 'sg 4c')).toEqual({ zone: 7 });
+    expect(flushFilterOf(33000, 'snat 192.0.2.1')).toEqual([{ zone: 33000, reply: { dst: '192.0.2.1' } }]);
+    expect(flushFilterOf(33000, 'forward tcp 192.0.2.1:8080 10.1.0.5:8000')).toEqual([
+      { zone: 33000, ipProto: 6, orig: { dst: '192.0.2.1', dstPort: 8080 } },
+    ]);
+    expect(flushFilterOf(7, 'forward udp 192.0.2.1:5353 10.1.0.6:53')).toEqual([
+      { zone: 7, ipProto: 17, orig: { dst: '192.0.2.1', dstPort: 5353 } },
+    ]);
+    expect(flushFilterOf(7, 'zone')).toEqual([{ zone: 7 }]);
+    expect(flushFilterOf(7, 'sg 4c')).toEqual([{ zone: 7 }]);
     // A zone with an endpoint's key or `zone` goes whole; else one filter per translation.
     expect(
       flushFiltersOf(
@@ -110,6 +108,45 @@ describe('natTranslations / what a change takes away', () => {
       { zone: 33001, reply: { dst: '192.0.2.7' } },
       { zone: 33001, ipProto: 6, orig: { dst: '192.0.2.7', dstPort: 22 } },
     ]);
+  });
+
+  it("reads a range's blocks as masked forwards, flushed port by port, or by the internal host past PER_PORT_FLUSH_MAX", () => {
+    const block = (port: number, mask: number) => {
+      const f = forward(33000, 'udp', port, '10.1.0.6', 0);
+      const nat = { type: 'nat' as const, flags: NAT_DST, ipv4Min: '10.1.0.6' };
+      return {
+        ...flow(ct(33000, true, nat), {
+          tableId: f.tableId,
+          priority: f.priority,
+          match: f.match.slice(0, 3),
+        }),
+        match: [...f.match.slice(0, 3), { field: 'udp_dst', value: port, mask }],
+      };
+    };
+    const read = natTranslations([block(7002, 0xfffe), block(8192, 0xe000)]);
+    expect(keys(read)).toEqual([
+      [
+        33000,
+        ['forward udp 192.0.2.1:7002/0xfffe 10.1.0.6:0', 'forward udp 192.0.2.1:8192/0xe000 10.1.0.6:0'],
+      ],
+    ]);
+    expect(flushFilterOf(33000, 'forward udp 192.0.2.1:7002/0xfffe 10.1.0.6:0')).toEqual([
+      { zone: 33000, ipProto: 17, orig: { dst: '192.0.2.1', dstPort: 7002 } },
+      { zone: 33000, ipProto: 17, orig: { dst: '192.0.2.1', dstPort: 7003 } },
+    ]);
+    expect(
+      flushFilterOf(
+        33000,
+        `forward udp 192.0.2.1:256/0x${(0xffff & ~(PER_PORT_FLUSH_MAX - 1)).toString(16)} 10.1.0.6:0`,
+      ),
+    ).toHaveLength(PER_PORT_FLUSH_MAX);
+    // 8192-16383: too many ports to name one by one.
+    expect(flushFilterOf(33000, 'forward udp 192.0.2.1:8192/0xe000 10.1.0.6:0')).toEqual([
+      { zone: 33000, ipProto: 17, orig: { dst: '192.0.2.1' }, reply: { src: '10.1.0.6' } },
+    ]);
+    // Every filter is one the codec writes.
+    for (const k of read.get(33000)!)
+      for (const f of flushFilterOf(33000, k)) expect(() => ctFlush(f)).not.toThrow();
   });
 
   it('a lost translation made again is no longer lost; a lost zone used again neither', () => {
