@@ -108,11 +108,11 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     : undefined;
   const facts: FactsSource = chassis ? new OvsdbFacts(chassis) : noFacts;
   const metricsRegistry = new Registry();
-  let observe: (r: SyncResult) => void = () => {};
+  let observe: (r: SyncResult, dpid: string) => void = () => {};
   let rolledOut: (done: RolloutDone) => void = () => {};
   const engine = new Engine(intentSource(intents), facts, log.child({ part: 'engine' }), {
     resyncIntervalMs: config.resyncIntervalMs,
-    onSynced: (r) => observe(r),
+    onSynced: (r, dpid) => observe(r, dpid),
     onRolledOut: (done) => rolledOut(done),
   });
 
@@ -196,8 +196,8 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       ...(ha ? { onLeader: (cb: () => void) => ha?.leadership.on('leader', cb) } : {}),
     },
   );
-  observe = (r) => {
-    metrics.observe(r);
+  observe = (r, dpid) => {
+    metrics.observe(r, dpid);
     ha?.notePossiblyApplied();
   };
   rolledOut = metrics.rolledOut;

@@ -1,4 +1,4 @@
-import { Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { SwitchRegistry } from '../southbound/openflow/session/registry.js';
 import type { SyncResult } from './engine/datapath-sync.js';
 import type { Engine } from './engine/engine.js';
@@ -49,9 +49,16 @@ export function registerControllerMetrics(registry: Registry, engine: Engine, sw
     buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
     registers: [registry],
   });
+  const flushes = new Counter({
+    name: 'weft_conntrack_flushes_total',
+    help: 'flushes of connections a switch kept that its flows no longer make (a SNAT address, port forward or endpoint zone gone), by outcome: filtered (those connections only), zones (whole zones), kept (the switch cannot flush them: they time out), refused',
+    labelNames: ['dpid', 'outcome'],
+    registers: [registry],
+  });
   return {
-    observe(result: SyncResult): void {
+    observe(result: SyncResult, dpid: string): void {
       reconcile.observe({ dumped: String(result.dumped) }, result.durationMs / 1000);
+      if (result.conntrackFlush) flushes.inc({ dpid, outcome: result.conntrackFlush });
     },
     rolledOut(done: RolloutDone): void {
       rollout.observe(done.ms / 1000);

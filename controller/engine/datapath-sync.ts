@@ -14,7 +14,7 @@ import { RefusedMeters, refusedMeterIds } from '../reconcile/refused-meters.js';
 import type { DatapathPort } from './datapath-port.js';
 import { type ChassisChanges, type ChassisDesired, staticDesired } from './desired-state.js';
 import { fullDiff } from './full-diff.js';
-import { flushStaleNat, NatFlushDebt } from './nat-flush.js';
+import { flushStaleNat, NatFlushDebt, type NatFlushOutcome } from './nat-flush.js';
 
 export interface SyncResult {
   revision: number;
@@ -32,6 +32,8 @@ export interface SyncResult {
   dumpMs: number;
   diffMs: number;
   applyMs: number;
+  /** How the flush of connections its flows no longer make went, when one was due (nat-flush.ts). */
+  conntrackFlush?: NatFlushOutcome;
 }
 
 const RETRY_MIN_MS = 200;
@@ -321,7 +323,7 @@ export class DatapathSync {
       applyMs: 0,
     };
     if (isEmptyDiff(flowDiff, groupDiff, meterDiff)) {
-      await this.flushOwedNat(); // what a lost connection left owed
+      await this.flushOwedNat(result); // what a lost connection left owed
       result.durationMs = performance.now() - started;
       return result;
     }
@@ -356,7 +358,7 @@ export class DatapathSync {
     for (const g of [...groupDiff.add, ...groupDiff.modify]) this.groups.set(g.groupId, g);
     for (const g of groupDiff.remove) this.groups.delete(g.groupId);
     // The caches are whole before this await: a suspend during it finds nothing half-updated.
-    await this.flushOwedNat();
+    await this.flushOwedNat(result);
     if (meterMods.after.length > 0) await this.port.applyMeters(meterMods.after);
     this.meters?.confirmed(meterDiff, 'after');
     result.applyMs = round1(performance.now() - diffedAt);
@@ -373,7 +375,8 @@ export class DatapathSync {
     return this.ctUse;
   }
 
-  private flushOwedNat(): Promise<void> {
-    return flushStaleNat(this.port, this.natDebt, () => this.conntrackUse().keys(), this.log);
+  private async flushOwedNat(result: SyncResult): Promise<void> {
+    const outcome = await flushStaleNat(this.port, this.natDebt, () => this.conntrackUse().keys(), this.log);
+    if (outcome) result.conntrackFlush = outcome;
   }
 }

@@ -47,7 +47,7 @@ export interface EngineOptions {
    */
   startupGraceMs?: number;
   /** Called after every successful switch sync (metrics). */
-  onSynced?: (result: SyncResult) => void;
+  onSynced?: (result: SyncResult, dpid: string) => void;
   /** Called once every switch a revision was sent to has applied it (metrics). */
   onRolledOut?: (done: RolloutDone) => void;
 }
@@ -76,7 +76,7 @@ export class Engine implements ApplyTracker {
   private waiters: Array<{ revision: number; resolve: (ok: boolean) => void; timer: NodeJS.Timeout }> = [];
   private computedRevision = 0;
   private readonly gate: StartupGate;
-  private readonly onSynced: (result: SyncResult) => void;
+  private readonly onSynced: (result: SyncResult, dpid: string) => void;
   private active = true;
   private readonly model: DesiredModel;
   private modelReady = false;
@@ -132,7 +132,7 @@ export class Engine implements ApplyTracker {
         port,
         this.log,
         (dpid, result) => {
-          this.onSynced(result);
+          this.onSynced(result, dpid);
           this.rollouts.applied(dpid, result);
           this.settleWaiters();
         },

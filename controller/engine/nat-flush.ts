@@ -76,6 +76,15 @@ export class NatFlushDebt {
 }
 
 /**
+ * How a flush of what a switch owed went (weft_conntrack_flushes_total): `filtered`, exactly the
+ * lost connections; `zones`, whole zones (all a zone's connections were lost, or the switch
+ * cannot filter); `kept`, nothing could be flushed (a lost forward on a switch that cannot filter,
+ * or a port without conntrack flush): its connections live until they time out; `refused`, the
+ * switch said no.
+ */
+export type NatFlushOutcome = 'filtered' | 'zones' | 'kept' | 'refused';
+
+/**
  * Flushes what the switch owes (this change's translations and any a lost connection left): each
  * lost translation's connections and no others (NXT_CT_FLUSH), so a VM stops leaving from a SNAT
  * address the router gave up and a removed port forward lets nothing in any more, while the
@@ -87,16 +96,16 @@ export class NatFlushDebt {
  * again. One that could not be asked (gone, or this controller no longer leads) stays owed, and
  * the error is thrown on: the change is not applied until the flush is done, and the sync that
  * failed dumps and retries (or the switch's next connection does), unless this controller stops
- * leading first.
+ * leading first. Resolves with how it went, or undefined when nothing was due.
  */
 export async function flushStaleNat(
   port: DatapathPort,
   debt: NatFlushDebt,
   cached: () => ReadonlyMap<number, ReadonlySet<NatKey>>,
   log: Pick<Logger, 'info' | 'warn' | 'error'>,
-): Promise<void> {
+): Promise<NatFlushOutcome | undefined> {
   const owed = debt.snapshot(port.dpid);
-  if (owed.size === 0) return;
+  if (owed.size === 0) return undefined;
   const now = cached();
   const due: OwedNat = new Map();
   const settled: OwedNat = new Map();
@@ -107,15 +116,15 @@ export async function flushStaleNat(
     }
   }
   debt.paid(port.dpid, settled); // forgiven, or beyond any filter
-  if (due.size === 0) return;
+  if (due.size === 0) return undefined;
   if (!port.flushConntrack && !port.flushConntrackZones) {
     debt.paid(port.dpid, due);
-    return;
+    return 'kept';
   }
   const lost: LostNat = new Map([...due].map(([z, keys]) => [z, new Set(keys.keys())]));
   const flushed = [...lost].flatMap(([zone, keys]) => [...keys].map((k) => `${zone} ${k}`));
   try {
-    const zones = await flush(port, lost);
+    const { zones, outcome } = await flush(port, lost);
     debt.paid(port.dpid, due);
     if (zones === undefined)
       log.info({ dpid: port.dpid, flushed }, 'conntrack: connections that outlived their flows flushed');
@@ -126,6 +135,7 @@ export async function flushStaleNat(
           ? 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): whole zones flushed'
           : 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): those of removed port forwards live until they time out',
       );
+    return outcome;
   } catch (err) {
     const refused = err instanceof OfpErrorReply;
     if (refused) debt.paid(port.dpid, due);
@@ -136,6 +146,7 @@ export async function flushStaleNat(
         : 'conntrack: connections that outlived their flows not flushed yet: flushed when the switch is synced again',
     );
     if (!refused) throw err;
+    return 'refused';
   }
 }
 
@@ -157,25 +168,28 @@ function flushable(zone: number, key: NatKey, log: Pick<Logger, 'error'>, dpid: 
 const unknownMessage = (err: OfpErrorReply) => err.errorType === 1 && [1, 3, 4].includes(err.code);
 
 /**
- * Flushes `due` with filters; undefined when done so, else the zones flushed whole instead (the
- * switch does not know the filtered flush, or the port has none).
+ * Flushes `due` with filters; `zones` undefined when done so, else the zones flushed whole instead
+ * (the switch does not know the filtered flush, or the port has none).
  */
-async function flush(port: DatapathPort, due: LostNat): Promise<number[] | undefined> {
+async function flush(
+  port: DatapathPort,
+  due: LostNat,
+): Promise<{ zones: number[] | undefined; outcome: NatFlushOutcome }> {
   const filters = flushFiltersOf(due);
   // Whole zones only (endpoints gone, SNAT off): the message every OVS knows.
   if (port.flushConntrackZones && filters.every((f) => Object.keys(f).length === 1)) {
     await port.flushConntrackZones(filters.map((f) => f.zone!));
-    return undefined;
+    return { zones: undefined, outcome: 'zones' };
   }
   if (port.flushConntrack) {
     try {
       await port.flushConntrack(filters);
-      return undefined;
+      return { zones: undefined, outcome: 'filtered' };
     } catch (err) {
       if (!(err instanceof OfpErrorReply && unknownMessage(err)) || !port.flushConntrackZones) throw err;
     }
   }
   const zones = [...due].filter(([, keys]) => [...keys].some(needsZoneFlush)).map(([z]) => z);
   if (zones.length > 0) await port.flushConntrackZones!(zones);
-  return zones;
+  return { zones, outcome: zones.length > 0 ? 'zones' : 'kept' };
 }

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectConverged } from './converged.js';
-import { type E2e, startE2e, waitFor } from './harness.js';
+import { type E2e, startE2e, TOKEN, waitFor } from './harness.js';
 import { startWhoAmI, whoAmI } from './who-am-i.js';
 
 /**
@@ -189,6 +189,13 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
     expect(await ports()).toContain('2222');
     expect(await connect(GATEWAY, 8080)).toBe('');
     expect(await connect(GATEWAY, 7003)).toBe('');
+    // Counted for the operator: the binding's switch flushed those connections alone.
+    const metrics = await (
+      await fetch(`${e.controller.apiUrl}/metrics`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      })
+    ).text();
+    expect(metrics).toMatch(/^weft_conntrack_flushes_total\{dpid="[0-9a-f]{16}",outcome="filtered"\} [1-9]\d*$/m);
     expect(await connect(GATEWAY, 2222)).toMatch(/^10\.0\.0\.63:/);
     await expectConverged(e.lab, e.controller.engine);
     await router(FORWARDS);

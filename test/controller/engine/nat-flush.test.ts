@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatapathSync } from '../../../controller/engine/datapath-sync.js';
+import { DatapathSync, type SyncResult } from '../../../controller/engine/datapath-sync.js';
 import { flushStaleNat, NatFlushDebt } from '../../../controller/engine/nat-flush.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow } from '../../../controller/pipeline/flow.js';
@@ -138,17 +138,21 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
   it('flushes a zone after the bundle that changed its address, and only then', async () => {
     const sw = new ConntrackSwitch('00000000000000a1');
     const lines: Lines = [];
-    const sync = new DatapathSync(sw, logger(lines));
+    const results: SyncResult[] = [];
+    const sync = new DatapathSync(sw, logger(lines), (_, r) => results.push(r));
     await sync.sync(desired(snat('192.0.2.1'), other(1)), 1);
     expect(sw.flushes).toEqual([]); // a new SNAT makes nothing stale
     await sync.sync(desired(snat('192.0.2.1'), other(1), other(2)), 2);
     expect(sw.flushes).toEqual([]); // a change that touches no SNAT flow
+    expect(results.at(-1)!.conntrackFlush).toBeUndefined();
     await sync.sync(desired(snat('192.0.2.9'), other(1), other(2)), 3);
+    expect(results.at(-1)!.conntrackFlush).toBe('filtered'); // what weft_conntrack_flushes_total counts
     // The connections that left from the old address, and no others of the zone.
     expect(sw.filters).toEqual([[{ zone: ZONE, reply: { dst: '192.0.2.1' } }]]);
     expect(sw.order).toEqual(['bundle', 'bundle', 'bundle', 'flush']);
     await sync.sync(desired(other(1), other(2)), 4); // SNAT off: the zone serves nothing any more
     expect(sw.flushes).toEqual([[ZONE]]); // whole zones go by the message every OVS knows
+    expect(results.at(-1)!.conntrackFlush).toBe('zones');
     expect(sw.filters).toHaveLength(1);
     expect(lines.filter((l) => l.msg.includes('flushed')).map((l) => l.obj)).toEqual([
       { dpid: '00000000000000a1', flushed: [`${ZONE} snat 192.0.2.1`] },
@@ -176,9 +180,11 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
     sw.filtered = false;
     const lines: Lines = [];
     const debt = new NatFlushDebt();
-    const sync = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
+    const results: SyncResult[] = [];
+    const sync = new DatapathSync(sw, logger(lines), (_, r) => results.push(r), { revision: 0 }, debt);
     await sync.sync(desired(snat('192.0.2.1'), forward(8080, '10.1.0.5')), 1);
     await sync.sync(desired(snat('192.0.2.1')), 2);
+    expect(results.at(-1)!.conntrackFlush).toBe('kept');
     expect([sw.flushes, zones(debt)]).toEqual([[], []]);
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
@@ -186,6 +192,7 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
       msg: 'conntrack: the switch cannot flush connections one by one (OVS < 3.1): those of removed port forwards live until they time out',
     });
     await sync.sync(desired(snat('192.0.2.9')), 3);
+    expect(results.at(-1)!.conntrackFlush).toBe('zones');
     expect(sw.flushes).toEqual([[ZONE]]);
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
@@ -231,10 +238,12 @@ describe('DatapathSync: conntrack flush of gone NAT translations', () => {
     const sw = new ConntrackSwitch('00000000000000a1');
     const lines: Lines = [];
     const debt = new NatFlushDebt();
-    const sync = new DatapathSync(sw, logger(lines), () => {}, { revision: 0 }, debt);
+    const results: SyncResult[] = [];
+    const sync = new DatapathSync(sw, logger(lines), (_, r) => results.push(r), { revision: 0 }, debt);
     await sync.sync(desired(snat('192.0.2.1')), 1);
     sw.fail = new OfpErrorReply(1, 5, 'OFPET_BAD_REQUEST', 'OFPBRC_EPERM', undefined, Buffer.alloc(0), 7);
     await sync.sync(desired(snat('192.0.2.9')), 2);
+    expect(results.at(-1)!.conntrackFlush).toBe('refused');
     expect(zones(debt)).toEqual([]);
     expect(lines.at(-1)).toMatchObject({
       level: 'warn',
@@ -384,9 +393,9 @@ describe('NatFlushDebt', () => {
     const debt = new NatFlushDebt();
     const lines: Lines = [];
     const port = { dpid: 'a' } as never;
-    await flushStaleNat(port, debt, () => new Map(), logger(lines));
+    expect(await flushStaleNat(port, debt, () => new Map(), logger(lines))).toBeUndefined();
     debt.owe('a', lost([ZONE, ['192.0.2.1']]));
-    await flushStaleNat(port, debt, () => new Map(), logger(lines));
+    expect(await flushStaleNat(port, debt, () => new Map(), logger(lines))).toBe('kept');
     expect([...debt.owed('a').keys()]).toEqual([]);
     expect(lines).toEqual([]);
   });
