@@ -302,8 +302,12 @@ function errorReceived(
   });
 }
 
-/** in_port of a received copy is the bridge's business (a tunnel port), not the receiver's. */
-const RECEIVED_FIELDS = PACKET_FIELDS.filter((f) => f !== 'in_port');
+/**
+ * in_port of a received copy is the bridge's business (a tunnel port), not the receiver's. Its
+ * DSCP shows where weft marked it (qos.dscp: the probe leaves the VM with none set, so the field
+ * is there only once a flow set it).
+ */
+const RECEIVED_FIELDS = [...PACKET_FIELDS.filter((f) => f !== 'in_port'), 'ip_dscp'];
 
 /** The copy the verdict is about: delivered to the target (or out of a port), or answered back. */
 function receivedOf(run: TraceRun, verdict: TraceVerdict, target: TraceTarget): Packet | undefined {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
 import { type Capture, startCapture } from '../lab/capture.js';
 import { UNDERLAY_IFACE } from '../lab/hypervisor.js';
 import { type E2e, startOneNetwork } from './harness.js';
+import { expectOvsAgreesOn } from './trace-oracle.js';
 
 /**
  * DSCP marking (qos.dscp) with real traffic: what a marked VM sends arrives with the endpoint's
@@ -79,6 +81,14 @@ describe('DSCP marking across hypervisors', () => {
     captures.splice(0);
     expect(toses(await back.stop())).toEqual(['0x20', '0x20']);
   }, 60_000);
+
+  it('weft trace shows the mark the receiver gets, step for step as OVS walks it', async () => {
+    const t = (await e.api.get(`/v1/endpoints/a/trace?to=${B_IP}`)) as unknown as TraceAnswer;
+    expect(t.verdict).toBe('delivered');
+    expect(t.received?.ip_dscp).toBe('46');
+    expect(t.packet.ip_dscp).toBeUndefined();
+    await expectOvsAgreesOn(e.lab, t);
+  }, 30_000);
 
   it('stops marking when the endpoint loses its DSCP', async () => {
     await e.api.patch('/v1/endpoints/a?wait=applied&timeout=20s', { qos: {} });

@@ -195,7 +195,9 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
         headers: { authorization: `Bearer ${TOKEN}` },
       })
     ).text();
-    expect(metrics).toMatch(/^weft_conntrack_flushes_total\{dpid="[0-9a-f]{16}",outcome="filtered"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(
+      /^weft_conntrack_flushes_total\{dpid="[0-9a-f]{16}",outcome="filtered"\} [1-9]\d*$/m,
+    );
     expect(await connect(GATEWAY, 2222)).toMatch(/^10\.0\.0\.63:/);
     await expectConverged(e.lab, e.controller.engine);
     await router(FORWARDS);

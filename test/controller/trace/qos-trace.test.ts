@@ -14,11 +14,11 @@ import { twoTenants } from '../../apps/fixtures.js';
  * ofport 1) may send 10,000 kbit/s, vm-r2 (hv2, ofport 1) receive 2,000. The probe passes (a
  * meter never changes a packet); each hop says which meter policed it, and at what rate.
  */
-function limitedWorld(): { world: TraceWorld; desired: Map<string, Desired> } {
+function limitedWorld(dscp?: number): { world: TraceWorld; desired: Map<string, Desired> } {
   const f = twoTenants();
   f.intent.endpoints = f.intent.endpoints.map((ep) =>
     ep.id === 'vm-r1'
-      ? { ...ep, qos: { egress: { kbps: 10_000, burstKb: 8_000 } } }
+      ? { ...ep, qos: { egress: { kbps: 10_000, burstKb: 8_000 }, ...(dscp === undefined ? {} : { dscp }) } }
       : ep.id === 'vm-r2'
         ? { ...ep, qos: { ingress: { kbps: 2_000, burstKb: 1_600 } } }
         : ep,
@@ -73,6 +73,20 @@ describe('weft trace through rate-limited ports', () => {
     expect(classify.flow!.actions).toMatch(/^meter:32770,/);
     const output = received!.steps.find((s) => s.table === TABLE.OUTPUT)!;
     expect(output.flow!.actions).toMatch(/^meter:32771,/);
+  });
+
+  it("marks the probe with the sender's DSCP in port security: the receiver gets it, the probe as sent has none", () => {
+    const { world } = limitedWorld(46);
+    const run = traceAcross(world, 'hv1', ping, { ctState: 0x21n });
+    const delivered = run.hops[1]!.outputs[0]!;
+    expect(delivered).toEqual({ to: 'endpoint', port: 1, endpoint: 'vm-r2' });
+    expect(run.packets.get(delivered)!.get('ip_dscp')).toBe(46n);
+    expect(ping.has('ip_dscp')).toBe(false);
+    const marked = run.hops[0]!.steps.find((s) => s.table === TABLE.PORT_SECURITY)!;
+    expect(marked.flow!.actions).toMatch(/^set_field:46->ip_dscp,/);
+    // Unmarked: nothing sets it.
+    const plain = traceAcross(limitedWorld().world, 'hv1', ping, { ctState: 0x21n });
+    expect(plain.packets.get(plain.hops[1]!.outputs[0]!)!.has('ip_dscp')).toBe(false);
   });
 
   it('says nothing of meters where no port is limited (vm-b1 to vm-b2)', () => {
