@@ -102,7 +102,11 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     ? new ChassisManager({
         listen: [listen],
         tls: config.tls ?? undefined,
-        desired: { datapathType: config.datapathType, maxBackoffMs: CONTROLLER_MAX_BACKOFF_MS },
+        desired: {
+          datapathType: config.datapathType,
+          maxBackoffMs: CONTROLLER_MAX_BACKOFF_MS,
+          tunnelTos: config.tunnelTos,
+        },
         logger: log.child({ part: 'ovsdb' }),
       })
     : undefined;

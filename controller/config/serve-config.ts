@@ -25,6 +25,8 @@ export interface ServeConfig {
   adminTokens: string[];
   /** Integration bridge datapath type for chassis not described in the intent (system or netdev). */
   datapathType: 'system' | 'netdev';
+  /** `inherit`: weft's tunnel ports copy the inner DSCP to the VXLAN header; undefined: 0. */
+  tunnelTos: 'inherit' | undefined;
   /** Full resync (dump, diff, apply) of every switch at this interval; 0 disables. */
   resyncIntervalMs: number;
   /** Routers re-validate each neighbour learned by ARP at this interval (controller/router). */
@@ -139,6 +141,10 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
     if (v !== 'system' && v !== 'netdev') throw new Error(`'${v}' is not system or netdev`);
     return v;
   });
+  const tunnelTos = withSource('tunnel-tos', (v) => {
+    if (v !== 'inherit' && v !== '0') throw new Error(`'${v}' is not inherit or 0`);
+    return v === 'inherit' ? ('inherit' as const) : undefined;
+  });
   const resyncIntervalMs = withSource('resync-interval', (v) => {
     if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`'${v}' is not a number of seconds`);
     return Math.round(Number(v) * 1000);
@@ -171,6 +177,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       ha,
       adminTokens,
       datapathType,
+      tunnelTos,
       resyncIntervalMs,
       neighborRefreshMs,
       raIntervalMs,

@@ -58,6 +58,13 @@ export const specs: OptionSpec[] = [
     help: 'datapath type of integration bridges of chassis not described in the intent: system|netdev',
   },
   {
+    flag: 'tunnel-tos',
+    env: 'WEFT_TUNNEL_TOS',
+    arg: 'TOS',
+    def: '0',
+    help: "inherit: the VXLAN ports weft makes copy each packet's DSCP to the tunnel header, so the underlay sees qos.dscp marks (and a VM's own where its endpoint has none); 0: the underlay sees none",
+  },
+  {
     flag: 'resync-interval',
     env: 'WEFT_RESYNC_INTERVAL',
     arg: 'SECONDS',

@@ -76,6 +76,12 @@ export interface ChassisDesired {
   vnis: number[];
   /** Underlay MTU if known from outside; otherwise read from the chassis (see weft-underlay-iface). */
   underlayMtu: number | undefined;
+  /**
+   * `inherit`: weft's tunnel ports copy the inner packet's DSCP to the VXLAN header (options:tos),
+   * so the underlay's QoS sees an endpoint's marking (qos.dscp), and a VM's own marks where its
+   * endpoint has none. Undefined: OVS's default, 0 (the underlay sees no tenant's marks).
+   */
+  tunnelTos: 'inherit' | undefined;
 }
 
 export const DEFAULT_DESIRED: ChassisDesired = {
@@ -97,6 +103,7 @@ export const DEFAULT_DESIRED: ChassisDesired = {
   maxIdleMs: 10000,
   vnis: [],
   underlayMtu: undefined,
+  tunnelTos: undefined,
 };
 
 function atLeast(field: string, v: number, min: number): void {

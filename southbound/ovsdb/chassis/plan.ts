@@ -28,15 +28,16 @@ const byUuid = (uuid: string): [['_uuid', '==', string]] => [['_uuid', '==', uui
 
 function tunnelSpecs(d: ChassisDesired): TunnelSpec[] {
   if (!d.encapIp) return [];
-  // tos=inherit: the VXLAN header carries the DSCP (and ECN) of the packet inside, so the
-  // underlay's QoS sees an endpoint's marking (qos.dscp); non-IP inside gets 0, as without it.
+  // tos=inherit (opt-in, weft serve --tunnel-tos inherit): the VXLAN header carries the DSCP of
+  // the packet inside, so the underlay's QoS sees an endpoint's marking (qos.dscp); non-IP inside
+  // gets 0, as without it.
   const base = (key: string) =>
     new Map([
       ['remote_ip', 'flow'],
       ['key', key],
       ['local_ip', d.encapIp!],
       ['dst_port', String(d.vxlanPort)],
-      ['tos', 'inherit'],
+      ...(d.tunnelTos === 'inherit' ? [['tos', 'inherit'] as [string, string]] : []),
     ]);
   if (d.profile === 'asap2') {
     return [...new Set(d.vnis)].map((vni) => ({
@@ -53,7 +54,8 @@ const DEFAULT_VXLAN_PORT = '4789';
 
 /**
  * Whether a tunnel interface carries traffic as `t` wants: VXLAN, the same options (dst_port
- * absent = 4789). Its `tos` is the operator's: without inherit, only the underlay misses DSCP.
+ * absent = 4789). Its `tos` is the operator's: without inherit (when weft wants it), only the
+ * underlay misses DSCP.
  */
 function sameTunnel(iface: { type: string; options: ReadonlyMap<string, string> }, t: TunnelSpec): boolean {
   if (iface.type !== 'vxlan') return false;
@@ -226,7 +228,7 @@ function planTunnels(
       // key=flow` port) is used as it is; one that does not is left alone and reported.
       if (!sameTunnel(iface, t))
         conflicts.push(`port ${t.name} exists but weft did not create it; left as it is`);
-      else if (iface.options.get('tos') !== 'inherit')
+      else if (t.options.get('tos') === 'inherit' && iface.options.get('tos') !== 'inherit')
         conflicts.push(
           `port ${t.name} (not weft's) has no options:tos=inherit: an endpoint's DSCP (qos.dscp) does not reach the VXLAN header; left as it is`,
         );

@@ -23,6 +23,11 @@ describe('weft serve configuration', () => {
     expect(parse(['--ra-interval', '4.5']).raIntervalMs).toBe(4500);
     expect(parse([], { WEFT_RA_INTERVAL: '30' }).raIntervalMs).toBe(30_000);
     expect(c.tenantRateLimits).toEqual({ counters: 120, flushes: 12 });
+    // The underlay sees no tenant's DSCP unless asked to.
+    expect(c.tunnelTos).toBeUndefined();
+    expect(parse(['--tunnel-tos', 'inherit']).tunnelTos).toBe('inherit');
+    expect(parse([], { WEFT_TUNNEL_TOS: 'inherit' }).tunnelTos).toBe('inherit');
+    expect(parse(['--tunnel-tos', '0'], { WEFT_TUNNEL_TOS: 'inherit' }).tunnelTos).toBeUndefined();
     expect(parse(['--tenant-rate-limit', '0/5']).tenantRateLimits).toEqual({
       counters: 0,
       flushes: 5,
@@ -104,6 +109,7 @@ describe('weft serve configuration', () => {
     [['--ra-interval=-5'], "'-5' is not a number of seconds from 1 to 1800"],
     [['--tenant-rate-limit', '120'], "--tenant-rate-limit: '120' is not COUNTERS/FLUSHES"],
     [['--tenant-rate-limit=-1/2'], "'-1/2' is not COUNTERS/FLUSHES, two numbers a minute"],
+    [['--tunnel-tos', '46'], "--tunnel-tos: '46' is not inherit or 0"],
   ])('rejects %j naming what is wrong', (argv, message) => {
     expect(() => parse(argv)).toThrow(ConfigError);
     expect(() => parse(argv)).toThrow(message);

@@ -47,6 +47,8 @@ const shared = () => ({
   maxBackoffMs: 2000,
   inactivityProbeMs: 3000,
   tunnelOfport: 100,
+  // --tunnel-tos inherit: the tunnel ports copy each packet's DSCP to their VXLAN header.
+  tunnelTos: 'inherit' as const,
 });
 
 beforeAll(async () => {

@@ -103,7 +103,6 @@ function configured(extraDesired: Parameters<typeof desired>[0] = {}) {
         ['key', 'flow'],
         ['local_ip', '10.0.0.1'],
         ['dst_port', '4789'],
-        ['tos', 'inherit'],
       ]),
       external_ids: owned('tunnel'),
     },
@@ -154,7 +153,6 @@ describe('planChassis (pure)', () => {
           ['key', 'flow'],
           ['local_ip', '10.0.0.1'],
           ['dst_port', '4789'],
-          ['tos', 'inherit'],
         ],
       ],
     });
@@ -182,17 +180,31 @@ describe('planChassis (pure)', () => {
     ]);
   });
 
-  it('gives its own tunnel port of an older weft tos=inherit (the underlay sees DSCP), touching nothing else', () => {
-    const { d, s } = configured();
-    const iface = [...s.interfaces.values()].find((i) => i.name === 'vxlan0')!;
-    const before = new Map(iface.options);
-    before.delete('tos');
-    iface.options = before;
-    const plan = planChassis(d, s);
+  it('with tunnelTos inherit gives its own tunnel ports tos=inherit (the underlay sees DSCP), and takes it back without', () => {
+    const { s } = configured();
+    const inherit = desired({
+      encapIp: '10.0.0.1',
+      controllers: [{ target: 'tcp:192.0.2.10:6653' }],
+      tunnelTos: 'inherit',
+    });
+    const plan = planChassis(inherit, s);
     expect(plan.changes).toEqual([
       'tunnel port vxlan0 reconfigured (remote_ip=flow key=flow local_ip=10.0.0.1 dst_port=4789 tos=inherit)',
     ]);
     expect(plan.txn.ops.map((o) => `${o.op} ${o.table}`)).toEqual(['update Interface']);
+    const iface = [...s.interfaces.values()].find((i) => i.name === 'vxlan0')!;
+    iface.options = new Map([...iface.options, ['tos', 'inherit']]);
+    expect(planChassis(inherit, s).txn.ops).toEqual([]);
+    // Turned off again (weft serve without --tunnel-tos inherit): OVS's default, 0, comes back.
+    const { d } = configured();
+    expect(planChassis(d, s).changes).toEqual([
+      'tunnel port vxlan0 reconfigured (remote_ip=flow key=flow local_ip=10.0.0.1 dst_port=4789)',
+    ]);
+    // A new bridge's tunnel port has it from the start.
+    const bare = planChassis(inherit, chassis());
+    expect(
+      bare.txn.ops.find((o) => o.table === 'Interface' && (o.row as { type?: string }).type === 'vxlan')?.row,
+    ).toMatchObject({ options: ['map', expect.arrayContaining([['tos', 'inherit']])] });
   });
 
   it('never removes what weft did not create, and reports a name clash', () => {
@@ -226,12 +238,14 @@ describe('planChassis (pure)', () => {
     const plan = planChassis(desired({ encapIp: '10.0.0.1' }), theirs);
     expect(plan.conflicts).toEqual([]);
     expect(plan.txn.ops.some((o) => o.table === 'Interface' || o.table === 'Port')).toBe(false);
-    // Without tos=inherit it still carries the overlay, untouched: only DSCP marking stops at it.
+    // Without tos=inherit it still carries the overlay, untouched; said only where weft wants
+    // inherit (--tunnel-tos inherit): DSCP marking then stops at it.
     const noTos = chassis();
     const recipe = options([]);
     recipe.delete('tos');
     addPort(noTos, 'br-int', 'vxlan0', { type: 'vxlan', options: recipe });
-    const told = planChassis(desired({ encapIp: '10.0.0.1' }), noTos);
+    expect(planChassis(desired({ encapIp: '10.0.0.1' }), noTos).conflicts).toEqual([]);
+    const told = planChassis(desired({ encapIp: '10.0.0.1', tunnelTos: 'inherit' }), noTos);
     expect(told.conflicts).toEqual([
       "port vxlan0 (not weft's) has no options:tos=inherit: an endpoint's DSCP (qos.dscp) does not reach the VXLAN header; left as it is",
     ]);
@@ -255,7 +269,7 @@ describe('planChassis (pure)', () => {
     expect(plan.changes).toEqual([
       'Open_vSwitch other_config hw-offload=true max-idle=10000',
       'bridge br-int controller(s) tcp:192.0.2.10:6653 removed',
-      'tunnel port vxlan5 added (remote_ip=flow key=5 local_ip=10.0.0.1 dst_port=4789 tos=inherit)',
+      'tunnel port vxlan5 added (remote_ip=flow key=5 local_ip=10.0.0.1 dst_port=4789)',
       'tunnel port(s) vxlan0 removed',
     ]);
   });
