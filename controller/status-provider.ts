@@ -18,9 +18,10 @@ import { compareIp } from './intent/net.js';
 import type { IntentService } from './intent/service.js';
 import { mirrorState } from './mirror-status.js';
 import type { NeighborView } from './router/neighbor-resolver.js';
+import { traceFromBinding } from './trace/binding-trace.js';
 import type { TraceLookups } from './trace/endpoint-trace.js';
 import { traceEndpoint } from './trace/endpoint-trace.js';
-import { type LearnedFlows, traceLookups, traceWorld } from './trace/world.js';
+import { bindingTraceLookups, type LearnedFlows, traceLookups, traceWorld } from './trace/world.js';
 
 /**
  * What `controller()` returns: the role the API schema knows, plus the HA facts (instance, term,
@@ -268,6 +269,16 @@ export function statusProvider(
         traceLookups(intents, current, neighbors?.arpState?.bind(neighbors)),
         traceWorld(engine, current, intents, networkId, neighbors?.learnedFlowsOf?.bind(neighbors)),
         endpointId,
+        req,
+      );
+    },
+    traceFromBinding(bindingId, req) {
+      const networkId = intents.get('vlanBinding', bindingId).networkId;
+      const current = () => facts.current();
+      return traceFromBinding(
+        bindingTraceLookups(intents, current, neighbors?.arpState?.bind(neighbors)),
+        traceWorld(engine, current, intents, networkId, neighbors?.learnedFlowsOf?.bind(neighbors)),
+        bindingId,
         req,
       );
     },

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import type { BindingTraceRequest } from '../controller/trace/binding-trace.js';
 import type { TraceAnswer, TraceRequest } from '../controller/trace/endpoint-trace.js';
 import type { DropsAnswer, ObjectCounters, RouterCounters } from './counters-schema.js';
 
@@ -133,6 +134,8 @@ export interface StatusProvider {
    * throws IntentError (invalid / not_found / conflict) naming what is wrong with the request.
    */
   trace?(endpointId: string, req: TraceRequest): TraceAnswer;
+  /** A probe from a host behind a VLAN binding, the same way (controller/trace/binding-trace.ts). */
+  traceFromBinding?(bindingId: string, req: BindingTraceRequest): TraceAnswer;
   /**
    * What really crossed the switches, read from OVS on request (controller/counters): the flows of
    * an endpoint, a network ACL or a router by cookie, and every switch's table-miss drops.

@@ -46,6 +46,24 @@ export const TraceQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** GET /v1/vlan-bindings/{id}/trace: a probe from a host behind the binding (no ARP: it is no VM). */
+export const BindingTraceQuery = Type.Object(
+  {
+    ...TraceQuery.properties,
+    from: Type.String({
+      description: "the sending host's address, IPv4 or IPv6 (the family of `to`)",
+      maxLength: 64,
+    }),
+    fromMac: Type.Optional(
+      Type.String({ maxLength: 17, description: "the sending host's MAC (default 02:57:ef:00:00:01)" }),
+    ),
+    protocol: Type.Optional(
+      Type.Union([Type.Literal('icmp'), Type.Literal('tcp'), Type.Literal('udp')], { default: 'icmp' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const TraceFlow = Type.Object(
   {
     priority: Type.Integer(),

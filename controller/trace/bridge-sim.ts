@@ -359,9 +359,11 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
 }
 
 /**
- * A source NAT committed by a ct action (a router's SNAT, apps/router/snat.ts): the packet after it
- * leaves from the translated address, as a new connection does (the trace sends one probe: there is
- * no earlier connection whose answer a bare `nat` would translate back).
+ * A NAT committed by a ct action, as a new connection's first packet meets it (the trace sends one
+ * probe: there is no earlier connection whose answer a bare `nat` would translate back): a source
+ * NAT (a router's SNAT, apps/router/snat.ts) leaves from the translated address; a destination
+ * NAT (a port forward) goes on to the internal address, and to its port where the action names
+ * one (a range keeps the port).
  */
 function ctNat(run: Run, a: Extract<Action, { type: 'ct' }>, p: Packet): void {
   if (typeof a.zone !== 'number') return;
@@ -376,11 +378,22 @@ function ctNat(run: Run, a: Extract<Action, { type: 'ct' }>, p: Packet): void {
     return;
   }
   for (const n of a.actions) {
-    if (n.type !== 'nat' || !(n.flags & NAT_SRC) || n.ipv4Min === undefined) continue;
-    setField(p, 'ipv4_src', n.ipv4Min, undefined);
-    run.result.notes.push(`source translated to ${n.ipv4Min} (conntrack zone ${a.zone})`);
+    if (n.type !== 'nat' || n.ipv4Min === undefined) continue;
+    if (n.flags & NAT_SRC) {
+      setField(p, 'ipv4_src', n.ipv4Min, undefined);
+      run.result.notes.push(`source translated to ${n.ipv4Min} (conntrack zone ${a.zone})`);
+    } else if (n.flags & NAT_DST) {
+      setField(p, 'ipv4_dst', n.ipv4Min, undefined);
+      const l4 = p.has(TCP_DST) ? TCP_DST : p.has(UDP_DST) ? UDP_DST : undefined;
+      if (n.protoMin !== undefined && l4) setField(p, l4, n.protoMin, undefined);
+      const port = l4 ? `:${p.get(l4)}` : '';
+      run.result.notes.push(`destination translated to ${n.ipv4Min}${port} (conntrack zone ${a.zone})`);
+    }
   }
 }
+
+const TCP_DST = canonical('tcp_dst');
+const UDP_DST = canonical('udp_dst');
 
 function group(run: Run, pass: number, groupId: number, p: Packet, depth: number, at: number): void {
   const g = run.groups.get(groupId);

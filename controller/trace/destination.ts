@@ -36,6 +36,17 @@ export interface TraceRouter {
   routes: ReadonlyArray<{ destination: string; nexthop: string; networkId?: string }>;
   /** Its floating IPs (apps/router/floating.ts); absent: none. */
   floatingIps?: ReadonlyArray<{ ip: string; fixedIp: string }>;
+  /** Its SNAT address and port forwards (apps/router/snat.ts); absent: none. */
+  snat?: {
+    ip: string;
+    portForwards?: ReadonlyArray<{
+      protocol: 'tcp' | 'udp';
+      port: number;
+      portEnd?: number;
+      internalIp: string;
+      internalPort: number;
+    }>;
+  };
 }
 
 export interface DestinationLookups {

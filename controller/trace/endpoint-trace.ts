@@ -72,11 +72,11 @@ export interface TraceAnswer extends TraceVerdict {
 
 const DEFAULT_SRC_PORT = 40000;
 /** What Linux puts in a VM's packets (net.ipv4.ip_default_ttl, IPv6 hop limit). */
-const VM_TTL = 64;
+export const VM_TTL = 64;
 /** Every neighbour discovery message's hop limit: a receiver drops one with less (RFC 4861 7.1.1). */
 const ND_HOP_LIMIT = 255;
 const MAX_TTL = 255;
-const PACKET_FIELDS = [
+export const PACKET_FIELDS = [
   'in_port',
   'eth_src',
   'eth_dst',
@@ -106,7 +106,7 @@ const PACKET_FIELDS = [
   'nd_reserved',
 ];
 
-function l4(req: TraceRequest, v6: boolean): Record<string, OxmValue> {
+export function l4(req: TraceRequest, v6: boolean): Record<string, OxmValue> {
   const srcPort = req.srcPort ?? DEFAULT_SRC_PORT;
   switch (req.protocol) {
     case 'tcp':
@@ -159,7 +159,7 @@ function askHeaders(mac: string, srcIp: string, to: string, v6: boolean): Record
   };
 }
 
-function checkRequest(req: TraceRequest): { to: string; v6: boolean } {
+export function checkRequest(req: TraceRequest): { to: string; v6: boolean } {
   const v6 = isIpv6(req.to);
   if (!v6 && !isIpv4(req.to)) throw invalid('to', `'${req.to}' is not an IPv4 or IPv6 address`);
   if ((req.protocol === 'tcp' || req.protocol === 'udp') && req.port === undefined) {
@@ -307,10 +307,10 @@ function errorReceived(
  * DSCP shows where weft marked it (qos.dscp: the probe leaves the VM with none set, so the field
  * is there only once a flow set it).
  */
-const RECEIVED_FIELDS = [...PACKET_FIELDS.filter((f) => f !== 'in_port'), 'ip_dscp'];
+export const RECEIVED_FIELDS = [...PACKET_FIELDS.filter((f) => f !== 'in_port'), 'ip_dscp'];
 
 /** The copy the verdict is about: delivered to the target (or out of a port), or answered back. */
-function receivedOf(run: TraceRun, verdict: TraceVerdict, target: TraceTarget): Packet | undefined {
+export function receivedOf(run: TraceRun, verdict: TraceVerdict, target: TraceTarget): Packet | undefined {
   const outputs = run.hops.flatMap((h) => h.outputs);
   const o =
     verdict.verdict === 'answered'

@@ -5,6 +5,7 @@ import type { IntentService } from '../intent/service.js';
 import { cookieFor } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow } from '../pipeline/flow.js';
 import { PIPELINE } from '../pipeline/tables.js';
+import type { BindingTraceLookups } from './binding-trace.js';
 import type { TraceRouter } from './destination.js';
 import type { TraceLookups } from './endpoint-trace.js';
 import type { TraceWorld } from './trace-across.js';
@@ -137,6 +138,24 @@ export function traceLookups(
   };
 }
 
+/** traceLookups, and the VLAN bindings a trace from the physical side starts at. */
+export function bindingTraceLookups(
+  intents: IntentService,
+  facts: () => ChassisFacts,
+  arpState?: TraceLookups['arpState'],
+): BindingTraceLookups {
+  return {
+    ...traceLookups(intents, facts, arpState),
+    vlanBinding(id) {
+      try {
+        return intents.get('vlanBinding', id);
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
 /** A router's interfaces with the IPv4 and IPv6 subnets of their networks (what it routes into). */
 function traceRouter(intents: IntentService, router: Router): TraceRouter {
   return {
@@ -158,5 +177,6 @@ function traceRouter(intents: IntentService, router: Router): TraceRouter {
     }),
     routes: router.routes ?? [],
     ...(router.floatingIps ? { floatingIps: router.floatingIps } : {}),
+    ...(router.snat ? { snat: router.snat } : {}),
   };
 }

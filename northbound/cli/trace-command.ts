@@ -9,6 +9,7 @@ type Flow = NonNullable<Step['flow']>;
 type Output = Hop['outputs'][number];
 
 const HELP = `Usage: weft trace FROM TO [--tcp PORT | --udp PORT | --icmp | --arp] [options]
+       weft trace --binding ID --src IP TO [--tcp PORT | --udp PORT | --icmp] [options]
 
 Follows a probe packet from endpoint FROM to address TO through the OpenFlow flows weft puts on the
 switches, hypervisor to hypervisor, and says whether it is delivered or where and why it is dropped.
@@ -16,6 +17,14 @@ Computed from the desired state (GET /v1/endpoints/FROM/trace): nothing is sent.
 the packet is delivered (or answered: an ARP request or neighbour solicitation, a ping to a router,
 DHCP), 1 when it is not (a router's ICMP error, time exceeded or unreachable, included) or the API
 call fails.
+
+With --binding, the probe comes from a host behind that VLAN binding instead (a physical server,
+the upstream router, a client behind it), tagged on the binding's port: to an endpoint of its
+network, a floating IP or a forwarded port of the router (translated as conntrack would), or
+through the router (GET /v1/vlan-bindings/ID/trace).
+  --binding ID      the VLAN binding the host is behind
+  --src IP          the host's address (the family of TO)
+  --src-mac MAC     the host's MAC (default 02:57:ef:00:00:01)
 
 Probe (default --icmp):
   --icmp            a ping (ICMP echo request; ICMPv6 to an IPv6 TO)
@@ -224,6 +233,34 @@ export function traceText(answer: TraceAnswerBody, width = DEFAULT_WIDTH): strin
 export const traceSucceeded = (answer: Pick<TraceAnswerBody, 'verdict' | 'icmpError'>): boolean =>
   answer.verdict === 'delivered' || (answer.verdict === 'answered' && answer.icmpError === undefined);
 
+/** The API path and query: from an endpoint (FROM TO), or from a host behind a binding (--binding). */
+function requestOf(
+  positionals: string[],
+  values: Record<string, string | boolean | undefined>,
+): { path: string; query: Record<string, string | number | undefined> } {
+  const binding = values.binding as string | undefined;
+  if (binding === undefined) {
+    for (const flag of ['src', 'src-mac'])
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --binding ID`);
+    const [from, to, ...extra] = positionals;
+    if (to === undefined) throw new UsageError('missing TO: the address to trace to (IPv4, or IPv6)');
+    if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+    return { path: `/v1/endpoints/${encodeURIComponent(from!)}/trace`, query: queryOf(to, values) };
+  }
+  const [to, ...extra] = positionals;
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}' (--binding takes TO alone)`);
+  if (values.src === undefined) throw new UsageError("--binding needs --src IP: the host's address");
+  if (values.arp) throw new UsageError('--arp does not fit --binding: trace --icmp, --tcp or --udp');
+  return {
+    path: `/v1/vlan-bindings/${encodeURIComponent(binding)}/trace`,
+    query: {
+      ...queryOf(to!, values),
+      from: values.src as string,
+      fromMac: values['src-mac'] as string | undefined,
+    },
+  };
+}
+
 /** `weft trace FROM TO`: GET /v1/endpoints/FROM/trace for people (or --json), exit 0 when delivered. */
 export const traceCommand: CliCommand = {
   name: 'trace',
@@ -243,6 +280,9 @@ export const traceCommand: CliCommand = {
           'dst-mac': { type: 'string' },
           established: { type: 'boolean' },
           ttl: { type: 'string' },
+          binding: { type: 'string' },
+          src: { type: 'string' },
+          'src-mac': { type: 'string' },
           api: { type: 'string' },
           token: { type: 'string' },
           json: { type: 'boolean' },
@@ -258,18 +298,11 @@ export const traceCommand: CliCommand = {
       io.stdout.write(HELP);
       return values.help ? 0 : 2;
     }
-    const [from, to, ...extra] = positionals;
-    if (to === undefined) throw new UsageError('missing TO: the address to trace to (IPv4, or IPv6)');
-    if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-    const query = queryOf(to, values);
+    const { path, query } = requestOf(positionals, values);
     const client = clientFromFlags(values, io.env);
     let answer: TraceAnswerBody;
     try {
-      answer = (
-        await client.request<TraceAnswerBody>('GET', `/v1/endpoints/${encodeURIComponent(from!)}/trace`, {
-          query,
-        })
-      ).body;
+      answer = (await client.request<TraceAnswerBody>('GET', path, { query })).body;
     } catch (err) {
       if (!(err instanceof ApiCallError)) throw err;
       io.stderr.write(`weft trace: ${describeApiError(err)}\n`);

@@ -4,7 +4,7 @@ import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
 import type { StatusProvider } from '../status.js';
-import { TraceAnswer, TraceQuery } from '../trace-schema.js';
+import { BindingTraceQuery, TraceAnswer, TraceQuery } from '../trace-schema.js';
 
 export interface TraceRouteOptions {
   intents: IntentService;
@@ -41,6 +41,41 @@ export const traceRoutes: FastifyPluginAsyncTypebox<TraceRouteOptions> = async (
       }
       const q = req.query;
       return opts.status.trace(req.params.id, {
+        to: q.to,
+        protocol: q.protocol ?? 'icmp',
+        ...(q.port === undefined ? {} : { port: q.port }),
+        ...(q.srcPort === undefined ? {} : { srcPort: q.srcPort }),
+        ...(q.dstMac === undefined ? {} : { dstMac: q.dstMac }),
+        ...(q.ttl === undefined ? {} : { ttl: q.ttl }),
+        established: q.state === 'established',
+      });
+    },
+  );
+  app.get(
+    '/vlan-bindings/:id/trace',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['status'],
+        summary:
+          "Follow a packet from a host behind a VLAN binding (a physical server, the upstream router) through weft's flows: to an endpoint, a floating IP, a port forward or through a router",
+        params: Type.Object({ id: Type.String() }),
+        querystring: BindingTraceQuery,
+        response: { 200: TraceAnswer, ...errorResponses(400, 401, 403, 404, 409, 503) },
+      },
+    },
+    async (req) => {
+      opts.intents.get('vlanBinding', req.params.id); // 404 naming it when there is no such binding
+      if (!opts.status.traceFromBinding) {
+        throw new ApiError(
+          'unavailable',
+          'tracing needs the running engine (weft serve); this instance has none',
+        );
+      }
+      const q = req.query;
+      return opts.status.traceFromBinding(req.params.id, {
+        from: q.from,
+        ...(q.fromMac === undefined ? {} : { fromMac: q.fromMac }),
         to: q.to,
         protocol: q.protocol ?? 'icmp',
         ...(q.port === undefined ? {} : { port: q.port }),

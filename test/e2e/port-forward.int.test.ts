@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TraceAnswer } from '../../controller/trace/endpoint-trace.js';
 import { expectConverged } from './converged.js';
 import { type E2e, startE2e, TOKEN, waitFor } from './harness.js';
 import { startWhoAmI, whoAmI } from './who-am-i.js';
@@ -145,6 +146,32 @@ describe('port forwards of a SNAT address (real OVS, real TCP and UDP)', () => {
     expect(zone).toMatch(
       /tcp,orig=\(src=10\.0\.0\.63,dst=10\.0\.0\.1,sport=\d+,dport=7003\),reply=\(src=10\.1\.0\.6,dst=10\.0\.0\.63,sport=7003,/,
     );
+  }, 30_000);
+
+  it('weft trace from the binding follows a forwarded connection to its VM, translated, and nothing else', async () => {
+    const trace = async (port: number) =>
+      (await e.api.get(
+        `/v1/vlan-bindings/metal42/trace?from=${METAL_IP}&to=${GATEWAY}&protocol=tcp&port=${port}`,
+      )) as unknown as TraceAnswer;
+    const to8080 = await trace(8080);
+    expect(to8080.verdict, to8080.summary).toBe('delivered');
+    expect(to8080.deliveredTo).toEqual(['w1']);
+    expect(to8080.received).toMatchObject({ ip_src: METAL_IP, ip_dst: '10.1.0.5', tcp_dst: '8000' });
+    expect(to8080.hops[0]!.notes).toContain(
+      `destination translated to 10.1.0.5:8000 (conntrack zone ${ZONE})`,
+    );
+    // A range keeps the port; the binding's chassis translates, w2 is on it.
+    const to7003 = await trace(7003);
+    expect([to7003.verdict, to7003.deliveredTo, to7003.received?.tcp_dst]).toEqual([
+      'delivered',
+      ['w2'],
+      '7003',
+    ]);
+    const to7000 = await trace(7000);
+    // Not forwarded: the router's own port, closed (the client gets its port unreachable).
+    expect(to7000.verdict, to7000.summary).toBe('answered');
+    expect(to7000.summary).toContain('answered by router r1 with ICMP port unreachable');
+    expect(to7000.deliveredTo).toEqual([]);
   }, 30_000);
 
   it('holds the connections in the SNAT zone on the binding hypervisor, and counts them there', async () => {

@@ -257,6 +257,21 @@ d.bind(5555, () => d.send('hi', 9999, process.argv[1], () => d.close()));`;
     const hops = t.hops as Array<{ chassis: string; notes: string[] }>;
     const translated = hops.filter((h) => h.notes.some((n) => n.includes(`source translated to ${GATEWAY}`)));
     expect(translated.map((h) => h.chassis)).toEqual(['hv2']);
+    // From the physical side: metal pings w1's floating IP (rewritten to its fixed address on
+    // hv2, routed through the tunnel to hv1), and the router's own address (answered there).
+    const trace = async (to: string) =>
+      (await e.api.get(`/v1/vlan-bindings/metal42/trace?from=${METAL_IP}&to=${to}`)) as {
+        verdict: string;
+        summary: string;
+        deliveredTo: string[];
+        received?: Record<string, string>;
+      };
+    const floating = await trace(FLOATING);
+    expect([floating.verdict, floating.deliveredTo], floating.summary).toEqual(['delivered', ['w1']]);
+    expect(floating.received).toMatchObject({ ip_src: METAL_IP, ip_dst: '10.1.0.5' });
+    expect(await pings('metal', FLOATING)).toBe(3); // and so it is
+    const gateway = await trace(GATEWAY);
+    expect(gateway.summary).toMatch(/answered by router r1 on hv2/);
   }, 60_000);
 
   it('counts the translations in the router counters, on the chassis of the binding they leave by', async () => {

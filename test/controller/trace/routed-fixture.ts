@@ -31,9 +31,14 @@ export const FROM_W1 = [
  * Red's third network ops (VNI 102, 10.3.0.0/24 + fd00:3::/64) is on r1 as 10.3.0.1 with no IPv6
  * address: r1 routes only IPv4 there; o1 10.3.0.5 on hv2 port 2. blue-net has fd00:1::/64 too.
  */
-export async function routedWorld(opts: { ipv6?: boolean } = {}) {
+export async function routedWorld(
+  opts: { ipv6?: boolean; byName?: (chassisId: string) => Map<string, number> } = {},
+) {
   const v6 = opts.ipv6 === true;
-  const facts = bindableFacts(['hv1', 'hv2'], { tunnelPort: TUNNEL_PORT });
+  const facts = bindableFacts(['hv1', 'hv2'], {
+    tunnelPort: TUNNEL_PORT,
+    ...(opts.byName ? { byName: opts.byName } : {}),
+  });
   const t = await serviceEngine(facts, [dpidOf(0), dpidOf(1)]);
   const { svc } = t;
   const twin = (ip: string) => (v6 ? [ip, ip.replace(/^10\.(\d)\.0\./, 'fd00:$1::')] : [ip]);
@@ -97,6 +102,7 @@ export async function routedWorld(opts: { ipv6?: boolean } = {}) {
   const current = () => facts.current();
   return {
     ...t,
+    facts,
     /** The trace's view of the controller for a probe sent in this network. */
     world: (networkId: string) => traceWorld(t.engine, current, svc, networkId),
     trace: tracer(t.engine, svc, current),
