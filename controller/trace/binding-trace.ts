@@ -151,7 +151,7 @@ function whereTo(
     );
   }
   const gw = { router: router.id, from: networkId };
-  const viaRouter = (ip: string, extra: Partial<Where> = {}): Where => {
+  const viaRouter = (ip: string): Where => {
     const into = router.interfaces.find((i) =>
       [...i.subnets, ...(i.subnets6 ?? [])].some((c) => prefixHolding(c, ip) >= 0),
     );
@@ -160,7 +160,6 @@ function whereTo(
       dstMac: q.dstMac ?? iface.mac,
       ...(target ? { target } : {}),
       gateway: { ...gw, ...(into ? { into: into.networkId } : {}) },
-      ...extra,
     };
   };
   const floating = router.floatingIps?.find((f) => f.ip === to);
