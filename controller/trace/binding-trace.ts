@@ -8,15 +8,14 @@ import type { TraceRouter } from './destination.js';
 import {
   checkRequest,
   l4,
-  PACKET_FIELDS,
-  RECEIVED_FIELDS,
   receivedOf,
   type TraceAnswer,
   type TraceLookups,
   type TraceRequest,
+  traceAnswer,
   VM_TTL,
 } from './endpoint-trace.js';
-import { describePacket, packetOf } from './packet.js';
+import { packetOf } from './packet.js';
 import { routerPuntOf } from './router-answer.js';
 import { type TraceWorld, traceAcross } from './trace-across.js';
 import { type TraceTarget, verdictOf } from './verdict.js';
@@ -107,18 +106,11 @@ export function traceFromBinding(
   const punt = routerPuntOf(run, goal, lookups.arpState?.bind(lookups));
   const verdict = verdictOf(run.hops, goal, established, punt);
   const received = receivedOf(run, verdict, goal);
-  return {
-    from: bindingId,
-    chassis: binding.chassisId,
-    to,
-    protocol: req.protocol,
-    ...(req.port === undefined ? {} : { port: req.port }),
-    state: established ? 'established' : 'new',
-    ...verdict,
-    packet: describePacket(packet, PACKET_FIELDS),
-    ...(received ? { received: describePacket(received, RECEIVED_FIELDS) } : {}),
+  return traceAnswer({ from: bindingId, chassis: binding.chassisId, to, req, established }, verdict, {
+    packet,
+    received,
     hops: run.hops,
-  };
+  });
 }
 
 interface Where {

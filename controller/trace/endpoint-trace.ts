@@ -76,7 +76,7 @@ export const VM_TTL = 64;
 /** Every neighbour discovery message's hop limit: a receiver drops one with less (RFC 4861 7.1.1). */
 const ND_HOP_LIMIT = 255;
 const MAX_TTL = 255;
-export const PACKET_FIELDS = [
+const PACKET_FIELDS = [
   'in_port',
   'eth_src',
   'eth_dst',
@@ -264,17 +264,36 @@ export function traceEndpoint(
   // The advertisement's answer, said as the VM's neighbour table will have it.
   const tll = req.protocol === 'arp' && verdict.verdict === 'answered' ? received?.get('nd_tll') : undefined;
   if (tll !== undefined) verdict.summary += ` (${to} is at ${fieldText('nd_tll', tll)})`;
-  return {
-    from: fromId,
-    chassis: binding.chassisId,
-    to,
-    protocol: req.protocol,
-    ...(req.port === undefined ? {} : { port: req.port }),
-    state: established ? 'established' : 'new',
-    ...verdict,
-    packet: describePacket(packet, PACKET_FIELDS),
-    ...(received ? { received: describePacket(received, RECEIVED_FIELDS) } : {}),
+  return traceAnswer({ from: fromId, chassis: binding.chassisId, to, req, established }, verdict, {
+    packet,
+    received,
     hops,
+  });
+}
+
+/** The answer every trace gives: who sent what, the verdict, the probe as sent and as received, each hop. */
+export function traceAnswer(
+  head: {
+    from: string;
+    chassis: string;
+    to: string;
+    req: { protocol: TraceProtocol; port?: number };
+    established: boolean;
+  },
+  verdict: TraceVerdict,
+  seen: { packet: Packet; received: Packet | undefined; hops: TraceHop[] },
+): TraceAnswer {
+  return {
+    from: head.from,
+    chassis: head.chassis,
+    to: head.to,
+    protocol: head.req.protocol,
+    ...(head.req.port === undefined ? {} : { port: head.req.port }),
+    state: head.established ? 'established' : 'new',
+    ...verdict,
+    packet: describePacket(seen.packet, PACKET_FIELDS),
+    ...(seen.received ? { received: describePacket(seen.received, RECEIVED_FIELDS) } : {}),
+    hops: seen.hops,
   };
 }
 
@@ -307,7 +326,7 @@ function errorReceived(
  * DSCP shows where weft marked it (qos.dscp: the probe leaves the VM with none set, so the field
  * is there only once a flow set it).
  */
-export const RECEIVED_FIELDS = [...PACKET_FIELDS.filter((f) => f !== 'in_port'), 'ip_dscp'];
+const RECEIVED_FIELDS = [...PACKET_FIELDS.filter((f) => f !== 'in_port'), 'ip_dscp'];
 
 /** The copy the verdict is about: delivered to the target (or out of a port), or answered back. */
 export function receivedOf(run: TraceRun, verdict: TraceVerdict, target: TraceTarget): Packet | undefined {

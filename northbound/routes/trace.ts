@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
@@ -9,6 +9,18 @@ import { BindingTraceQuery, TraceAnswer, TraceQuery } from '../trace-schema.js';
 export interface TraceRouteOptions {
   intents: IntentService;
   status: StatusProvider;
+}
+
+/** The probe's fields both traces take from their query (the protocol is each one's own). */
+function probeOf(q: Static<typeof TraceQuery>) {
+  return {
+    to: q.to,
+    ...(q.port === undefined ? {} : { port: q.port }),
+    ...(q.srcPort === undefined ? {} : { srcPort: q.srcPort }),
+    ...(q.dstMac === undefined ? {} : { dstMac: q.dstMac }),
+    ...(q.ttl === undefined ? {} : { ttl: q.ttl }),
+    established: q.state === 'established',
+  };
 }
 
 /**
@@ -40,15 +52,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<TraceRouteOptions> = async (
         );
       }
       const q = req.query;
-      return opts.status.trace(req.params.id, {
-        to: q.to,
-        protocol: q.protocol ?? 'icmp',
-        ...(q.port === undefined ? {} : { port: q.port }),
-        ...(q.srcPort === undefined ? {} : { srcPort: q.srcPort }),
-        ...(q.dstMac === undefined ? {} : { dstMac: q.dstMac }),
-        ...(q.ttl === undefined ? {} : { ttl: q.ttl }),
-        established: q.state === 'established',
-      });
+      return opts.status.trace(req.params.id, { ...probeOf(q), protocol: q.protocol ?? 'icmp' });
     },
   );
   app.get(
@@ -74,15 +78,10 @@ export const traceRoutes: FastifyPluginAsyncTypebox<TraceRouteOptions> = async (
       }
       const q = req.query;
       return opts.status.traceFromBinding(req.params.id, {
+        ...probeOf(q),
+        protocol: q.protocol ?? 'icmp',
         from: q.from,
         ...(q.fromMac === undefined ? {} : { fromMac: q.fromMac }),
-        to: q.to,
-        protocol: q.protocol ?? 'icmp',
-        ...(q.port === undefined ? {} : { port: q.port }),
-        ...(q.srcPort === undefined ? {} : { srcPort: q.srcPort }),
-        ...(q.dstMac === undefined ? {} : { dstMac: q.dstMac }),
-        ...(q.ttl === undefined ? {} : { ttl: q.ttl }),
-        established: q.state === 'established',
       });
     },
   );

@@ -1,43 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchOp } from '../../../controller/intent/batch.js';
-import type { RouterCreate } from '../../../controller/intent/model.js';
-import type { IntentService } from '../../../controller/intent/service.js';
 import { rejects } from './helpers.js';
-import { redBlueEachTest } from './router-fixture.js';
+import { interfaces, put, snatWorldEachTest, svc } from './router-snat-fixture.js';
 
 /**
  * SNAT (many-to-one source NAT) kept valid by later writes to other objects (subnets, endpoints,
- * allowed addresses, batches): red's networks web 10.0.0.0/24, db 10.0.1.0/24 and ext
- * 10.3.0.0/24 (the external one); r1 is on web (10.0.0.1) and ext (10.3.0.1). Endpoint vm holds
- * 10.0.0.5 on web; 10.3.0.200 is an address no endpoint holds.
+ * allowed addresses, batches). The world: router-snat-fixture.ts.
  */
 
-let svc: IntentService;
-redBlueEachTest(
-  (s) => {
-    svc = s;
-  },
-  async (s) => {
-    await s.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
-    await s.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
-  },
-);
-
-const interfaces = [
-  { networkId: 'web', ip: '10.0.0.1' },
-  { networkId: 'ext', ip: '10.3.0.1' },
-];
-type Snat = RouterCreate['snat'];
-const put = (snat?: Snat, more: Partial<RouterCreate> = {}) =>
-  svc.put('router', 'r1', {
-    tenantId: 'red',
-    name: 'r1',
-    interfaces,
-    ...(snat === undefined ? {} : { snat }),
-    ...more,
-  });
-/** The stored router (with its revision), to show a refused write changed nothing. */
-const _snapshot = () => structuredClone(svc.find('router', 'r1'));
+snatWorldEachTest();
 
 describe('SNAT: later writes to other objects keep it valid', () => {
   it('refuses new subnets leaving the SNAT address outside or unusable, naming the router', async () => {

@@ -1,42 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { RouterCreate } from '../../../controller/intent/model.js';
-import type { IntentService } from '../../../controller/intent/service.js';
 import { snatZone } from '../../../controller/pipeline/registers.js';
 import { rejects } from './helpers.js';
-import { redBlueEachTest } from './router-fixture.js';
+import { put, type Snat, snapshot, snatWorldEachTest, svc } from './router-snat-fixture.js';
 
 /**
- * SNAT (many-to-one source NAT): red's networks web 10.0.0.0/24, db 10.0.1.0/24 and ext
- * 10.3.0.0/24 (the external one); r1 is on web (10.0.0.1) and ext (10.3.0.1). Endpoint vm holds
- * 10.0.0.5 on web; 10.3.0.200 is an address no endpoint holds.
+ * SNAT (many-to-one source NAT) on a router: accepted, refused, and its conntrack zone. The world:
+ * router-snat-fixture.ts.
  */
 
-let svc: IntentService;
-redBlueEachTest(
-  (s) => {
-    svc = s;
-  },
-  async (s) => {
-    await s.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
-    await s.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
-  },
-);
-
-const interfaces = [
-  { networkId: 'web', ip: '10.0.0.1' },
-  { networkId: 'ext', ip: '10.3.0.1' },
-];
-type Snat = RouterCreate['snat'];
-const put = (snat?: Snat, more: Partial<RouterCreate> = {}) =>
-  svc.put('router', 'r1', {
-    tenantId: 'red',
-    name: 'r1',
-    interfaces,
-    ...(snat === undefined ? {} : { snat }),
-    ...more,
-  });
-/** The stored router (with its revision), to show a refused write changed nothing. */
-const snapshot = () => structuredClone(svc.find('router', 'r1'));
+snatWorldEachTest();
 
 describe('SNAT: accepted', () => {
   it("takes the router's own address on the external network, stored as { ip } alone; absent when off", async () => {
