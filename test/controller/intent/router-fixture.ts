@@ -16,6 +16,15 @@ export async function seedRedBlue(svc: IntentService): Promise<void> {
 }
 
 /**
+ * What the NAT tests add to seedRedBlue: network ext (10.3.0.0/24), the external side of a
+ * floating IP or SNAT, and endpoint vm holding 10.0.0.5 on web.
+ */
+export async function seedExternal(svc: IntentService): Promise<void> {
+  await svc.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
+  await svc.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
+}
+
+/**
  * A fresh service seeded with seedRedBlue (and `more`) before each test of the file, closed after
  * it; `use` receives each test's service.
  */

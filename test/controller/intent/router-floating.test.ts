@@ -3,7 +3,7 @@ import type { BatchOp } from '../../../controller/intent/batch.js';
 import type { RouterFloatingIp } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
 import { rejects } from './helpers.js';
-import { redBlueEachTest } from './router-fixture.js';
+import { redBlueEachTest, seedExternal } from './router-fixture.js';
 
 /**
  * Floating IPs (stateless 1:1 NAT): red's networks web 10.0.0.0/24, db 10.0.1.0/24 and ext
@@ -12,15 +12,9 @@ import { redBlueEachTest } from './router-fixture.js';
  */
 
 let svc: IntentService;
-redBlueEachTest(
-  (s) => {
-    svc = s;
-  },
-  async (s) => {
-    await s.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
-    await s.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
-  },
-);
+redBlueEachTest((s) => {
+  svc = s;
+}, seedExternal);
 
 const interfaces = [
   { networkId: 'web', ip: '10.0.0.1' },

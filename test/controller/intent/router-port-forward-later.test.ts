@@ -3,7 +3,7 @@ import type { BatchOp } from '../../../controller/intent/batch.js';
 import type { RouterCreate, RouterPortForwardInput } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
 import { rejects } from './helpers.js';
-import { redBlueEachTest } from './router-fixture.js';
+import { redBlueEachTest, seedExternal } from './router-fixture.js';
 
 /**
  * Port forwards kept valid by later writes: a router write that keeps `snat` as stored is refused
@@ -13,15 +13,9 @@ import { redBlueEachTest } from './router-fixture.js';
  */
 
 let svc: IntentService;
-redBlueEachTest(
-  (s) => {
-    svc = s;
-  },
-  async (s) => {
-    await s.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
-    await s.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
-  },
-);
+redBlueEachTest((s) => {
+  svc = s;
+}, seedExternal);
 
 const interfaces = [
   { networkId: 'web', ip: '10.0.0.1' },

@@ -6,7 +6,7 @@ import {
 } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
 import { rejects } from './helpers.js';
-import { redBlueEachTest } from './router-fixture.js';
+import { redBlueEachTest, seedExternal } from './router-fixture.js';
 
 /**
  * Port forwards on the SNAT address (DNAT): red's networks web 10.0.0.0/24, db 10.0.1.0/24 (the
@@ -16,15 +16,9 @@ import { redBlueEachTest } from './router-fixture.js';
  */
 
 let svc: IntentService;
-redBlueEachTest(
-  (s) => {
-    svc = s;
-  },
-  async (s) => {
-    await s.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
-    await s.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
-  },
-);
+redBlueEachTest((s) => {
+  svc = s;
+}, seedExternal);
 
 const interfaces = [
   { networkId: 'web', ip: '10.0.0.1' },

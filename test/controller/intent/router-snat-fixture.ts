@@ -1,6 +1,6 @@
 import type { RouterCreate } from '../../../controller/intent/model.js';
 import type { IntentService } from '../../../controller/intent/service.js';
-import { redBlueEachTest } from './router-fixture.js';
+import { redBlueEachTest, seedExternal } from './router-fixture.js';
 
 /**
  * The world of the SNAT intent tests (router-snat*.test.ts): red's networks web 10.0.0.0/24, db
@@ -13,15 +13,9 @@ export let svc: IntentService;
 
 /** A fresh world for every test of the file that calls it. */
 export function snatWorldEachTest(): void {
-  redBlueEachTest(
-    (s) => {
-      svc = s;
-    },
-    async (s) => {
-      await s.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
-      await s.put('endpoint', 'vm', { networkId: 'web', ips: ['10.0.0.5'] });
-    },
-  );
+  redBlueEachTest((s) => {
+    svc = s;
+  }, seedExternal);
 }
 
 export const interfaces = [
