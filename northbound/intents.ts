@@ -12,6 +12,7 @@ export type IntentService = Pick<
   | 'update'
   | 'delete'
   | 'batch'
+  | 'export'
   | 'get'
   | 'list'
   | 'revision'

@@ -1,5 +1,6 @@
 import { applyCommand } from '../../northbound/cli/apply-command.js';
 import { countersCommand, dropsCommand } from '../../northbound/cli/counters-command.js';
+import { exportCommand } from '../../northbound/cli/export-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
 import { statusCommand } from '../../northbound/cli/status-command.js';
 import { traceCommand } from '../../northbound/cli/trace-command.js';
@@ -15,6 +16,7 @@ export const commands: CliCommand[] = [
   serveCommand,
   ...resourceCommands,
   applyCommand,
+  exportCommand,
   statusCommand,
   traceCommand,
   countersCommand,

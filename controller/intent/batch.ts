@@ -20,6 +20,7 @@ import { checkCreate, deletable, type PlannedWrite, planCreate, planReplace } fr
  * - Order matters: op N is validated against the intent as it would be after ops 0..N-1, so a
  *   network created at op 0 can be used by an endpoint at op 5, and VNIs, MACs and IPs stay unique
  *   across the batch.
+ * - An object the batch leaves as it found it (changed, then changed back) is not written.
  * - A delete without `cascade` is checked at the end of the batch: it is refused only when
  *   something still refers to the object after the last op (an endpoint deleted later in the same
  *   batch does not block its network's delete). With `cascade` its dependants go at that op.
@@ -188,6 +189,15 @@ function runAll(
       results.push(planned.result);
     }
     for (const [i, gone] of deferred) checkNothingRefers(ops[i]!, i, gone, state, lastPut);
+    const asFound = leftAsFound(undo, storeOps, state);
+    if (asFound.size > 0) {
+      const kept = storeOps.filter((o) => !asFound.has(o.key));
+      storeOps.splice(0, storeOps.length, ...kept);
+      for (const r of results) {
+        const before = asFound.get(keyOf(r.kind, r.id));
+        if (before && r.op !== 'delete') Object.assign(r, { changed: false, revision: before.revision });
+      }
+    }
   } finally {
     for (const { key, before } of undo.reverse()) {
       state.apply(
@@ -197,6 +207,32 @@ function runAll(
   }
   return { storeOps, results };
 }
+
+/**
+ * Objects the batch wrote and then left as it found them (an export's security groups in a
+ * cycle: one written without a rule, then whole again), by store key with their content before
+ * the batch: nothing to write for them, as for a replace with the current content. Objects an
+ * op deleted are not among them (the delete is what the batch asked for).
+ */
+function leftAsFound(
+  undo: ReadonlyArray<{ key: string; before: unknown }>,
+  storeOps: readonly Op[],
+  state: IntentState,
+): Map<string, AnyObject> {
+  const deleted = new Set(storeOps.filter((o) => o.type === 'delete').map((o) => o.key));
+  const first = new Map<string, AnyObject>();
+  for (const { key, before } of undo) if (!first.has(key)) first.set(key, before as AnyObject);
+  const out = new Map<string, AnyObject>();
+  for (const [key, before] of first) {
+    const parsed = parseKey(key);
+    if (before === undefined || deleted.has(key) || !parsed) continue;
+    const now = state.get(parsed.kind, parsed.id);
+    if (now && stableStringify(content(now)) === stableStringify(content(before))) out.set(key, before);
+  }
+  return out;
+}
+
+const content = ({ revision: _r, createdAt: _c, updatedAt: _u, ...rest }: AnyObject) => rest;
 
 function runOp(
   op: BatchOp,

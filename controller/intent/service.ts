@@ -7,6 +7,7 @@ import { type ApplyTracker, type PendingSwitch, pendingOf } from './apply-tracke
 import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './batch.js';
 import { planDelete } from './deletion.js';
 import { conflict, invalid, notFound, toIntentError } from './errors.js';
+import { type ExportScope, exportOps } from './export.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
 import { type ListQuery, type ListResult, listPage } from './list.js';
 import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf } from './model.js';
@@ -244,6 +245,12 @@ export class IntentService {
   list<K extends Kind>(kind: K, query: ListQuery = {}, ctx: IntentContext = {}): ListResult<K> {
     checkKind(kind);
     return listPage(this.replica.committed, kind, query, ctx.tenantScope);
+  }
+
+  /** The intent (or one tenant's) as the batch that recreates it, at one revision (export.ts). */
+  export(scope: ExportScope = {}): { revision: number; ops: BatchOp[] } {
+    const state = this.replica.committed;
+    return { revision: state.revision, ops: exportOps(state, scope) };
   }
 
   create<K extends Kind>(kind: K, input: CreateInputOf[K], ctx: IntentContext = {}): Promise<WriteResult<K>> {

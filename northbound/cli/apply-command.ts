@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { withPrunes } from './apply-prune.js';
 import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { table } from './format.js';
 
@@ -34,6 +35,9 @@ Options:
   --wait                     answer once every affected switch applied the batch
   --timeout VALUE            with --wait: 500ms, 5s, 1m (default 5s)
   --idempotency-key VALUE    a retried apply with the same key writes once
+  --prune                    also delete what the file does not name (in the same batch): of
+                             everything the token sees, or of one tenant with --tenant ID
+  --tenant ID                with --prune: only that tenant's objects may be deleted
   --json                     print the API answer as JSON instead of a summary
   --api VALUE                API base URL (env WEFT_API, default ${defaultApi})
   --token VALUE              bearer token (env WEFT_TOKEN)
@@ -173,7 +177,7 @@ export const summary = (answer: BatchAnswer, waited: boolean): string => {
 
 export const applyCommand: CliCommand = {
   name: 'apply',
-  summary: 'apply a JSON/YAML file of intent as one atomic batch (-f FILE, --dry-run, --wait)',
+  summary: 'apply a JSON/YAML file of intent as one atomic batch (-f FILE, --dry-run, --wait, --prune)',
   async run(argv: string[], io: CliIo): Promise<number> {
     let values: Record<string, string | boolean | undefined>;
     try {
@@ -187,6 +191,8 @@ export const applyCommand: CliCommand = {
           wait: { type: 'boolean' },
           timeout: { type: 'string' },
           'idempotency-key': { type: 'string' },
+          prune: { type: 'boolean' },
+          tenant: { type: 'string' },
           json: { type: 'boolean' },
           api: { type: 'string' },
           token: { type: 'string' },
@@ -205,6 +211,7 @@ export const applyCommand: CliCommand = {
     if (file === undefined) throw new UsageError('-f FILE is required (- reads stdin)');
     if (values.timeout !== undefined && !values.wait) throw new UsageError('--timeout goes with --wait');
     if (values.wait && values['dry-run']) throw new UsageError('--wait and --dry-run exclude each other');
+    if (values.tenant !== undefined && !values.prune) throw new UsageError('--tenant goes with --prune');
     const name = file === '-' ? 'stdin' : file;
     let ops: Array<Record<string, unknown>>;
     try {
@@ -222,6 +229,13 @@ export const applyCommand: CliCommand = {
     const client = clientFromFlags(values, io.env);
     const key = values['idempotency-key'] as string | undefined;
     try {
+      if (values.prune) {
+        const tenant = values.tenant as string | undefined;
+        const scope = await client.request<{ ops: Array<Record<string, unknown>> }>('GET', '/v1/export', {
+          query: { tenant },
+        });
+        ops = withPrunes(ops, scope.body.ops);
+      }
       const res = await client.request<BatchAnswer>('POST', '/v1/batch', {
         body: { ops },
         query: {

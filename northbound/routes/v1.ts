@@ -6,6 +6,7 @@ import { registerBatch } from './batch.js';
 import { connectionRoutes } from './connections.js';
 import { counterRoutes } from './counters.js';
 import { registerCrud } from './crud.js';
+import { exportRoutes } from './export.js';
 import { neighborRoutes } from './neighbors.js';
 import { resourceDefs } from './resources.js';
 import { statusRoutes } from './status.js';
@@ -20,7 +21,7 @@ export interface V1Options {
 }
 
 /**
- * Everything under /v1: the intent resources, batches of them, tokens, status, traces, counters,
+ * Everything under /v1: the intent resources, batches of them, its export, tokens, status, traces, counters,
  * routers' neighbour tables and endpoints' connections.
  */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (
@@ -29,6 +30,7 @@ export const v1Routes: FastifyPluginAsync<V1Options> = async (
 ) => {
   for (const def of resourceDefs(status)) registerCrud(app, def, intents);
   registerBatch(app, intents);
+  await app.register(exportRoutes, { intents });
   await app.register(tokenRoutes, { intents });
   await app.register(statusRoutes, { intents, status, readiness });
   await app.register(traceRoutes, { intents, status });
