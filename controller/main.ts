@@ -30,6 +30,7 @@ import {
 } from './heap-tuning.js';
 import { IntentService } from './intent/service.js';
 import { registerControllerMetrics } from './metrics.js';
+import { restoreIntent } from './restore.js';
 import { NeighborService } from './router/neighbor-service.js';
 import { DEFAULT_NEIGHBOR_TIMINGS } from './router/neighbor-timings.js';
 import { DEFAULT_RA_TIMINGS } from './router/ra-periodic.js';
@@ -96,6 +97,15 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     adminTokens: config.adminTokens,
     logger: log.child({ part: 'intent' }),
   });
+  if (config.restore !== undefined) {
+    try {
+      await restoreIntent(intents, config.restore, log.child({ part: 'restore' }));
+    } catch (err) {
+      await intents.close();
+      await store.close();
+      throw err;
+    }
+  }
 
   const listen = ovsdbTarget(config);
   const chassis = listen

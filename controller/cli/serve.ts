@@ -1,5 +1,6 @@
 import { ConfigError, parseServeArgs, serveHelp } from '../config/serve-config.js';
 import { startController } from '../main.js';
+import { RestoreError } from '../restore.js';
 import { type CliCommand, UsageError } from './command.js';
 
 /** `weft serve`: runs the controller until SIGINT/SIGTERM. */
@@ -18,9 +19,16 @@ export const serveCommand: CliCommand = {
       io.stdout.write(serveHelp());
       return 0;
     }
-    const controller = await startController(parsed.config, {
-      logStream: { write: (line: string) => io.stdout.write(line) },
-    });
+    let controller: Awaited<ReturnType<typeof startController>>;
+    try {
+      controller = await startController(parsed.config, {
+        logStream: { write: (line: string) => io.stdout.write(line) },
+      });
+    } catch (err) {
+      if (!(err instanceof RestoreError)) throw err;
+      io.stderr.write(`weft serve: ${err.message}\n`);
+      return 1;
+    }
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);

@@ -19,6 +19,8 @@ export interface ServeConfig {
   ovsdb: OvsdbListen | null;
   api: { host: string; port: number };
   store: StoreUrl;
+  /** A file of intent an empty store starts with (`weft export`'s), before any switch is served. */
+  restore?: string;
   logLevel: LogLevel;
   session: SessionOptions;
   /** Admin bearer tokens for the REST API (clear text from config; never stored). */
@@ -187,6 +189,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedSe
       ovsdb,
       api: withSource('api', (v) => parseHostPort(v)),
       store,
+      ...(one('restore') ? { restore: one('restore') } : {}),
       logLevel,
       session: {
         ...defaultSessionOptions,

@@ -44,6 +44,12 @@ export const specs: OptionSpec[] = [
   { flag: 'api', env: 'WEFT_API', arg: 'HOST:PORT', def: '0.0.0.0:8080', help: 'REST API listener' },
   { flag: 'store', env: 'WEFT_STORE', arg: 'URL', def: 'file:./weft-data', help: 'file:DIR or redis://...' },
   {
+    flag: 'restore',
+    env: 'WEFT_RESTORE',
+    arg: 'FILE',
+    help: "an empty store starts with the intent in FILE (weft export's, or any file weft apply takes), committed as one batch before any switch is served; a store that holds intent ignores it",
+  },
+  {
     flag: 'admin-token',
     env: 'WEFT_ADMIN_TOKEN',
     arg: 'SECRET',

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { FileError, parseApplyFile, toOp } from '../intent-file.js';
 import { withPrunes } from './apply-prune.js';
 import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { table } from './format.js';
@@ -43,89 +44,6 @@ Options:
   --token VALUE              bearer token (env WEFT_TOKEN)
   -h, --help                 this help
 `;
-
-/** Words a file may use for a kind: the API's kind names, the CLI words and the URL segments. */
-const KIND_WORDS: Record<string, string> = {
-  tenant: 'tenant',
-  network: 'network',
-  endpoint: 'endpoint',
-  securityGroup: 'securityGroup',
-  'security-group': 'securityGroup',
-  networkAcl: 'networkAcl',
-  acl: 'networkAcl',
-  'network-acl': 'networkAcl',
-  chassis: 'chassis',
-  vlanBinding: 'vlanBinding',
-  'vlan-binding': 'vlanBinding',
-  router: 'router',
-  mirror: 'mirror',
-};
-const kindOf = (word: string): string | undefined =>
-  KIND_WORDS[word] ?? (word.endsWith('s') ? KIND_WORDS[word.slice(0, -1)] : undefined);
-
-const ENVELOPE = ['op', 'kind', 'id', 'ifMatch', 'cascade', 'body'];
-
-/** A problem with the file itself (not with what the server says about its content). */
-class FileError extends Error {}
-
-/** The items of a parsed document: a list, `{ops: [...]}`, or one item. */
-const itemsOf = (doc: unknown): unknown[] => {
-  if (Array.isArray(doc)) return doc;
-  if (doc && typeof doc === 'object' && 'ops' in doc && Array.isArray((doc as { ops: unknown }).ops)) {
-    return (doc as { ops: unknown[] }).ops;
-  }
-  return doc === null || doc === undefined ? [] : [doc];
-};
-
-/** JSON first (no YAML parser needed); otherwise YAML, one or more documents. */
-export const parseApplyFile = async (text: string): Promise<unknown[]> => {
-  let jsonError: Error;
-  try {
-    return itemsOf(JSON.parse(text));
-  } catch (err) {
-    jsonError = err as Error;
-  }
-  // Loaded only for YAML files, so JSON keeps working where the package is missing.
-  const { parseAllDocuments } = await import('yaml').catch(() => {
-    throw new FileError(`not JSON (${jsonError.message}), and YAML needs the 'yaml' package`);
-  });
-  const items: unknown[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    const first = doc.errors[0];
-    if (first) {
-      // YAML flow style looks like JSON too; report the JSON error for what looks like JSON.
-      throw new FileError(
-        /^\s*[[{]/.test(text)
-          ? `not valid JSON: ${jsonError.message}`
-          : `not valid YAML: ${first.message.split('\n')[0]}`,
-      );
-    }
-    items.push(...itemsOf(doc.toJS()));
-  }
-  return items;
-};
-
-/** One file item -> one batch op (the server checks the rest and names the op if wrong). */
-export const toOp = (item: unknown, index: number): Record<string, unknown> => {
-  const where = `item ${index}`;
-  if (!item || typeof item !== 'object' || Array.isArray(item))
-    throw new FileError(`${where}: must be an object`);
-  const o = item as Record<string, unknown>;
-  if (typeof o.kind !== 'string') throw new FileError(`${where}: needs a kind`);
-  const kind = kindOf(o.kind);
-  if (!kind) throw new FileError(`${where}: unknown kind '${o.kind}'`);
-  const inline = Object.fromEntries(Object.entries(o).filter(([k]) => !ENVELOPE.includes(k)));
-  if (o.body !== undefined && Object.keys(inline).length > 0) {
-    throw new FileError(`${where}: give the fields under body or inline, not both`);
-  }
-  const op = (o.op as string | undefined) ?? (o.id === undefined ? 'create' : 'replace');
-  const out: Record<string, unknown> = { op, kind };
-  for (const k of ['id', 'ifMatch', 'cascade']) if (o[k] !== undefined) out[k] = o[k];
-  if (typeof out.id === 'number') out.id = String(out.id);
-  // A delete with fields is passed on as is: the server refuses it naming the op.
-  if (op !== 'delete' || o.body !== undefined || Object.keys(inline).length > 0) out.body = o.body ?? inline;
-  return out;
-};
 
 const readAll = async (stream: NodeJS.ReadableStream): Promise<string> => {
   const chunks: Buffer[] = [];

@@ -15,8 +15,11 @@ export interface E2e {
   controller: Controller;
   lab: Lab;
   api: ReturnType<typeof apiClient>;
-  /** Stops the controller and starts a new one on the same store and sockets (a restart). */
-  restartController(): Promise<void>;
+  /**
+   * Stops the controller and starts a new one on the same store and sockets (a restart).
+   * `freshStore`: on an empty store instead (the old one lost); `restore`: with `--restore FILE`.
+   */
+  restartController(opts?: { freshStore?: boolean; restore?: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,8 +51,8 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOp
     process.env.WEFT_E2E_LOG ?? 'silent',
     ...(opts.neighborRefreshS === undefined ? [] : ['--neighbor-refresh', String(opts.neighborRefreshS)]),
   ];
-  const start = async () => {
-    const parsed = parseServeArgs(args, {});
+  const start = async (more: string[] = []) => {
+    const parsed = parseServeArgs([...args, ...more], {});
     if (parsed.help) throw new Error('unexpected help');
     return startController(parsed.config);
   };
@@ -58,9 +61,10 @@ export async function startE2e(hypervisors: number, vms: PlacedVm[], opts: E2eOp
     controller: await start(),
     lab: undefined as unknown as Lab,
     api: undefined as unknown as ReturnType<typeof apiClient>,
-    async restartController() {
+    async restartController(opts = {}) {
       await e.controller.stop();
-      e.controller = await start();
+      if (opts.freshStore) await rm(join(dir, 'data'), { recursive: true, force: true });
+      e.controller = await start(opts.restore === undefined ? [] : ['--restore', opts.restore]);
       e.api = apiClient(e.controller.apiUrl, TOKEN);
     },
     async close() {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { toOp } from '../../northbound/cli/apply-command.js';
 import { parseDirection } from '../../northbound/cli/mirror-cli.js';
+import { toOp } from '../../northbound/intent-file.js';
 import { cliHarness } from './cli-harness.js';
 
 /** `weft mirror create|list|show|update|delete` against a listening app. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../../controller/cli/weft.js';
-import { parseApplyFile, toOp } from '../../../northbound/cli/apply-command.js';
+import { parseApplyFile, toOp } from '../../../northbound/intent-file.js';
 import { memoryIo } from '../../cli/memory-io.js';
 import { ADMIN, type Harness, startHarness } from '../../northbound/harness.js';
 

@@ -28,6 +28,11 @@ describe('weft serve configuration', () => {
     expect(parse(['--tunnel-tos', 'inherit']).tunnelTos).toBe('inherit');
     expect(parse([], { WEFT_TUNNEL_TOS: 'inherit' }).tunnelTos).toBe('inherit');
     expect(parse(['--tunnel-tos', '0'], { WEFT_TUNNEL_TOS: 'inherit' }).tunnelTos).toBeUndefined();
+    // Nothing restored unless asked; the flag wins over the variable.
+    expect(c.restore).toBeUndefined();
+    expect(parse(['--restore', '/backups/intent.yaml']).restore).toBe('/backups/intent.yaml');
+    expect(parse(['--restore', 'a.yaml'], { WEFT_RESTORE: 'b.yaml' }).restore).toBe('a.yaml');
+    expect(parse([], { WEFT_RESTORE: 'b.yaml' }).restore).toBe('b.yaml');
     expect(parse(['--tenant-rate-limit', '0/5']).tenantRateLimits).toEqual({
       counters: 0,
       flushes: 5,
@@ -128,6 +133,8 @@ describe('weft serve configuration', () => {
       'WEFT_STORE',
       '--ra-interval SECONDS',
       'WEFT_RA_INTERVAL',
+      '--restore FILE',
+      'WEFT_RESTORE',
     ]) {
       expect(h).toContain(word);
     }
