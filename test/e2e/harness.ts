@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { parseServeArgs } from '../../controller/config/serve-config.js';
 import { type Controller, startController } from '../../controller/main.js';
 import type { PlacedVm } from '../lab/lab-spec.js';
@@ -201,4 +202,26 @@ export async function portKeyOn(lab: Lab, hv: number, port: string): Promise<str
     () => '',
   );
   return out.trim().replace(/"/g, '') || undefined;
+}
+
+/**
+ * After a controller (re)start: waits until it has dumped all `switches` switches, then answers
+ * what each dump made it change, `[chassis, flows added, modified, removed, groups changed]`,
+ * sorted by chassis: all zeros is "nothing to change".
+ */
+export async function changesOnReconnect(
+  e: E2e,
+  switches: number,
+  timeoutMs = 30_000,
+): Promise<Array<[string, number, number, number, number]>> {
+  await expect
+    .poll(() => e.controller.engine.status().filter((s) => s.lastDumpResult).length, { timeout: timeoutMs })
+    .toBe(switches);
+  return e.controller.engine
+    .status()
+    .map((s): [string, number, number, number, number] => {
+      const r = s.lastDumpResult!;
+      return [s.chassisId ?? s.dpid, r.flowsAdded, r.flowsModified, r.flowsRemoved, r.groupsChanged];
+    })
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }

@@ -21,38 +21,27 @@ export async function seedEverything(svc: IntentService): Promise<void> {
   await svc.put('network', 'db', { tenantId: 'red', name: 'db', mtu: 1400, subnets: ['10.0.1.0/24'] });
   await svc.put('network', 'ext', { tenantId: 'red', name: 'ext', subnets: ['10.3.0.0/24'] });
   await svc.put('network', 'bnet', { tenantId: 'blue', name: 'bnet', subnets: ['10.0.0.0/24'] });
-  // Written in an order export cannot copy: z names a (not there yet), then a names z and itself.
-  await svc.put('securityGroup', 'z', { tenantId: 'red', name: 'z', rules: [] });
-  await svc.put('securityGroup', 'a', {
-    tenantId: 'red',
-    name: 'a',
-    rules: [
-      {
-        direction: 'ingress',
-        ethertype: 'ipv4',
-        protocol: 'tcp',
-        portMin: 22,
-        portMax: 22,
-        remoteGroupId: 'z',
-      },
-      { direction: 'ingress', ethertype: 'ipv4', protocol: 'any', remoteGroupId: 'a' },
-    ],
-  });
-  await svc.put('securityGroup', 'z', {
-    tenantId: 'red',
-    name: 'z',
-    rules: [
-      {
-        direction: 'ingress',
-        ethertype: 'ipv4',
-        protocol: 'tcp',
-        portMin: 5432,
-        portMax: 5432,
-        remoteGroupId: 'a',
-      },
-      { direction: 'egress', ethertype: 'ipv4', protocol: 'any', remoteCidr: '0.0.0.0/0' },
-    ],
-  });
+  // Written in an order export cannot copy: z first, then a naming z and itself, then z naming a.
+  const tcpFrom = (port: number, remoteGroupId: string) =>
+    ({
+      direction: 'ingress',
+      ethertype: 'ipv4',
+      protocol: 'tcp',
+      portMin: port,
+      portMax: port,
+      remoteGroupId,
+    }) as const;
+  const group = (id: string, rules: object[]) =>
+    svc.put('securityGroup', id, { tenantId: 'red', name: id, rules: rules as never });
+  await group('z', []);
+  await group('a', [
+    tcpFrom(22, 'z'),
+    { direction: 'ingress', ethertype: 'ipv4', protocol: 'any', remoteGroupId: 'a' },
+  ]);
+  await group('z', [
+    tcpFrom(5432, 'a'),
+    { direction: 'egress', ethertype: 'ipv4', protocol: 'any', remoteCidr: '0.0.0.0/0' },
+  ]);
   await svc.put('networkAcl', 'no-dns', {
     tenantId: 'red',
     networkId: 'web',
