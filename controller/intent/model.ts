@@ -25,6 +25,7 @@ import {
 } from './model-endpoint.js';
 import { MirrorCreateSchema, MirrorPatchSchema, MirrorSchema } from './model-mirror.js';
 import { QosSchema } from './model-qos.js';
+import { QuotasSchema } from './model-quotas.js';
 import {
   type FloatingIpSchema,
   type PortForwardInputSchema,
@@ -67,6 +68,7 @@ export * from './model-dhcp.js';
 export * from './model-endpoint.js';
 export * from './model-mirror.js';
 export * from './model-qos.js';
+export * from './model-quotas.js';
 export * from './model-router.js';
 
 // ---------- network ----------
@@ -109,7 +111,12 @@ export const NetworkPatchSchema = Type.Partial(
  * `qos`: the default rate limits of every endpoint of the tenant, per direction, where the
  * endpoint has none of its own (set by an admin, as endpoints' are).
  */
-const TenantFields = { name: Name, description: Type.Optional(Description), qos: Type.Optional(QosSchema) };
+const TenantFields = {
+  name: Name,
+  description: Type.Optional(Description),
+  qos: Type.Optional(QosSchema),
+  quotas: Type.Optional(QuotasSchema),
+};
 export const TenantSchema = withMeta({ id: IdSchema, ...TenantFields });
 export const TenantCreateSchema = Type.Object(
   { id: Type.Optional(IdSchema), ...TenantFields },

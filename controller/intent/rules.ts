@@ -1,7 +1,7 @@
 import { allowedAddressesOf } from './allowed-addresses.js';
 import { normalizeDhcp } from './dhcp-rules.js';
 import { conflict, invalid } from './errors.js';
-import type { AnyObject, Kind, ObjectOf, Qos, SgRule, SgRuleInput } from './model.js';
+import type { AnyObject, Kind, ObjectOf, Qos, Quotas, SgRule, SgRuleInput } from './model.js';
 import { DEFAULT_UNDERLAY_MTU, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
 import {
   type Cidr,
@@ -13,6 +13,7 @@ import {
   parseCidr,
   parseIp,
 } from './net.js';
+import { quotasToStore } from './quotas.js';
 import { checkNextHopsKept } from './router-routes.js';
 import {
   checkEndpointIp,
@@ -357,6 +358,8 @@ function tenant(env: RuleEnv, d: Draft, existing?: ObjectOf['tenant']): Fields<'
   const qos = qosToStore(d.qos as Qos | undefined, existing?.qos, { id: '', mtu: 1500 });
   adminOnlyQos(env, qos, existing?.qos, "a tenant's default");
   if (qos) out.qos = qos;
+  const quotas = quotasToStore(env, d.quotas as Quotas | undefined, existing?.quotas);
+  if (quotas) out.quotas = quotas;
   return out;
 }
 

@@ -98,6 +98,8 @@ export class IntentState {
   readonly tokenHashes = new Map<string, string>();
   /** "kind/id" -> keys of the objects that reference it. */
   readonly referrers = new Map<string, Set<string>>();
+  /** `tenantId|kind` -> how many objects of that kind the tenant holds. */
+  private readonly owned = new Map<string, number>();
   private readonly sortedIds = new Map<Kind, string[]>();
   private readonly sortedReferrers = new Map<string, string[]>();
 
@@ -164,7 +166,22 @@ export class IntentState {
     return { key: op.key, before };
   }
 
+  /** How many objects of `kind` a tenant holds (its quotas count them). */
+  ownedCount(tenantId: string, kind: Kind): number {
+    return this.owned.get(`${tenantId}|${kind}`) ?? 0;
+  }
+
+  private count(kind: Kind, o: AnyObject, by: 1 | -1): void {
+    const tenantId = (o as { tenantId?: unknown }).tenantId;
+    if (typeof tenantId !== 'string' || kind === 'token') return;
+    const key = `${tenantId}|${kind}`;
+    const n = (this.owned.get(key) ?? 0) + by;
+    if (n > 0) this.owned.set(key, n);
+    else this.owned.delete(key);
+  }
+
   private index(kind: Kind, o: AnyObject): void {
+    this.count(kind, o, 1);
     this.eachUnique(kind, o, (map, k) => map.set(k, o.id));
     if (kind === 'endpoint') this.indexAllowed(o as ObjectOf['endpoint'], true);
     for (const ref of referencesOf(kind, o)) {
@@ -179,6 +196,7 @@ export class IntentState {
   }
 
   private unindex(kind: Kind, o: AnyObject): void {
+    this.count(kind, o, -1);
     this.eachUnique(kind, o, (map, k) => {
       if (map.get(k) === o.id) map.delete(k);
     });

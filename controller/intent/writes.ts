@@ -4,6 +4,7 @@ import { checkIfMatch, stamp, visible, writable } from './access.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { stableStringify } from './idempotency.js';
 import type { AnyObject, Kind } from './model.js';
+import { checkQuota } from './quotas.js';
 import { buildObject, type RuleEnv } from './rules.js';
 import { keyOf } from './state.js';
 import { checkId, checkKind, checkShape } from './validate.js';
@@ -37,6 +38,7 @@ export function planCreate(kind: Kind, input: object, rev: number, env: RuleEnv)
   const id = (input as { id?: string }).id ?? randomUUID();
   if (env.state.get(kind, id)) throw conflict('id', `${kind} '${id}' already exists`);
   const fields = buildObject(kind, env, { ...input, id });
+  checkQuota(env.state, kind, fields.tenantId as string | undefined);
   const object = stamp(fields, rev, undefined);
   return { object, ops: [{ type: 'put', key: keyOf(kind, id), value: object as never }], created: true };
 }
@@ -62,6 +64,7 @@ export function planReplace(
   checkIfMatch(kind, id, existing, ifMatch);
   if (kind === 'token' && !existing) throw invalid(undefined, TOKENS_ELSEWHERE);
   const fields = buildObject(kind, env, { ...input, id }, existing);
+  if (!existing) checkQuota(env.state, kind, fields.tenantId as string | undefined);
   return replaceWith(kind, fields, existing, rev);
 }
 

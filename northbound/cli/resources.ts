@@ -2,6 +2,7 @@ import { type CliCommand, UsageError } from '../../controller/cli/command.js';
 import { type Column, cell, col } from './format.js';
 import { mirrorCli } from './mirror-cli.js';
 import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js';
+import { quotaFlag, quotasText } from './quota-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
 
@@ -143,12 +144,13 @@ export const resourceClis: ResourceCli[] = [
       { flag: 'description', field: 'description', type: 'string', help: 'free text' },
       // The tenant's default rate limits: every endpoint of it without its own is held to them.
       ...qosFlags,
+      quotaFlag,
     ],
     filters: [],
     columns: [col('ID', 'id'), col('NAME', 'name'), col('DESCRIPTION', 'description'), qosColumn, revision],
     check: checkQos,
     mergeOnUpdate: qosMerge,
-    render: { qos: qosText },
+    render: { qos: qosText, quotas: quotasText },
   },
   {
     word: 'network',

@@ -7,7 +7,12 @@ import type { IntentService } from '../../../controller/intent/service.js';
  * VLAN binding on a chassis, a mirror, DHCP, IPv6, and tenant blue reusing red's addresses.
  */
 export async function seedEverything(svc: IntentService): Promise<void> {
-  await svc.put('tenant', 'red', { name: 'red', description: 'the red team', qos: { dscp: 10 } });
+  await svc.put('tenant', 'red', {
+    name: 'red',
+    description: 'the red team',
+    qos: { dscp: 10 },
+    quotas: { networks: 10, mirrors: 1 },
+  });
   await svc.put('tenant', 'blue', { name: 'blue' });
   await svc.put('chassis', 'hv1', { name: 'hv1', tunnelIp: '192.168.90.1', offload: 'asap2' });
   await svc.put('chassis', 'hv2', { name: 'hv2', tunnelIp: '192.168.90.2', underlayMtu: 9000 });
