@@ -1,19 +1,31 @@
 import { conflict, IntentError } from './errors.js';
 import { stableStringify } from './idempotency.js';
 import type { Kind } from './model.js';
-import type { QuotaKind, Quotas } from './model-quotas.js';
+import { QUOTA_KINDS, type QuotaKind, type Quotas } from './model-quotas.js';
 import type { RuleEnv } from './rule-env.js';
 import type { IntentState } from './state.js';
 
-/** The quota that counts objects of a kind (the kinds a tenant owns). */
-const QUOTA_OF: Partial<Record<Kind, QuotaKind>> = {
-  network: 'networks',
-  endpoint: 'endpoints',
-  securityGroup: 'securityGroups',
-  networkAcl: 'networkAcls',
-  router: 'routers',
-  mirror: 'mirrors',
+/** The kind of object each quota counts. */
+const KIND_OF: Record<QuotaKind, Kind> = {
+  networks: 'network',
+  endpoints: 'endpoint',
+  securityGroups: 'securityGroup',
+  networkAcls: 'networkAcl',
+  routers: 'router',
+  mirrors: 'mirror',
 };
+/** The quota that counts objects of a kind (the kinds a tenant owns). */
+const QUOTA_OF = Object.fromEntries(Object.entries(KIND_OF).map(([q, k]) => [k, q])) as Partial<
+  Record<Kind, QuotaKind>
+>;
+
+/** What each quota of a tenant counts now (GET /v1/tenants/{id}: `status.usage`). */
+export function usageOf(state: IntentState, tenantId: string): Record<QuotaKind, number> {
+  return Object.fromEntries(QUOTA_KINDS.map((q) => [q, state.ownedCount(tenantId, KIND_OF[q])])) as Record<
+    QuotaKind,
+    number
+  >;
+}
 
 /**
  * A new object of `kind` for `tenantId` must fit the tenant's quota for its kind. Counted in the

@@ -10,9 +10,10 @@ import { conflict, invalid, notFound, toIntentError } from './errors.js';
 import { type ExportScope, exportOps } from './export.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
 import { type ListQuery, type ListResult, listPage } from './list.js';
-import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf } from './model.js';
+import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf, QuotaKind } from './model.js';
 import { DEFAULT_VNI_RANGE, VNI_MAX, VNI_MIN } from './model.js';
 import type { Plan } from './pipeline.js';
+import { usageOf } from './quotas.js';
 import { IntentReplica } from './replica.js';
 import { routerOn } from './router-rules.js';
 import { buildObject, type RuleEnv } from './rules.js';
@@ -245,6 +246,11 @@ export class IntentService {
   list<K extends Kind>(kind: K, query: ListQuery = {}, ctx: IntentContext = {}): ListResult<K> {
     checkKind(kind);
     return listPage(this.replica.committed, kind, query, ctx.tenantScope);
+  }
+
+  /** How many objects of each kind a quota counts the tenant holds (quotas.ts). */
+  usage(tenantId: string): Record<QuotaKind, number> {
+    return usageOf(this.replica.committed, tenantId);
   }
 
   /** The intent (or one tenant's) as the batch that recreates it, at one revision (export.ts). */

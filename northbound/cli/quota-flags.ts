@@ -35,3 +35,11 @@ export const quotasText = (v: unknown): string => {
   const entries = Object.entries((v ?? {}) as Record<string, number>);
   return entries.length === 0 ? 'none' : entries.map(([k, n]) => `${k} ${n}`).join(', ');
 };
+
+/** `show`: the tenant's status, what its quotas count: `holds networks 3, endpoints 12, ...`. */
+export const tenantStatusText = (v: unknown): string => {
+  const usage = (v as { usage?: Record<string, number> } | undefined)?.usage ?? {};
+  return `holds ${Object.entries(usage)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}`;
+};

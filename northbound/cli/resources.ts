@@ -2,7 +2,7 @@ import { type CliCommand, UsageError } from '../../controller/cli/command.js';
 import { type Column, cell, col } from './format.js';
 import { mirrorCli } from './mirror-cli.js';
 import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js';
-import { quotaFlag, quotasText } from './quota-flags.js';
+import { quotaFlag, quotasText, tenantStatusText } from './quota-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
 
@@ -150,7 +150,7 @@ export const resourceClis: ResourceCli[] = [
     columns: [col('ID', 'id'), col('NAME', 'name'), col('DESCRIPTION', 'description'), qosColumn, revision],
     check: checkQos,
     mergeOnUpdate: qosMerge,
-    render: { qos: qosText, quotas: quotasText },
+    render: { qos: qosText, quotas: quotasText, status: tenantStatusText },
   },
   {
     word: 'network',

@@ -1,7 +1,8 @@
 import { type TObject, Type } from '@sinclair/typebox';
 import type { AnyObject, Mirror } from '../../controller/intent/model.js';
-import { SCHEMAS } from '../../controller/intent/model.js';
+import { QUOTA_KINDS, SCHEMAS } from '../../controller/intent/model.js';
 import { type MirrorFacts, mirrorState } from '../../controller/mirror-status.js';
+import type { IntentService } from '../intents.js';
 import { EndpointStatus, MirrorStatus, RouterStatus, type StatusProvider } from '../status.js';
 import type { ResourceDef } from './crud.js';
 
@@ -49,8 +50,28 @@ const schemasOf = (kind: keyof typeof SCHEMAS, title: string, object?: TObject) 
   patch: titled(SCHEMAS[kind].patch, `${title}Patch`),
 });
 
+/** Read-only: what the tenant's quotas count now. */
+const TenantStatus = Type.Object(
+  {
+    usage: Type.Object(Object.fromEntries(QUOTA_KINDS.map((q) => [q, Type.Integer({ minimum: 0 })])), {
+      description: 'how many objects of each kind the tenant holds (what its quotas count)',
+    }),
+  },
+  { title: 'TenantStatus', description: 'read-only: what the tenant holds' },
+);
+
+/** Tenant as the API shows it: the stored intent plus what it holds. */
+const tenantOut = (): TObject =>
+  Type.Object(
+    { ...SCHEMAS.tenant.object.properties, status: TenantStatus },
+    { additionalProperties: false, title: 'Tenant' },
+  );
+
 /** Every intent resource under /v1 and its access rules (docs/API.md lists the same). */
-export const resourceDefs = (status: StatusProvider): ResourceDef[] => [
+export const resourceDefs = (
+  status: StatusProvider,
+  intents: Pick<IntentService, 'usage'>,
+): ResourceDef[] => [
   {
     kind: 'tenant',
     path: 'tenants',
@@ -59,7 +80,8 @@ export const resourceDefs = (status: StatusProvider): ResourceDef[] => [
     adminOnly: false,
     adminWrites: true,
     filters: [],
-    schemas: schemasOf('tenant', 'Tenant'),
+    schemas: schemasOf('tenant', 'Tenant', tenantOut()),
+    status: { schema: TenantStatus, of: (obj: AnyObject) => ({ usage: intents.usage(obj.id) }) },
   },
   {
     kind: 'network',

@@ -28,7 +28,7 @@ export const v1Routes: FastifyPluginAsync<V1Options> = async (
   app,
   { intents, status, readiness, limits },
 ) => {
-  for (const def of resourceDefs(status)) registerCrud(app, def, intents);
+  for (const def of resourceDefs(status, intents)) registerCrud(app, def, intents);
   registerBatch(app, intents);
   await app.register(exportRoutes, { intents });
   await app.register(tokenRoutes, { intents });

@@ -10,7 +10,20 @@ describe('tenant quotas through the API and the CLI', () => {
     expect(r.code, r.err).toBe(0);
     expect(ch.h.intents.get('tenant', 't1').quotas).toEqual({ networks: 2, endpoints: 10, routers: 0 });
     expect((await weft('tenant show t1')).out).toMatch(/^quotas:\s+networks 2, endpoints 10, routers 0$/m);
-    expect((await json('tenant show t1')).quotas).toEqual({ networks: 2, endpoints: 10, routers: 0 });
+    const shown = await json('tenant show t1');
+    expect(shown.quotas).toEqual({ networks: 2, endpoints: 10, routers: 0 });
+    // What the quotas count, read-only: t1 holds n1 (cliHarness) and nothing else.
+    expect(shown.status.usage).toEqual({
+      networks: 1,
+      endpoints: 0,
+      securityGroups: 0,
+      networkAcls: 0,
+      routers: 0,
+      mirrors: 0,
+    });
+    expect((await weft('tenant show t1')).out).toMatch(
+      /^status:\s+holds networks 1, endpoints 0, securityGroups 0/m,
+    );
   });
 
   it('a create past the quota is 409 naming tenant and quota; others keep being served', async () => {

@@ -49,6 +49,8 @@ describe('tenant quotas', () => {
     await svc.delete('endpoint', 'e1');
     await svc.batch([ops[3]!]);
     expect(svc.list('endpoint').items.map((e) => e.id)).toEqual(['e2', 'e3', 'e4']);
+    expect(svc.usage('acme')).toMatchObject({ networks: 1, endpoints: 3, routers: 0 });
+    expect(svc.usage('free')).toMatchObject({ networks: 0, endpoints: 0 });
   });
 
   it('a quota below what the tenant holds keeps everything and refuses new ones; {} removes it', async () => {
