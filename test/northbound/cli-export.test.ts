@@ -176,3 +176,41 @@ describe('weft apply --prune: the file is the whole truth for its scope', () => 
     expect(h.intents.revision()).toBe(rev);
   });
 });
+
+describe('weft export of more than one batch takes', () => {
+  let big: Harness;
+  let at: string;
+  beforeAll(async () => {
+    big = await startHarness();
+    at = await big.app.listen({ host: '127.0.0.1', port: 0 });
+    await big.intents.put('tenant', 't', { name: 't' });
+    await big.intents.put('network', 'n', { tenantId: 't', name: 'n', subnets: ['10.0.0.0/16'] });
+    // 10,001 endpoints (two batches: one takes 10,000 ops), with the tenant and network 10,003 ops.
+    const endpoint = (k: number) => ({
+      op: 'create' as const,
+      kind: 'endpoint' as const,
+      id: `e${k}`,
+      body: { networkId: 'n', ips: [`10.0.${1 + (k >> 8)}.${k & 255}`] },
+    });
+    for (const [from, to] of [
+      [0, 5_000],
+      [5_000, 10_001],
+    ] as const)
+      await big.intents.batch(Array.from({ length: to - from }, (_, i) => endpoint(from + i)));
+  }, 60_000);
+  afterAll(() => big.close());
+
+  it('writes the file whole and says weft apply would refuse it, naming --tenant', async () => {
+    const io = memoryIo({ WEFT_API: at, WEFT_TOKEN: ADMIN });
+    const file = join(dir, 'big.yaml');
+    expect(await main(['export', '-o', file], io)).toBe(0);
+    const n = big.intents.export().ops.length;
+    expect(n).toBeGreaterThan(10_000);
+    expect(io.err()).toMatch(
+      new RegExp(
+        `^weft export: ${n} operations: one batch takes at most 10000, so 'weft apply' refuses the file whole; export and apply it tenant by tenant \\(--tenant\\)\\n`,
+      ),
+    );
+    expect((parse(await readFile(file, 'utf8')) as unknown[]).length).toBe(n);
+  }, 30_000);
+});
