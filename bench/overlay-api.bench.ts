@@ -126,15 +126,18 @@ async function main(): Promise<void> {
 
     // Floor: one flow + barrier to all 50 bridges straight through the sessions.
     const floor: number[] = [];
+    const floorCpu0 = process.cpuUsage();
     for (let i = 0; i < 100; i++) {
       const t0 = performance.now();
       await Promise.all(sessions.map((s) => s.sendConfirmed([overlayFlowMod(i)])));
       floor.push(performance.now() - t0);
     }
+    const floorCpuPer = cpuMs(floorCpu0) / floor.length;
 
     // Atomic floor: what each switch gets per add (two new flows), as one bundle (open + adds +
     // barrier, then commit: two round trips), straight through the sessions.
     const bundleFloor: number[] = [];
+    const bundleCpu0 = process.cpuUsage();
     for (let i = 0; i < 100; i++) {
       const t0 = performance.now();
       await Promise.all(
@@ -142,6 +145,7 @@ async function main(): Promise<void> {
       );
       bundleFloor.push(performance.now() - t0);
     }
+    const bundleCpuPer = cpuMs(bundleCpu0) / bundleFloor.length;
 
     const flows = engine.status().reduce((n, s) => n + s.flows, 0);
     console.log(
@@ -151,10 +155,10 @@ async function main(): Promise<void> {
       `add one endpoint (its network on all ${SWITCHES} switches), ${ADDS} adds: p50 ${pct(adds, 0.5).toFixed(2)} ms (target <= 5: ${pct(adds, 0.5) <= 5 ? 'met' : 'not met'}), p99 ${pct(adds, 0.99).toFixed(2)} ms (target <= 15: ${pct(adds, 0.99) <= 15 ? 'met' : 'not met'}); controller CPU ${addCpuMs.toFixed(2)} ms per add`,
     );
     console.log(
-      `floor, same run: one FLOW_MOD + barrier to all ${SWITCHES} bridges through weft's sessions: p50 ${pct(floor, 0.5).toFixed(2)} ms, p99 ${pct(floor, 0.99).toFixed(2)} ms`,
+      `floor, same run: one FLOW_MOD + barrier to all ${SWITCHES} bridges through weft's sessions: p50 ${pct(floor, 0.5).toFixed(2)} ms, p99 ${pct(floor, 0.99).toFixed(2)} ms; CPU ${floorCpuPer.toFixed(2)} ms per round`,
     );
     console.log(
-      `atomic floor, same run: one bundle of two new flows to all ${SWITCHES} bridges (2 round trips): p50 ${pct(bundleFloor, 0.5).toFixed(2)} ms, p99 ${pct(bundleFloor, 0.99).toFixed(2)} ms`,
+      `atomic floor, same run: one bundle of two new flows to all ${SWITCHES} bridges (2 round trips): p50 ${pct(bundleFloor, 0.5).toFixed(2)} ms, p99 ${pct(bundleFloor, 0.99).toFixed(2)} ms; CPU ${bundleCpuPer.toFixed(2)} ms per round`,
     );
     const ops = Array.from({ length: BATCH }, () => ({ op: 'create', kind: 'endpoint', body: ep(next++) }));
     const flowsOn = () => new Map(engine.status().map((s) => [s.dpid, s.flows]));
