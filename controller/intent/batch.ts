@@ -58,6 +58,11 @@ export interface BatchContext {
   requestId?: string;
   /** Validate every op against the current intent and report the results; commit nothing. */
   dryRun?: boolean;
+  /**
+   * At most this many ops (default MAX_BATCH_OPS, what one REST request may hold). In-process
+   * callers that must land a whole file as one revision (`weft serve --restore`) lift it.
+   */
+  maxOps?: number;
 }
 
 export interface BatchOpResult {
@@ -100,7 +105,7 @@ const OP_FIELDS: ReadonlySet<string> = new Set(['op', 'kind', 'id', 'ifMatch', '
 /** The batch as the pipeline runs it: validated against `state`, committed as one transaction. */
 export function planBatch(input: unknown, ctx: BatchContext, envOf: (state: IntentState) => RuleEnv): Plan {
   return (rev, state) => {
-    const ops = checkEnvelope(input);
+    const ops = checkEnvelope(input, ctx.maxOps ?? MAX_BATCH_OPS);
     const idemKey = !ctx.dryRun && ctx.idempotencyKey !== undefined ? idempotencyKeyOf(ctx) : undefined;
     const fingerprint = idemKey ? sha256(stableStringify({ batch: ops })) : '';
     if (idemKey) {
@@ -357,13 +362,13 @@ function atOp(err: unknown, index: number, op: Partial<BatchOp>, envelope = fals
 }
 
 /** The list and each op's envelope (types, known fields), before any op runs. */
-function checkEnvelope(input: unknown): BatchOp[] {
+function checkEnvelope(input: unknown, maxOps: number): BatchOp[] {
   if (!Array.isArray(input)) throw invalid('ops', 'must be a list of operations');
   if (input.length === 0) throw invalid('ops', 'is empty; a batch needs at least one operation');
-  if (input.length > MAX_BATCH_OPS) {
+  if (input.length > maxOps) {
     throw invalid(
       'ops',
-      `has ${input.length} operations; a batch holds at most ${MAX_BATCH_OPS} (split it into several)`,
+      `has ${input.length} operations; a batch holds at most ${maxOps} (split it into several)`,
     );
   }
   for (const [i, raw] of input.entries()) {

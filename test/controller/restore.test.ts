@@ -45,6 +45,21 @@ describe('weft serve --restore: an empty store starts with the intent of a file'
     expect(logged.at(-1)).toMatchObject({ msg: 'intent restored', file: path, revision: 1 });
   });
 
+  it('restores a file larger than one REST batch, still at one revision', async () => {
+    // 12,002 items: more than a POST /v1/batch holds (10,000), as a deployment's export can be.
+    const lines = [
+      '- {kind: tenant, id: t, name: t}',
+      '- {kind: network, id: n, tenantId: t, name: n, subnets: [10.0.0.0/16]}',
+    ];
+    for (let k = 0; k < 12_000; k++)
+      lines.push(`- {kind: endpoint, id: e${k}, networkId: n, ips: [10.0.${1 + (k >> 8)}.${k & 255}]}`);
+    const path = await file('big.yaml', `${lines.join('\n')}\n`);
+    const svc = await service();
+    expect(await restoreIntent(svc, path, log())).toBe(1);
+    expect(svc.usage('t')).toMatchObject({ endpoints: 12_000 });
+    expect(svc.endpointByIp('n', '10.0.47.223')).toMatchObject({ id: 'e11999', revision: 1 });
+  }, 60_000);
+
   it('ignores the file when the store holds intent (a restart with the flag left in)', async () => {
     const svc = await service();
     await svc.put('tenant', 'kept', { name: 'kept' });
