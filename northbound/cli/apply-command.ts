@@ -2,8 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import { FileError, parseApplyFile, toOp } from '../intent-file.js';
+import {
+  type Chunk,
+  checkIdsForBatches,
+  chunksOf,
+  inFile,
+  itemsOf,
+  OPS_PER_BATCH,
+} from './apply-in-batches.js';
 import { withPrunes } from './apply-prune.js';
-import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
+import { ApiCallError, type ApiResponse, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { table } from './format.js';
 
 /**
@@ -39,6 +47,10 @@ Options:
   --prune                    also delete what the file does not name (in the same batch): of
                              everything the token sees, or of one tenant with --tenant ID
   --tenant ID                with --prune: only that tenant's objects may be deleted
+  --in-batches               a file over ${OPS_PER_BATCH} operations (one batch's most): send it as
+                             consecutive atomic batches in file order; one refused stops the
+                             apply with the batches before it applied, and applying the file
+                             again goes on from there (every item needs an id)
   --json                     print the API answer as JSON instead of a summary
   --api VALUE                API base URL (env WEFT_API, default ${defaultApi})
   --token VALUE              bearer token (env WEFT_TOKEN)
@@ -66,7 +78,7 @@ interface BatchAnswer {
 }
 
 /** Counts per kind: created, changed (existing replaced), unchanged, deleted. */
-export const summary = (answer: BatchAnswer, waited: boolean): string => {
+export const summary = (answer: BatchAnswer, waited: boolean, batches = 1): string => {
   const rows = new Map<string, Record<string, number>>();
   for (const r of answer.results) {
     const row = rows.get(r.kind) ?? { created: 0, changed: 0, unchanged: 0, deleted: 0 };
@@ -77,7 +89,7 @@ export const summary = (answer: BatchAnswer, waited: boolean): string => {
     rows.set(r.kind, row);
   }
   const n = answer.results.length;
-  const ops = `${n} operation${n === 1 ? '' : 's'}`;
+  const ops = `${n} operation${n === 1 ? '' : 's'}${batches > 1 ? ` in ${batches} batches` : ''}`;
   const cols = ['kind', 'created', 'changed', 'unchanged', 'deleted'];
   const text = table(
     [...rows].map(([kind, c]) => ({ kind, ...c })),
@@ -110,6 +122,7 @@ export const applyCommand: CliCommand = {
           timeout: { type: 'string' },
           'idempotency-key': { type: 'string' },
           prune: { type: 'boolean' },
+          'in-batches': { type: 'boolean' },
           tenant: { type: 'string' },
           json: { type: 'boolean' },
           api: { type: 'string' },
@@ -130,6 +143,14 @@ export const applyCommand: CliCommand = {
     if (values.timeout !== undefined && !values.wait) throw new UsageError('--timeout goes with --wait');
     if (values.wait && values['dry-run']) throw new UsageError('--wait and --dry-run exclude each other');
     if (values.tenant !== undefined && !values.prune) throw new UsageError('--tenant goes with --prune');
+    if (values['in-batches'] && values.prune)
+      throw new UsageError(
+        '--in-batches and --prune exclude each other (the deletes must land with the file, in one batch)',
+      );
+    if (values['in-batches'] && values['dry-run'])
+      throw new UsageError(
+        '--in-batches and --dry-run exclude each other (a later batch would be checked without the earlier ones)',
+      );
     const name = file === '-' ? 'stdin' : file;
     let ops: Array<Record<string, unknown>>;
     try {
@@ -144,8 +165,19 @@ export const applyCommand: CliCommand = {
       io.stderr.write(`weft apply: ${name}: no operations in the file\n`);
       return 1;
     }
+    if (values['in-batches']) checkIdsForBatches(ops);
     const client = clientFromFlags(values, io.env);
     const key = values['idempotency-key'] as string | undefined;
+    const send: Send = (batch, idempotencyKey) =>
+      client.request<BatchAnswer>('POST', '/v1/batch', {
+        body: { ops: batch },
+        query: {
+          ...(values['dry-run'] ? { dryRun: 1 } : {}),
+          ...(values.wait ? { wait: 'applied', timeout: values.timeout as string | undefined } : {}),
+        },
+        headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
+      });
+    if (values['in-batches']) return sendInBatches(send, chunksOf(ops), { name, key, values }, io);
     try {
       if (values.prune) {
         const tenant = values.tenant as string | undefined;
@@ -154,14 +186,13 @@ export const applyCommand: CliCommand = {
         });
         ops = withPrunes(ops, scope.body.ops);
       }
-      const res = await client.request<BatchAnswer>('POST', '/v1/batch', {
-        body: { ops },
-        query: {
-          ...(values['dry-run'] ? { dryRun: 1 } : {}),
-          ...(values.wait ? { wait: 'applied', timeout: values.timeout as string | undefined } : {}),
-        },
-        headers: key === undefined ? {} : { 'idempotency-key': key },
-      });
+      if (ops.length > OPS_PER_BATCH) {
+        io.stderr.write(
+          `weft apply: ${name}: ${ops.length} operations${values.prune ? ' with the deletes of --prune' : ''}; one batch holds at most ${OPS_PER_BATCH}: send it as consecutive batches with --in-batches, or apply it tenant by tenant (weft export --tenant ID); nothing was applied\n`,
+        );
+        return 1;
+      }
+      const res = await send(ops, key);
       io.stdout.write(
         values.json ? `${JSON.stringify(res.body, null, 2)}\n` : summary(res.body, values.wait === true),
       );
@@ -176,3 +207,58 @@ export const applyCommand: CliCommand = {
     }
   },
 };
+
+type Send = (
+  ops: Array<Record<string, unknown>>,
+  idempotencyKey?: string,
+) => Promise<ApiResponse<BatchAnswer>>;
+
+/**
+ * --in-batches: each chunk as its own batch, in order; a retried apply with the same
+ * idempotency key replays the batches that landed (each gets the key and its number).
+ */
+async function sendInBatches(
+  send: Send,
+  chunks: Chunk[],
+  opts: { name: string; key: string | undefined; values: Record<string, unknown> },
+  io: CliIo,
+): Promise<number> {
+  const answers: Array<BatchAnswer & { from: number }> = [];
+  for (const [i, chunk] of chunks.entries()) {
+    const label = `batch ${i + 1} of ${chunks.length} (${itemsOf(chunk)})`;
+    try {
+      const res = await send(chunk.ops, opts.key === undefined ? undefined : `${opts.key}.${i + 1}`);
+      const answer = res.body;
+      answers.push({ ...answer, from: chunk.from });
+      if (chunks.length > 1 && !opts.values.json)
+        io.stderr.write(
+          `weft apply: ${label}: ${answer.committed ? `applied at revision ${answer.revision}` : 'nothing to change'}\n`,
+        );
+    } catch (err) {
+      if (!(err instanceof ApiCallError)) throw err;
+      const refused = err.status !== undefined && err.status < 500;
+      const before =
+        i === 0
+          ? 'no batch before it'
+          : `${i === 1 ? 'batch 1' : `batches 1-${i}`} (items 0-${chunk.from - 1}) applied`;
+      io.stderr.write(
+        `weft apply: ${label}: ${inFile(describeApiError(err), chunk.from)}; ${before}${refused ? `, nothing from item ${chunk.from} on` : ''}. Applying ${opts.name} again goes on from there\n`,
+      );
+      return 1;
+    }
+  }
+  if (opts.values.json) {
+    io.stdout.write(`${JSON.stringify({ batches: answers }, null, 2)}\n`);
+    return 0;
+  }
+  const last = answers[answers.length - 1]!;
+  const merged: BatchAnswer = {
+    revision: last.revision,
+    committed: answers.some((a) => a.committed),
+    dryRun: false,
+    replayed: answers.every((a) => a.replayed),
+    results: answers.flatMap((a) => a.results),
+  };
+  io.stdout.write(summary(merged, opts.values.wait === true, answers.length));
+  return 0;
+}

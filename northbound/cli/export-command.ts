@@ -1,6 +1,7 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { OPS_PER_BATCH } from './apply-in-batches.js';
 import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
 
 /**
@@ -27,9 +28,6 @@ Options:
   --token VALUE              bearer token (env WEFT_TOKEN)
   -h, --help                 this help
 `;
-
-/** What one batch takes (controller/intent/batch.ts MAX_BATCH_OPS). */
-const MAX_BATCH_OPS = 10_000;
 
 /** The CLI words `weft apply` reads for the API's kind names (the same words as the commands). */
 const WORDS: Record<string, string> = {
@@ -127,9 +125,9 @@ export const exportCommand: CliCommand = {
     const text = values.json
       ? `${JSON.stringify(answer, null, 2)}\n`
       : await exportYaml(answer.ops, revision, new Date());
-    if (answer.ops.length > MAX_BATCH_OPS) {
+    if (answer.ops.length > OPS_PER_BATCH) {
       io.stderr.write(
-        `weft export: ${answer.ops.length} operations: one batch takes at most ${MAX_BATCH_OPS}, so 'weft apply' refuses the file whole; export and apply it tenant by tenant (--tenant)\n`,
+        `weft export: ${answer.ops.length} operations, more than one batch holds (${OPS_PER_BATCH}): 'weft apply --in-batches' sends it as consecutive batches, 'weft serve --restore' takes it whole\n`,
       );
     }
     const output = values.output as string | undefined;

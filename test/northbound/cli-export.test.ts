@@ -200,7 +200,7 @@ describe('weft export of more than one batch takes', () => {
   }, 60_000);
   afterAll(() => big.close());
 
-  it('writes the file whole and says weft apply would refuse it, naming --tenant', async () => {
+  it('writes the file whole and says how it goes back: apply --in-batches or serve --restore', async () => {
     const io = memoryIo({ WEFT_API: at, WEFT_TOKEN: ADMIN });
     const file = join(dir, 'big.yaml');
     expect(await main(['export', '-o', file], io)).toBe(0);
@@ -208,7 +208,7 @@ describe('weft export of more than one batch takes', () => {
     expect(n).toBeGreaterThan(10_000);
     expect(io.err()).toMatch(
       new RegExp(
-        `^weft export: ${n} operations: one batch takes at most 10000, so 'weft apply' refuses the file whole; export and apply it tenant by tenant \\(--tenant\\)\\n`,
+        `^weft export: ${n} operations, more than one batch holds \\(10000\\): 'weft apply --in-batches' sends it as consecutive batches, 'weft serve --restore' takes it whole\\n`,
       ),
     );
     expect((parse(await readFile(file, 'utf8')) as unknown[]).length).toBe(n);
