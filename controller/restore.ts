@@ -38,7 +38,11 @@ export async function restoreIntent(
   if (ops.length === 0) throw new RestoreError(`--restore ${file}: no operations in the file`);
   try {
     // One revision however large the file: a restore half done would serve half the intent.
-    const result = await intents.batch(ops, { requestId: 'restore', maxOps: Number.POSITIVE_INFINITY });
+    const result = await intents.batch(ops, {
+      requestId: 'restore',
+      actor: 'restore',
+      maxOps: Number.POSITIVE_INFINITY,
+    });
     log.info({ file, ops: ops.length, revision: result.revision }, 'intent restored');
     return result.revision;
   } catch (err) {

@@ -78,6 +78,8 @@ const codeOfStatus = (status: number): ErrorCode => {
       return 'not_found';
     case 409:
       return 'conflict';
+    case 410:
+      return 'gone';
     case 412:
       return 'precondition_failed';
     case 413:

@@ -16,6 +16,10 @@ export const errorCatalogue = {
     status: 409,
     meaning: 'the write conflicts with existing state (duplicate VNI/MAC/IP, object still in use)',
   },
+  gone: {
+    status: 410,
+    meaning: 'what was asked for is no longer kept (history older than the store keeps)',
+  },
   precondition_failed: { status: 412, meaning: 'If-Match names a revision the object no longer has' },
   payload_too_large: { status: 413, meaning: 'the request body exceeds the size limit' },
   unsupported_media_type: { status: 415, meaning: 'the body is not application/json' },

@@ -13,6 +13,7 @@ export type IntentService = Pick<
   | 'delete'
   | 'batch'
   | 'export'
+  | 'history'
   | 'usage'
   | 'get'
   | 'list'

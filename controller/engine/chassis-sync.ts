@@ -68,12 +68,18 @@ export class ChassisSync {
         return;
       }
       try {
-        await this.intents.put('chassis', info.systemId, {
-          name: info.hostname ?? info.systemId,
-          tunnelIp: info.encapIp,
-          datapathType: this.defaults.datapathType,
-          ...(info.underlayMtu ? { underlayMtu: info.underlayMtu } : {}),
-        });
+        await this.intents.put(
+          'chassis',
+          info.systemId,
+          {
+            name: info.hostname ?? info.systemId,
+            tunnelIp: info.encapIp,
+            datapathType: this.defaults.datapathType,
+            ...(info.underlayMtu ? { underlayMtu: info.underlayMtu } : {}),
+          },
+          // The hypervisor registered itself (set-manager with external_ids:weft-encap-ip).
+          { actor: 'ovsdb', requestId: `chassis ${info.systemId}` },
+        );
         this.log.info({ chassis: info.systemId, tunnelIp: info.encapIp }, 'chassis registered');
       } catch (err) {
         this.log.warn({ chassis: info.systemId, err: (err as Error).message }, 'chassis registration failed');

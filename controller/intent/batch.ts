@@ -56,6 +56,8 @@ export interface BatchContext {
   tenantScope?: string;
   idempotencyKey?: string;
   requestId?: string;
+  /** Who writes: recorded in the intent's history (history.ts). */
+  actor?: string;
   /** Validate every op against the current intent and report the results; commit nothing. */
   dryRun?: boolean;
   /**

@@ -2,7 +2,8 @@ import { StoreError } from '../store/store.js';
 
 /**
  * The intent service's one error type. Codes map 1:1 onto HTTP in the northbound error catalogue:
- * invalid 400, forbidden 403, not_found 404, conflict 409, precondition_failed 412, unavailable 503.
+ * invalid 400, forbidden 403, not_found 404, conflict 409, gone 410, precondition_failed 412,
+ * unavailable 503.
  * Messages name the field and the reason ("vni: 0 is reserved ..."), ready to show to a user.
  */
 export type IntentErrorCode =
@@ -10,6 +11,7 @@ export type IntentErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'gone'
   | 'precondition_failed'
   | 'unavailable';
 

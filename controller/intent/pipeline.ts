@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type CommitResult, type Op, StoreError, type Transaction } from '../store/store.js';
 import { IntentError, toIntentError } from './errors.js';
+import { type ChangeAuthor, changeRecord } from './history.js';
 import type { IntentReplica } from './replica.js';
 import type { IntentState } from './state.js';
 
@@ -31,6 +32,7 @@ export type Plan = (revision: number, working: IntentState) => Planned;
 
 interface Request {
   plan: Plan;
+  author: ChangeAuthor;
   resolve(v: unknown): void;
   reject(e: unknown): void;
   attempts: number;
@@ -65,9 +67,9 @@ export class WritePipeline {
     return this.inflight.length === 0 && !this.failed && !this.recovering;
   }
 
-  submit(plan: Plan): Promise<unknown> {
+  submit(plan: Plan, author: ChangeAuthor = {}): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ plan, resolve, reject, attempts: 0 });
+      this.queue.push({ plan, author, resolve, reject, attempts: 0 });
       this.kick();
     });
   }
@@ -101,6 +103,7 @@ export class WritePipeline {
     const working = this.replica.working;
     const base = working.revision;
     const chained = this.inflight.some((b) => b.txs.length > 0);
+    const now = new Date();
     const batch: Batch = { requests, outcomes: [], txs: [], undo: [] };
     for (const req of requests) {
       try {
@@ -111,7 +114,8 @@ export class WritePipeline {
         }
         for (const op of planned.ops) batch.undo.push(working.apply(op));
         working.revision++;
-        batch.txs.push({ ops: planned.ops });
+        // Who and when, kept by the store's change feed (history.ts); not applied to `working`.
+        batch.txs.push({ ops: [...planned.ops, changeRecord(req.author, now)] });
         batch.outcomes.push({ tx: batch.txs.length - 1, finish: planned.finish });
       } catch (error) {
         batch.outcomes.push({ error });

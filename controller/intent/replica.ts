@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { type Change, type Store, StoreError, type Subscription } from '../store/store.js';
 import { IntentError } from './errors.js';
+import type { ChangeAuthor } from './history.js';
 import type { AnyObject } from './model.js';
 import { type Plan, WritePipeline } from './pipeline.js';
 import { IntentState, parseKey } from './state.js';
@@ -45,9 +46,9 @@ export class IntentReplica {
     this.follow();
   }
 
-  submit(plan: Plan): Promise<unknown> {
+  submit(plan: Plan, author?: ChangeAuthor): Promise<unknown> {
     if (this.closed) return Promise.reject(new IntentError('unavailable', 'the intent service is closed'));
-    return this.pipeline.submit(plan);
+    return this.pipeline.submit(plan, author);
   }
 
   onChange(cb: ChangeListener): () => void {

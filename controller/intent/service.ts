@@ -8,6 +8,7 @@ import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './
 import { planDelete } from './deletion.js';
 import { conflict, invalid, notFound, toIntentError } from './errors.js';
 import { type ExportScope, exportOps } from './export.js';
+import { type ChangeAuthor, type HistoryEntry, readHistory } from './history.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
 import { type ListQuery, type ListResult, listPage } from './list.js';
 import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf, QuotaKind } from './model.js';
@@ -35,8 +36,10 @@ export interface IntentContext {
   ifMatch?: number;
   /** Idempotency-Key of a create: a replay returns the first result instead of writing again. */
   idempotencyKey?: string;
-  /** For logs. */
+  /** For logs, and the intent's history (GET /v1/changes). */
   requestId?: string;
+  /** Who writes (a token id, `restore`): recorded in the intent's history. */
+  actor?: string;
 }
 export interface DeleteContext extends IntentContext {
   /** Delete dependants (a network's endpoints/ACLs/VLAN bindings/router; a tenant's everything) too. */
@@ -340,6 +343,11 @@ export class IntentService {
     ) as Promise<BatchResult>;
   }
 
+  /** The intent's changes after revision `since`, with their authors (history.ts, readHistory). */
+  history(since: number, limit: number, waitMs = 0): Promise<{ revision: number; changes: HistoryEntry[] }> {
+    return readHistory(this.replica, since, limit, waitMs);
+  }
+
   /** Makes a bearer token; the secret is returned once and only its sha256 is stored. */
   async createToken(tenantId: string | null, name: string, ctx: IntentContext = {}): Promise<CreatedToken> {
     const secret = newSecret();
@@ -390,7 +398,12 @@ export class IntentService {
 
   private write(ctx: IntentContext, plan: Plan): Promise<unknown> {
     // Store failures become IntentErrors; anything else is a bug and stays what it is (a 500).
-    return this.replica.submit(plan).catch((err) => {
+    const author: ChangeAuthor = {
+      ...(ctx.actor === undefined ? {} : { actor: ctx.actor }),
+      ...(ctx.tenantScope === undefined ? {} : { tenant: ctx.tenantScope }),
+      ...(ctx.requestId === undefined ? {} : { requestId: ctx.requestId }),
+    };
+    return this.replica.submit(plan, author).catch((err) => {
       throw err instanceof StoreError ? toIntentError(err, `(request ${ctx.requestId ?? '-'})`) : err;
     });
   }

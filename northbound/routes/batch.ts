@@ -53,6 +53,7 @@ export const registerBatch = (app: FastifyInstance, intents: IntentService): voi
       const dryRun = ['1', 'true'].includes((req.query as { dryRun?: string }).dryRun ?? '');
       const ctx: BatchContext = {
         requestId: req.id,
+        actor: req.principal.tokenId,
         ...(scope === undefined ? {} : { tenantScope: scope }),
         ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(dryRun ? { dryRun } : {}),

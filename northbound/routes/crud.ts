@@ -49,7 +49,12 @@ const CreateHeaders = Type.Object({
 
 const contextOf = (req: FastifyRequest, extra: Partial<IntentContext> = {}): IntentContext => {
   const scope = tenantScope(req.principal);
-  return { requestId: req.id, ...(scope === undefined ? {} : { tenantScope: scope }), ...extra };
+  return {
+    requestId: req.id,
+    actor: req.principal.tokenId,
+    ...(scope === undefined ? {} : { tenantScope: scope }),
+    ...extra,
+  };
 };
 
 interface WaitParams {

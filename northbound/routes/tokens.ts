@@ -42,7 +42,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       },
     },
     async (req, reply) => {
-      const created = await intents.createToken(req.body.tenantId, req.body.name, { requestId: req.id });
+      const created = await intents.createToken(req.body.tenantId, req.body.name, {
+        requestId: req.id,
+        actor: req.principal.tokenId,
+      });
       reply.code(201).header('location', `/v1/tokens/${encodeURIComponent(created.record.id)}`);
       await finishWrite(intents, req, reply, created.record.revision, created.record.revision);
       return { ...withoutHash(created.record), token: created.token };
@@ -106,7 +109,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<TokenRouteOptions> = async (
       },
     },
     async (req, reply) => {
-      const result = await intents.delete('token', req.params.id, { requestId: req.id });
+      const result = await intents.delete('token', req.params.id, {
+        requestId: req.id,
+        actor: req.principal.tokenId,
+      });
       await finishWrite(intents, req, reply, result.revision);
       return { id: req.params.id, deleted: true as const, revision: result.revision };
     },

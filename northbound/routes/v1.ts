@@ -3,6 +3,7 @@ import type { IntentService } from '../intents.js';
 import type { TenantRateLimits } from '../plugins/rate-limit.js';
 import type { Readiness, StatusProvider } from '../status.js';
 import { registerBatch } from './batch.js';
+import { changeRoutes } from './changes.js';
 import { connectionRoutes } from './connections.js';
 import { counterRoutes } from './counters.js';
 import { registerCrud } from './crud.js';
@@ -21,7 +22,7 @@ export interface V1Options {
 }
 
 /**
- * Everything under /v1: the intent resources, batches of them, its export, tokens, status, traces, counters,
+ * Everything under /v1: the intent resources, batches of them, its export and history, tokens, status, traces, counters,
  * routers' neighbour tables and endpoints' connections.
  */
 export const v1Routes: FastifyPluginAsync<V1Options> = async (
@@ -31,6 +32,7 @@ export const v1Routes: FastifyPluginAsync<V1Options> = async (
   for (const def of resourceDefs(status, intents)) registerCrud(app, def, intents);
   registerBatch(app, intents);
   await app.register(exportRoutes, { intents });
+  await app.register(changeRoutes, { intents });
   await app.register(tokenRoutes, { intents });
   await app.register(statusRoutes, { intents, status, readiness });
   await app.register(traceRoutes, { intents, status });

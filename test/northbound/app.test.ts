@@ -176,6 +176,7 @@ describe('error catalogue', () => {
   it('maps every code to one status', () => {
     expect(errorCatalogue.invalid.status).toBe(400);
     expect(errorCatalogue.conflict.status).toBe(409);
+    expect(errorCatalogue.gone.status).toBe(410);
     expect(errorCatalogue.precondition_failed.status).toBe(412);
     expect(errorCatalogue.timeout.status).toBe(504);
   });

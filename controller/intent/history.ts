@@ -1,0 +1,102 @@
+import { type Change, type JsonValue, type Op, type Store, StoreError } from '../store/store.js';
+import { IntentError, toIntentError } from './errors.js';
+import { KINDS, type Kind } from './model.js';
+import { parseKey } from './state.js';
+
+/**
+ * The intent's history: who changed what, and when. Every committed write carries one more put,
+ * of CHANGE_KEY, with the time, the token and the request. Its value in the store is only ever the
+ * last one, but the store's change feed keeps each transaction's ops, so the feed read back gives
+ * every change with its author, as far back as the store keeps changes (the embedded store the
+ * last 20,000; Redis its feed). Nothing to trim: the feed's own compaction is the retention.
+ */
+
+/** Written by every transaction; not an object kind, so replicas (of any version) ignore it. */
+export const CHANGE_KEY = 'meta/change';
+
+/** Who asked for a write, as the API saw it. */
+export interface ChangeAuthor {
+  /** The token's id (`admin-0` for the first `--admin-token`), `restore` for `weft serve --restore`. */
+  actor?: string;
+  /** The tenant a tenant token writes for. */
+  tenant?: string;
+  requestId?: string;
+}
+
+/** CHANGE_KEY's put for one transaction. */
+export function changeRecord(author: ChangeAuthor, at: Date): Op {
+  const value: Record<string, JsonValue> = { at: at.toISOString() };
+  if (author.actor !== undefined) value.by = author.actor;
+  if (author.tenant !== undefined) value.tenant = author.tenant;
+  if (author.requestId !== undefined) value.requestId = author.requestId;
+  return { type: 'put', key: CHANGE_KEY, value };
+}
+
+export interface ChangedObject {
+  op: 'write' | 'delete';
+  kind: Kind;
+  id: string;
+}
+
+/** One revision of the intent as GET /v1/changes answers it. */
+export interface HistoryEntry {
+  revision: number;
+  /** Missing for changes written before weft recorded them. */
+  at?: string;
+  by?: string;
+  tenant?: string;
+  requestId?: string;
+  objects: ChangedObject[];
+}
+
+/** The store's feed entry as history: the objects it wrote or deleted (no values), and its author. */
+export function historyOf(change: Change): HistoryEntry {
+  const entry: HistoryEntry = { revision: change.revision, objects: [] };
+  for (const op of change.ops) {
+    if (op.key === CHANGE_KEY && op.type === 'put') {
+      const v = op.value as Record<string, unknown>;
+      for (const k of ['at', 'by', 'tenant', 'requestId'] as const)
+        if (typeof v[k] === 'string') entry[k] = v[k] as string;
+      continue;
+    }
+    const parsed = parseKey(op.key); // idempotency records and meta keys are not objects
+    if (parsed && KINDS.includes(parsed.kind))
+      entry.objects.push({ op: op.type === 'put' ? 'write' : 'delete', kind: parsed.kind, id: parsed.id });
+  }
+  return entry;
+}
+
+/** What readHistory needs of the replica. */
+export interface HistorySource {
+  readonly store: Pick<Store, 'readChanges'>;
+  readonly committed: { revision: number };
+  waitRevision(revision: number, timeoutMs: number): Promise<boolean>;
+}
+
+/**
+ * The changes after revision `since`, oldest first, at most `limit`. With `waitMs`, an answer that
+ * would be empty waits up to that long for the next change (a long poll). `gone` when the store
+ * no longer keeps the changes right after `since`.
+ */
+export async function readHistory(
+  src: HistorySource,
+  since: number,
+  limit: number,
+  waitMs = 0,
+): Promise<{ revision: number; changes: HistoryEntry[] }> {
+  if (waitMs > 0 && src.committed.revision <= since) await src.waitRevision(since + 1, waitMs);
+  let changes: HistoryEntry[];
+  try {
+    changes = (await src.store.readChanges(since, limit)).map(historyOf);
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'compacted') {
+      throw new IntentError(
+        'gone',
+        `since: the store no longer keeps the changes after revision ${since} (${err.message}); list the objects, then follow from the revision of that answer`,
+        'since',
+      );
+    }
+    throw toIntentError(err, '(history)');
+  }
+  return { revision: Math.max(src.committed.revision, changes.at(-1)?.revision ?? 0), changes };
+}

@@ -1,0 +1,93 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { KINDS } from '../../controller/intent/model.js';
+import { ApiError, errorResponses } from '../errors.js';
+import type { IntentService } from '../intents.js';
+import { requireAdmin } from '../plugins/auth.js';
+
+const description = [
+  'What changed in the intent after revision `since`, oldest first: each revision with when, by which',
+  'token (`by`: its id; `admin-0` for the first --admin-token; `ovsdb` for a hypervisor that registered',
+  'itself; `restore` for weft serve --restore), the tenant a tenant token wrote for, the request id',
+  '(x-request-id, which finds it in the logs) and the objects it wrote or deleted (GET one for its',
+  'content now). As far back as the store keeps changes; before that `410 gone`. With `wait`, an',
+  'answer that would be empty waits up to that long for the next change: follow the intent by asking',
+  "again with `since` set to the answer's last revision. Admin only.",
+].join(' ');
+
+const MAX_WAIT_MS = 60_000;
+
+/** `30s`, `500ms`, `1m`, bare seconds -> milliseconds, at most MAX_WAIT_MS. */
+const waitMsOf = (text: string | undefined): number => {
+  if (text === undefined) return 0;
+  const m = /^([0-9]{1,6})(ms|s|m)?$/.exec(text);
+  const ms = m ? Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 'm' ? 60_000 : 1000) : Number.NaN;
+  if (!(ms <= MAX_WAIT_MS)) {
+    throw new ApiError('invalid', `query parameter 'wait' must look like 500ms or 30s, at most 60s`, 'wait');
+  }
+  return ms;
+};
+
+const Change = Type.Object(
+  {
+    revision: Type.Integer(),
+    at: Type.Optional(
+      Type.String({ description: 'commit time (ISO 8601); missing before weft recorded it' }),
+    ),
+    by: Type.Optional(Type.String({ description: 'the token id, ovsdb or restore' })),
+    tenant: Type.Optional(Type.String({ description: 'the tenant of a tenant token' })),
+    requestId: Type.Optional(Type.String()),
+    objects: Type.Array(
+      Type.Object(
+        {
+          op: Type.Union([Type.Literal('write'), Type.Literal('delete')]),
+          kind: Type.String({ description: `the object's kind: ${KINDS.join(', ')}` }),
+          id: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, title: 'Change' },
+);
+
+/** GET /v1/changes: the intent's history and a way to follow it (docs/API.md, "Changes"). */
+export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }> = async (app, opts) => {
+  app.get(
+    '/changes',
+    {
+      preHandler: requireAdmin,
+      schema: {
+        tags: ['batch'],
+        summary: 'What changed in the intent, when and by whom; long-poll to follow it',
+        description,
+        querystring: Type.Object(
+          {
+            since: Type.Integer({ minimum: 0, default: 0, description: 'changes after this revision' }),
+            limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+            wait: Type.Optional(
+              Type.String({ description: 'wait this long for a change: 500ms, 30s (max 60s)' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              revision: Type.Integer({ description: "the intent's revision when answered" }),
+              changes: Type.Array(Change),
+            },
+            { additionalProperties: false },
+          ),
+          ...errorResponses(400, 401, 403, 410, 503),
+        },
+      },
+    },
+    async (req) => {
+      const { since, limit } = req.query;
+      const answer = await opts.intents.history(since, limit, waitMsOf(req.query.wait));
+      req.log.debug({ since, changes: answer.changes.length, revision: answer.revision }, 'changes read');
+      return answer;
+    },
+  );
+};

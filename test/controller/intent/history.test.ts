@@ -1,0 +1,156 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IntentError } from '../../../controller/intent/errors.js';
+import { CHANGE_KEY, changeRecord, historyOf, readHistory } from '../../../controller/intent/history.js';
+import { IntentService } from '../../../controller/intent/service.js';
+import { FileStore } from '../../../controller/store/file-store.js';
+import { StoreError } from '../../../controller/store/store.js';
+import { openService } from './helpers.js';
+
+type Opened = Awaited<ReturnType<typeof openService>>;
+let opened: Opened | undefined;
+afterEach(async () => {
+  await opened?.close();
+  opened = undefined;
+});
+const service = async () => {
+  opened = await openService();
+  return opened.svc;
+};
+
+describe('a change as history', () => {
+  it('names the objects written and deleted, and its author; other keys are not objects', () => {
+    const at = new Date('2026-12-04T10:00:00Z');
+    const entry = historyOf({
+      revision: 7,
+      ops: [
+        { type: 'put', key: 'network/blue', value: { id: 'blue' } },
+        { type: 'delete', key: 'endpoint/vm1' },
+        { type: 'put', key: 'idem/abc', value: {} },
+        { type: 'put', key: 'meta/writer/1234', value: 6 },
+        changeRecord({ actor: 'admin-0', tenant: 't1', requestId: 'req-9' }, at),
+      ],
+    });
+    expect(entry).toEqual({
+      revision: 7,
+      at: '2026-12-04T10:00:00.000Z',
+      by: 'admin-0',
+      tenant: 't1',
+      requestId: 'req-9',
+      objects: [
+        { op: 'write', kind: 'network', id: 'blue' },
+        { op: 'delete', kind: 'endpoint', id: 'vm1' },
+      ],
+    });
+  });
+
+  it('has no author for a change written before weft recorded them', () => {
+    expect(historyOf({ revision: 1, ops: [{ type: 'put', key: 'tenant/t', value: {} }] })).toEqual({
+      revision: 1,
+      objects: [{ op: 'write', kind: 'tenant', id: 't' }],
+    });
+  });
+});
+
+describe('the intent service records who changed what', () => {
+  it('gives every committed write its author and time, in revision order', async () => {
+    const svc = await service();
+    const before = Date.now();
+    await svc.put('tenant', 't1', { name: 't1' }, { actor: 'admin-0', requestId: 'r1' });
+    await svc.put('tenant', 't1', { name: 't1' }, { actor: 'admin-0', requestId: 'unchanged' }); // writes nothing
+    await svc.batch(
+      [
+        {
+          op: 'create',
+          kind: 'network',
+          id: 'n',
+          body: { tenantId: 't1', name: 'n', subnets: ['10.0.0.0/24'] },
+        },
+        { op: 'create', kind: 'endpoint', id: 'e', body: { networkId: 'n', ips: ['10.0.0.5'] } },
+      ],
+      { actor: 'tok-1', tenantScope: 't1', requestId: 'r2' },
+    );
+    await svc.delete('endpoint', 'e', { actor: 'admin-1' });
+    const { revision, changes } = await svc.history(0, 100);
+    expect(revision).toBe(3);
+    expect(changes.map(({ at, ...rest }) => rest)).toEqual([
+      { revision: 1, by: 'admin-0', requestId: 'r1', objects: [{ op: 'write', kind: 'tenant', id: 't1' }] },
+      {
+        revision: 2,
+        by: 'tok-1',
+        tenant: 't1',
+        requestId: 'r2',
+        objects: [
+          { op: 'write', kind: 'network', id: 'n' },
+          { op: 'write', kind: 'endpoint', id: 'e' },
+        ],
+      },
+      { revision: 3, by: 'admin-1', objects: [{ op: 'delete', kind: 'endpoint', id: 'e' }] },
+    ]);
+    for (const c of changes) expect(Date.parse(c.at!)).toBeGreaterThanOrEqual(before - 1000);
+    // The record is no object: the intent holds only what was written.
+    expect(svc.export().ops.map((o) => `${o.kind}/${o.id}`)).toEqual(['tenant/t1', 'network/n']);
+  });
+
+  it('pages with since and limit, and answers nothing past the last revision', async () => {
+    const svc = await service();
+    for (const id of ['a', 'b', 'c', 'd']) await svc.put('tenant', id, { name: id });
+    expect((await svc.history(1, 2)).changes.map((c) => c.revision)).toEqual([2, 3]);
+    expect((await svc.history(4, 10)).changes).toEqual([]);
+    expect((await svc.history(9, 10)).changes).toEqual([]);
+  });
+
+  it('waits for the next change when asked to, and no longer than asked', async () => {
+    const svc = await service();
+    await svc.put('tenant', 'a', { name: 'a' });
+    const waiting = svc.history(1, 10, 5_000);
+    setTimeout(() => void svc.put('tenant', 'b', { name: 'b' }, { actor: 'later' }), 50);
+    const { changes } = await waiting;
+    expect(changes).toMatchObject([{ revision: 2, by: 'later', objects: [{ kind: 'tenant', id: 'b' }] }]);
+    const t0 = performance.now();
+    expect((await svc.history(2, 10, 100)).changes).toEqual([]);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(90);
+  });
+
+  it('says gone, naming since, when the store no longer keeps the changes asked for', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'weft-history-'));
+    const store = await FileStore.open(dir, { retainChanges: 5 });
+    const svc = await IntentService.open(store);
+    try {
+      for (let i = 0; i < 12; i++) await svc.put('tenant', `t${i}`, { name: `t${i}` });
+      const err = await svc.history(0, 100).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(IntentError);
+      expect(err).toMatchObject({ code: 'gone', field: 'since' });
+      expect((err as Error).message).toMatch(
+        /^since: the store no longer keeps the changes after revision 0 \(/,
+      );
+      // What it keeps is still served.
+      expect((await svc.history(11, 10)).changes.map((c) => c.revision)).toEqual([12]);
+    } finally {
+      await svc.close();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a store failure as unavailable, not as gone', async () => {
+    const src = {
+      store: { readChanges: () => Promise.reject(new StoreError('unavailable', 'redis down')) },
+      committed: { revision: 3 },
+      waitRevision: () => Promise.resolve(true),
+    };
+    await expect(readHistory(src, 0, 10)).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it('keeps the record under one key, so the store holds only the last one', async () => {
+    opened = await openService();
+    const o = opened;
+    await o.svc.put('tenant', 'a', { name: 'a' }, { actor: 'x' });
+    await o.svc.put('tenant', 'b', { name: 'b' }, { actor: 'y' });
+    const snap = await o.store.snapshot();
+    const records = snap.entries.filter((e) => e.key.startsWith('meta/change'));
+    expect(records).toMatchObject([{ key: CHANGE_KEY, revision: 2, value: { by: 'y' } }]);
+  });
+});
