@@ -14,6 +14,8 @@ export interface CliIo {
   stderr: NodeJS.WritableStream;
   stdin: NodeJS.ReadableStream;
   env: NodeJS.ProcessEnv;
+  /** Ends commands that run until interrupted (weft changes --follow) where no signal can (tests). */
+  signal?: AbortSignal;
 }
 
 export const processIo = (): CliIo => ({

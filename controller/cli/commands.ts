@@ -1,4 +1,5 @@
 import { applyCommand } from '../../northbound/cli/apply-command.js';
+import { changesCommand } from '../../northbound/cli/changes-command.js';
 import { countersCommand, dropsCommand } from '../../northbound/cli/counters-command.js';
 import { exportCommand } from '../../northbound/cli/export-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
@@ -17,6 +18,7 @@ export const commands: CliCommand[] = [
   ...resourceCommands,
   applyCommand,
   exportCommand,
+  changesCommand,
   statusCommand,
   traceCommand,
   countersCommand,

@@ -1,0 +1,138 @@
+import { parseArgs } from 'node:util';
+import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { ApiCallError, type ApiClient, clientFromFlags, defaultApi, describeApiError } from './client.js';
+import { type Column, table } from './format.js';
+
+/**
+ * `weft changes`: the intent's history (GET /v1/changes) for people: which revision changed what,
+ * when, by which token. `--follow` keeps printing changes as they commit (a long poll per round),
+ * like `tail -f` of the intent.
+ */
+
+const usage = `Usage: weft changes [options]
+
+Lists what changed in the intent, one revision a line: when (UTC), by which token (its id;
+admin-0 is the first --admin-token, ovsdb a hypervisor that registered itself, restore
+'weft serve --restore'), the tenant a tenant token wrote for, and the objects written or
+deleted. As far back as the store keeps changes (the embedded store: the last 20,000).
+Admin token only.
+
+Options:
+  --since REV                the changes after revision REV (default: the last --limit)
+  --limit N                  at most N changes (1-1000, default 20)
+  -f, --follow               then keep printing changes as they commit, until interrupted
+  --json                     the API answers, one JSON object per line
+  --api VALUE                API base URL (env WEFT_API, default ${defaultApi})
+  --token VALUE              bearer token (env WEFT_TOKEN)
+  -h, --help                 this help
+`;
+
+export interface ChangeRow {
+  revision: number;
+  at?: string;
+  by?: string;
+  tenant?: string;
+  requestId?: string;
+  objects: Array<{ op: 'write' | 'delete'; kind: string; id: string }>;
+}
+interface Answer {
+  revision: number;
+  changes: ChangeRow[];
+}
+
+/** How much of a change's object list a line shows. */
+const SHOWN = 4;
+
+/** `write network/blue, delete endpoint/vm1 (+3 more)`. */
+export const objectsText = (row: ChangeRow): string => {
+  const shown = row.objects.slice(0, SHOWN).map((o) => `${o.op} ${o.kind}/${o.id}`);
+  const more = row.objects.length - shown.length;
+  return shown.join(', ') + (more > 0 ? ` (+${more} more)` : '');
+};
+
+const columns: Column[] = [
+  { header: 'REVISION', value: (o) => String(o.revision) },
+  { header: 'AT', value: (o) => (typeof o.at === 'string' ? `${o.at.slice(0, 19)}Z` : '-') },
+  { header: 'BY', value: (o) => (o.by as string | undefined) ?? '-' },
+  { header: 'TENANT', value: (o) => (o.tenant as string | undefined) ?? '-' },
+  { header: 'CHANGED', value: (o) => objectsText(o as unknown as ChangeRow) },
+];
+
+/** Rows as the table prints them; `header: false` drops the header line (later rounds of --follow). */
+export const changesTable = (rows: ChangeRow[], header: boolean): string => {
+  const text = table(rows as unknown as Array<Record<string, unknown>>, columns);
+  return header ? text : text.slice(text.indexOf('\n') + 1);
+};
+
+const FOLLOW_WAIT = '25s';
+
+const get = (client: ApiClient, since: number, limit: number, wait?: string) =>
+  client.request<Answer>('GET', '/v1/changes', { query: { since, limit, wait } });
+
+export const changesCommand: CliCommand = {
+  name: 'changes',
+  summary: 'what changed in the intent, when and by which token (--since, --follow)',
+  async run(argv: string[], io: CliIo): Promise<number> {
+    let values: Record<string, string | boolean | undefined>;
+    try {
+      values = parseArgs({
+        args: argv,
+        allowPositionals: false,
+        strict: true,
+        options: {
+          since: { type: 'string' },
+          limit: { type: 'string' },
+          follow: { type: 'boolean', short: 'f' },
+          json: { type: 'boolean' },
+          api: { type: 'string' },
+          token: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      }).values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    if (values.help) {
+      io.stdout.write(usage);
+      return 0;
+    }
+    const number = (flag: string, min: number, max: number): number | undefined => {
+      const text = values[flag] as string | undefined;
+      if (text === undefined) return undefined;
+      const n = Number(text);
+      if (!/^[0-9]+$/.test(text) || n < min || n > max)
+        throw new UsageError(`--${flag} must be a whole number from ${min} to ${max} (got '${text}')`);
+      return n;
+    };
+    const limit = number('limit', 1, 1000) ?? 20;
+    const since = number('since', 0, Number.MAX_SAFE_INTEGER);
+    const client = clientFromFlags(values, io.env);
+    const print = (answer: Answer, first: boolean) => {
+      if (values.json) io.stdout.write(`${JSON.stringify(answer)}\n`);
+      else if (answer.changes.length > 0) io.stdout.write(changesTable(answer.changes, first));
+    };
+    try {
+      // Without --since: the last `limit` changes, counted back from the revision now.
+      const from =
+        since ?? Math.max(0, (await get(client, Number.MAX_SAFE_INTEGER, 1)).body.revision - limit);
+      const first = (await get(client, from, limit)).body;
+      print(first, true);
+      if (!values.json && first.changes.length === 0 && !values.follow)
+        io.stdout.write(`no change after revision ${from} (the intent is at revision ${first.revision})\n`);
+      let cursor = first.changes.at(-1)?.revision ?? from;
+      let header = first.changes.length === 0;
+      while (values.follow && !io.signal?.aborted) {
+        const next: Answer = (await get(client, cursor, 1000, FOLLOW_WAIT)).body;
+        if (next.changes.length === 0 || io.signal?.aborted) continue;
+        print(next, header);
+        header = false;
+        cursor = next.changes.at(-1)!.revision;
+      }
+      return 0;
+    } catch (err) {
+      if (!(err instanceof ApiCallError)) throw err;
+      io.stderr.write(`weft changes: ${describeApiError(err)}\n`);
+      return 1;
+    }
+  },
+};
