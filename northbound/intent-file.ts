@@ -20,7 +20,8 @@ const KIND_WORDS: Record<string, string> = {
   router: 'router',
   mirror: 'mirror',
 };
-const kindOf = (word: string): string | undefined =>
+/** The API's kind for a word a file or the CLI uses (`security-group`, `acls`, `vlanBinding`). */
+export const kindOf = (word: string): string | undefined =>
   KIND_WORDS[word] ?? (word.endsWith('s') ? KIND_WORDS[word.slice(0, -1)] : undefined);
 
 const ENVELOPE = ['op', 'kind', 'id', 'ifMatch', 'cascade', 'body'];

@@ -73,21 +73,66 @@ export interface HistorySource {
   waitRevision(revision: number, timeoutMs: number): Promise<boolean>;
 }
 
+export interface HistoryQuery {
+  /** The changes after this revision. */
+  since: number;
+  /** At most this many (changes that name the object, with `kind`). */
+  limit: number;
+  /** An answer that would be empty waits up to this long for the next change (a long poll). */
+  waitMs?: number;
+  /** Only changes of objects of this kind (and id): "who deleted vm1?". */
+  kind?: Kind;
+  id?: string;
+}
+
+export interface HistoryAnswer {
+  /** The intent's revision when answered. */
+  revision: number;
+  changes: HistoryEntry[];
+  /** Where the next page starts (`since`): the last change read, matching or not. */
+  next: number;
+}
+
+/** Changes read per store call while looking for one object's. */
+const SCAN_PAGE = 1000;
+
 /**
- * The changes after revision `since`, oldest first, at most `limit`. With `waitMs`, an answer that
- * would be empty waits up to that long for the next change (a long poll). `gone` when the store
- * no longer keeps the changes right after `since`.
+ * The changes after `since`, oldest first. For one object, the store's feed is scanned from
+ * `since` until `limit` changes name it or the feed ends, and each change keeps only the objects
+ * asked for. `gone` when the store no longer keeps the changes right after `since`.
  */
-export async function readHistory(
-  src: HistorySource,
-  since: number,
-  limit: number,
-  waitMs = 0,
-): Promise<{ revision: number; changes: HistoryEntry[] }> {
-  if (waitMs > 0 && src.committed.revision <= since) await src.waitRevision(since + 1, waitMs);
-  let changes: HistoryEntry[];
+export async function readHistory(src: HistorySource, q: HistoryQuery): Promise<HistoryAnswer> {
+  const deadline = performance.now() + (q.waitMs ?? 0);
+  let next = q.since;
+  let lastRead = 0;
+  for (;;) {
+    const wanted: HistoryEntry[] = [];
+    for (;;) {
+      const page = (await readPage(src, next, q.kind ? SCAN_PAGE : q.limit)).map(historyOf);
+      for (const entry of page) {
+        next = entry.revision;
+        lastRead = entry.revision;
+        const objects = q.kind
+          ? entry.objects.filter((o) => o.kind === q.kind && (q.id === undefined || o.id === q.id))
+          : entry.objects;
+        if (objects.length > 0 || !q.kind) wanted.push({ ...entry, objects });
+        if (wanted.length >= q.limit) break;
+      }
+      if (!q.kind || wanted.length >= q.limit || page.length < SCAN_PAGE) break;
+    }
+    const left = deadline - performance.now();
+    if (wanted.length > 0 || left <= 0) {
+      return { revision: Math.max(src.committed.revision, lastRead), changes: wanted, next };
+    }
+    if (!(await src.waitRevision(next + 1, left))) {
+      return { revision: Math.max(src.committed.revision, lastRead), changes: [], next };
+    }
+  }
+}
+
+async function readPage(src: HistorySource, since: number, limit: number) {
   try {
-    changes = (await src.store.readChanges(since, limit)).map(historyOf);
+    return await src.store.readChanges(since, limit);
   } catch (err) {
     if (err instanceof StoreError && err.code === 'compacted') {
       throw new IntentError(
@@ -98,5 +143,4 @@ export async function readHistory(
     }
     throw toIntentError(err, '(history)');
   }
-  return { revision: Math.max(src.committed.revision, changes.at(-1)?.revision ?? 0), changes };
 }

@@ -8,7 +8,7 @@ import { type BatchContext, type BatchOp, type BatchResult, planBatch } from './
 import { planDelete } from './deletion.js';
 import { conflict, invalid, notFound, toIntentError } from './errors.js';
 import { type ExportScope, exportOps } from './export.js';
-import { type ChangeAuthor, type HistoryEntry, readHistory } from './history.js';
+import { type ChangeAuthor, type HistoryAnswer, type HistoryQuery, readHistory } from './history.js';
 import { expiredIdempotency, idempotencyKeyOf, sha256, stableStringify } from './idempotency.js';
 import { type ListQuery, type ListResult, listPage } from './list.js';
 import type { AnyObject, ApiToken, CreateInputOf, Kind, ObjectOf, PatchOf, QuotaKind } from './model.js';
@@ -343,9 +343,9 @@ export class IntentService {
     ) as Promise<BatchResult>;
   }
 
-  /** The intent's changes after revision `since`, with their authors (history.ts, readHistory). */
-  history(since: number, limit: number, waitMs = 0): Promise<{ revision: number; changes: HistoryEntry[] }> {
-    return readHistory(this.replica, since, limit, waitMs);
+  /** The intent's changes, with their authors (history.ts, readHistory). */
+  history(query: HistoryQuery): Promise<HistoryAnswer> {
+    return readHistory(this.replica, query);
   }
 
   /** Makes a bearer token; the secret is returned once and only its sha256 is stored. */

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
+import { kindOf } from '../intent-file.js';
 import { ApiCallError, type ApiClient, clientFromFlags, defaultApi, describeApiError } from './client.js';
 import { type Column, table } from './format.js';
 
@@ -20,6 +21,9 @@ Admin token only.
 Options:
   --since REV                the changes after revision REV (default: the last --limit)
   --limit N                  at most N changes (1-1000, default 20)
+  --object KIND[/ID]         only the changes of that object (endpoint/vm1: who deleted vm1?) or
+                             of that kind's objects; looks from --since (default: from the
+                             oldest change kept)
   -f, --follow               then keep printing changes as they commit, until interrupted
   --json                     the API answers, one JSON object per line
   --api VALUE                API base URL (env WEFT_API, default ${defaultApi})
@@ -38,6 +42,7 @@ export interface ChangeRow {
 interface Answer {
   revision: number;
   changes: ChangeRow[];
+  next: number;
 }
 
 /** How much of a change's object list a line shows. */
@@ -66,8 +71,27 @@ export const changesTable = (rows: ChangeRow[], header: boolean): string => {
 
 const FOLLOW_WAIT = '25s';
 
-const get = (client: ApiClient, since: number, limit: number, wait?: string) =>
-  client.request<Answer>('GET', '/v1/changes', { query: { since, limit, wait } });
+interface ObjectFilter {
+  kind?: string;
+  id?: string;
+}
+
+const get = (client: ApiClient, since: number, limit: number, filter: ObjectFilter, wait?: string) =>
+  client.request<Answer>('GET', '/v1/changes', { query: { since, limit, wait, ...filter } });
+
+/** `endpoint/vm1`, `security-group`, `acls/a1` -> the API's kind and id. */
+export const objectFilter = (text: string | undefined): ObjectFilter => {
+  if (text === undefined) return {};
+  const slash = text.indexOf('/');
+  const word = slash < 0 ? text : text.slice(0, slash);
+  const kind = kindOf(word);
+  const id = slash < 0 ? undefined : text.slice(slash + 1);
+  if (!kind || id === '')
+    throw new UsageError(
+      `--object must be KIND or KIND/ID, e.g. endpoint/vm1 or security-group (got '${text}')`,
+    );
+  return id === undefined ? { kind } : { kind, id };
+};
 
 export const changesCommand: CliCommand = {
   name: 'changes',
@@ -82,6 +106,7 @@ export const changesCommand: CliCommand = {
         options: {
           since: { type: 'string' },
           limit: { type: 'string' },
+          object: { type: 'string' },
           follow: { type: 'boolean', short: 'f' },
           json: { type: 'boolean' },
           api: { type: 'string' },
@@ -106,27 +131,32 @@ export const changesCommand: CliCommand = {
     };
     const limit = number('limit', 1, 1000) ?? 20;
     const since = number('since', 0, Number.MAX_SAFE_INTEGER);
+    const filter = objectFilter(values.object as string | undefined);
     const client = clientFromFlags(values, io.env);
     const print = (answer: Answer, first: boolean) => {
       if (values.json) io.stdout.write(`${JSON.stringify(answer)}\n`);
       else if (answer.changes.length > 0) io.stdout.write(changesTable(answer.changes, first));
     };
     try {
-      // Without --since: the last `limit` changes, counted back from the revision now.
+      // Without --since: the last `limit` changes, counted back from the revision now; for one
+      // object, from the oldest change kept.
       const from =
-        since ?? Math.max(0, (await get(client, Number.MAX_SAFE_INTEGER, 1)).body.revision - limit);
-      const first = (await get(client, from, limit)).body;
+        since ??
+        (filter.kind
+          ? await oldestKept(client)
+          : Math.max(0, (await get(client, Number.MAX_SAFE_INTEGER, 1, {})).body.revision - limit));
+      const first = (await get(client, from, limit, filter)).body;
       print(first, true);
       if (!values.json && first.changes.length === 0 && !values.follow)
         io.stdout.write(`no change after revision ${from} (the intent is at revision ${first.revision})\n`);
-      let cursor = first.changes.at(-1)?.revision ?? from;
+      let cursor = first.next;
       let header = first.changes.length === 0;
       while (values.follow && !io.signal?.aborted) {
-        const next: Answer = (await get(client, cursor, 1000, FOLLOW_WAIT)).body;
+        const next: Answer = (await get(client, cursor, 1000, filter, FOLLOW_WAIT)).body;
+        cursor = next.next;
         if (next.changes.length === 0 || io.signal?.aborted) continue;
         print(next, header);
         header = false;
-        cursor = next.changes.at(-1)!.revision;
       }
       return 0;
     } catch (err) {
@@ -136,3 +166,28 @@ export const changesCommand: CliCommand = {
     }
   },
 };
+
+/** 0 when the store keeps every change; else the revision its oldest kept change follows. */
+async function oldestKept(client: ApiClient): Promise<number> {
+  const gone = (err: unknown) => err instanceof ApiCallError && err.status === 410;
+  try {
+    await get(client, 0, 1, {});
+    return 0;
+  } catch (err) {
+    if (!gone(err)) throw err;
+  }
+  // The feed starts somewhere after 0: find where by halving (a few calls of one change each).
+  let lo = 0; // gone
+  let hi = (await get(client, Number.MAX_SAFE_INTEGER, 1, {})).body.revision; // kept
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    try {
+      await get(client, mid, 1, {});
+      hi = mid;
+    } catch (err) {
+      if (!gone(err)) throw err;
+      lo = mid;
+    }
+  }
+  return hi;
+}

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { KINDS } from '../../controller/intent/model.js';
+import { KINDS, type Kind } from '../../controller/intent/model.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
@@ -12,7 +12,8 @@ const description = [
   '(x-request-id, which finds it in the logs) and the objects it wrote or deleted (GET one for its',
   'content now). As far back as the store keeps changes; before that `410 gone`. With `wait`, an',
   'answer that would be empty waits up to that long for the next change: follow the intent by asking',
-  "again with `since` set to the answer's last revision. Admin only.",
+  "again with `since` set to the answer's `next`. `kind` (and `id`): only the changes of those objects,",
+  'scanning the feed from `since` ("who deleted vm1?"). Admin only.',
 ].join(' ');
 
 const MAX_WAIT_MS = 60_000;
@@ -68,6 +69,12 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
             wait: Type.Optional(
               Type.String({ description: 'wait this long for a change: 500ms, 30s (max 60s)' }),
             ),
+            kind: Type.Optional(
+              Type.String({ description: `only changes of this kind's objects: ${KINDS.join(', ')}` }),
+            ),
+            id: Type.Optional(
+              Type.String({ minLength: 1, description: 'with kind: only changes of this object' }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -76,6 +83,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
             {
               revision: Type.Integer({ description: "the intent's revision when answered" }),
               changes: Type.Array(Change),
+              next: Type.Integer({ description: 'ask again with since=next for what follows' }),
             },
             { additionalProperties: false },
           ),
@@ -84,9 +92,19 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
       },
     },
     async (req) => {
-      const { since, limit } = req.query;
-      const answer = await opts.intents.history(since, limit, waitMsOf(req.query.wait));
-      req.log.debug({ since, changes: answer.changes.length, revision: answer.revision }, 'changes read');
+      const { since, limit, kind, id } = req.query;
+      if (kind !== undefined && !(KINDS as readonly string[]).includes(kind))
+        throw new ApiError('invalid', `query parameter 'kind' must be one of ${KINDS.join(', ')}`, 'kind');
+      if (id !== undefined && kind === undefined)
+        throw new ApiError('invalid', `query parameter 'id' needs 'kind' (e.g. kind=endpoint&id=vm1)`, 'id');
+      const answer = await opts.intents.history({
+        since,
+        limit,
+        waitMs: waitMsOf(req.query.wait),
+        ...(kind === undefined ? {} : { kind: kind as Kind }),
+        ...(id === undefined ? {} : { id }),
+      });
+      req.log.debug({ since, kind, id, changes: answer.changes.length, next: answer.next }, 'changes read');
       return answer;
     },
   );

@@ -11,6 +11,7 @@ afterEach(async () => {
 
 interface Answer {
   revision: number;
+  next: number;
   changes: Array<{
     revision: number;
     at?: string;
@@ -59,7 +60,7 @@ describe('GET /v1/changes: who changed what, and when', () => {
   it('pages with since and limit', async () => {
     for (const id of ['a', 'b', 'c']) await h.intents.put('tenant', id, { name: id });
     expect((await changes('?since=1&limit=1')).body.changes.map((c) => c.revision)).toEqual([2]);
-    expect((await changes('?since=3')).body).toEqual({ revision: 3, changes: [] });
+    expect((await changes('?since=3')).body).toEqual({ revision: 3, changes: [], next: 3 });
   });
 
   it('long-polls: with wait, an empty answer waits for the next change', async () => {
@@ -69,6 +70,18 @@ describe('GET /v1/changes: who changed what, and when', () => {
     const { status, body } = await pending;
     expect(status).toBe(200);
     expect(body.changes).toMatchObject([{ revision: 2, objects: [{ kind: 'tenant', id: 'b' }] }]);
+  });
+
+  it('answers the changes of one object with kind and id', async () => {
+    await h.intents.put('tenant', 'a', { name: 'a' });
+    await h.intents.put('tenant', 'b', { name: 'b' });
+    await h.intents.delete('tenant', 'a', { actor: 'admin-3' });
+    const { body } = await changes('?kind=tenant&id=a');
+    expect(body.changes.map(({ at, ...c }) => c)).toEqual([
+      { revision: 1, objects: [{ op: 'write', kind: 'tenant', id: 'a' }] },
+      { revision: 3, by: 'admin-3', objects: [{ op: 'delete', kind: 'tenant', id: 'a' }] },
+    ]);
+    expect(body.next).toBe(3);
   });
 
   it('is for admin tokens only', async () => {
@@ -85,6 +98,8 @@ describe('GET /v1/changes: who changed what, and when', () => {
     ['?wait=2m', 'wait'],
     ['?wait=soon', 'wait'],
     ['?from=3', 'from'],
+    ['?kind=vm', 'kind'],
+    ['?id=vm1', 'id'],
   ])('refuses %s naming %s', async (query, field) => {
     const { status, body } = await changes(query);
     expect(status).toBe(400);

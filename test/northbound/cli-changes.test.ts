@@ -1,5 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../controller/cli/weft.js';
+import { IntentService } from '../../controller/intent/service.js';
+import { FileStore } from '../../controller/store/file-store.js';
 import { changesTable, objectsText } from '../../northbound/cli/changes-command.js';
 import { memoryIo } from '../cli/memory-io.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
@@ -107,6 +112,53 @@ describe('weft changes', () => {
       const u = await weft(['changes', `${flag}=${value}`]);
       expect(u.code).toBe(2);
       expect(u.err).toMatch(new RegExp(`${flag} must be a whole number`));
+    }
+  });
+
+  it('--object KIND/ID answers who changed one object, looking back to the oldest change kept', async () => {
+    const r = await weft(['changes', '--object', 'network/n5']);
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines.slice(1).map((l) => l.replace(/\S+Z/, 'T'))).toEqual([
+      expect.stringMatching(/^2\s+T\s+tok-7\s+t1\s+write network\/n5$/),
+      expect.stringMatching(/^3\s+T\s+admin-0\s+-\s+delete network\/n5$/),
+    ]);
+    const kind = await weft(['changes', '--object', 'tenants', '--json']);
+    const revisions = JSON.parse(kind.out).changes.map((c: { revision: number }) => c.revision);
+    expect(revisions[0]).toBe(1); // tenants only: not the networks of revisions 2 and 3
+    expect(revisions).not.toContain(2);
+    expect(revisions).not.toContain(3);
+    for (const bad of ['vm/1', 'endpoint/']) {
+      const u = await weft(['changes', '--object', bad]);
+      expect(u.code).toBe(2);
+      expect(u.err).toMatch(/--object must be KIND or KIND\/ID, e\.g\. endpoint\/vm1/);
+    }
+  });
+
+  it('--object on a store that dropped its oldest changes starts at the oldest it keeps', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'weft-cli-changes-'));
+    const store = await FileStore.open(dir, { retainChanges: 5 });
+    const intents = await IntentService.open(store);
+    const small = await startHarness({ intents });
+    try {
+      const at = await small.app.listen({ host: '127.0.0.1', port: 0 });
+      for (let i = 0; i < 12; i++) await intents.put('tenant', `t${i % 2}`, { name: `v${i}` });
+      const io = memoryIo({ WEFT_API: at, WEFT_TOKEN: ADMIN });
+      expect(await main(['changes', '--object', 'tenant/t1'], io), io.err()).toBe(0);
+      const revisions = io
+        .out()
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((l) => Number(l.split(/\s+/)[0]));
+      expect(revisions.length).toBeGreaterThan(0);
+      expect(revisions.every((r) => r % 2 === 0 && r > 5)).toBe(true); // t1's writes among those kept
+      expect(revisions.at(-1)).toBe(12);
+    } finally {
+      await small.close();
+      await intents.close();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

@@ -73,7 +73,7 @@ describe('the intent service records who changed what', () => {
       { actor: 'tok-1', tenantScope: 't1', requestId: 'r2' },
     );
     await svc.delete('endpoint', 'e', { actor: 'admin-1' });
-    const { revision, changes } = await svc.history(0, 100);
+    const { revision, changes } = await svc.history({ since: 0, limit: 100 });
     expect(revision).toBe(3);
     expect(changes.map(({ at, ...rest }) => rest)).toEqual([
       { revision: 1, by: 'admin-0', requestId: 'r1', objects: [{ op: 'write', kind: 'tenant', id: 't1' }] },
@@ -97,21 +97,70 @@ describe('the intent service records who changed what', () => {
   it('pages with since and limit, and answers nothing past the last revision', async () => {
     const svc = await service();
     for (const id of ['a', 'b', 'c', 'd']) await svc.put('tenant', id, { name: id });
-    expect((await svc.history(1, 2)).changes.map((c) => c.revision)).toEqual([2, 3]);
-    expect((await svc.history(4, 10)).changes).toEqual([]);
-    expect((await svc.history(9, 10)).changes).toEqual([]);
+    expect((await svc.history({ since: 1, limit: 2 })).changes.map((c) => c.revision)).toEqual([2, 3]);
+    expect((await svc.history({ since: 4, limit: 10 })).changes).toEqual([]);
+    expect((await svc.history({ since: 9, limit: 10 })).changes).toEqual([]);
   });
 
   it('waits for the next change when asked to, and no longer than asked', async () => {
     const svc = await service();
     await svc.put('tenant', 'a', { name: 'a' });
-    const waiting = svc.history(1, 10, 5_000);
+    const waiting = svc.history({ since: 1, limit: 10, waitMs: 5_000 });
     setTimeout(() => void svc.put('tenant', 'b', { name: 'b' }, { actor: 'later' }), 50);
     const { changes } = await waiting;
     expect(changes).toMatchObject([{ revision: 2, by: 'later', objects: [{ kind: 'tenant', id: 'b' }] }]);
     const t0 = performance.now();
-    expect((await svc.history(2, 10, 100)).changes).toEqual([]);
+    expect((await svc.history({ since: 2, limit: 10, waitMs: 100 })).changes).toEqual([]);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(90);
+  });
+
+  it('finds the changes of one object, or of one kind, keeping only those objects', async () => {
+    const svc = await service();
+    await svc.put('tenant', 't', { name: 't' });
+    await svc.put('network', 'n', { tenantId: 't', name: 'n', subnets: ['10.0.0.0/24'] });
+    for (let i = 0; i < 5; i++)
+      await svc.put('endpoint', `e${i}`, { networkId: 'n', ips: [`10.0.0.${10 + i}`] });
+    await svc.delete('endpoint', 'e3', { actor: 'admin-9' });
+    await svc.delete('network', 'n', { cascade: true, actor: 'admin-9' });
+    const vm = await svc.history({ since: 0, limit: 10, kind: 'endpoint', id: 'e3' });
+    expect(vm.changes.map(({ at, ...c }) => c)).toEqual([
+      { revision: 6, objects: [{ op: 'write', kind: 'endpoint', id: 'e3' }] },
+      { revision: 8, by: 'admin-9', objects: [{ op: 'delete', kind: 'endpoint', id: 'e3' }] },
+    ]);
+    expect(vm.next).toBe(9);
+    // A kind: the cascade's revision keeps only its networks.
+    const nets = await svc.history({ since: 0, limit: 10, kind: 'network' });
+    expect(nets.changes.map((c) => [c.revision, c.objects.map((o) => `${o.op} ${o.id}`)])).toEqual([
+      [2, ['write n']],
+      [9, ['delete n']],
+    ]);
+    // limit counts matching changes; next says where the next page starts.
+    const first = await svc.history({ since: 0, limit: 1, kind: 'endpoint', id: 'e3' });
+    expect([first.changes.map((c) => c.revision), first.next]).toEqual([[6], 6]);
+    expect(
+      (await svc.history({ since: first.next, limit: 1, kind: 'endpoint', id: 'e3' })).changes[0]?.revision,
+    ).toBe(8);
+    expect(await svc.history({ since: 0, limit: 10, kind: 'endpoint', id: 'nope' })).toEqual({
+      revision: 9,
+      changes: [],
+      next: 9,
+    });
+  });
+
+  it('scans past a page of other changes to find the object, and waits for it when asked', async () => {
+    const svc = await service();
+    await svc.put('tenant', 't0', { name: 't0' });
+    for (let i = 0; i < 1_100; i++) await svc.put('tenant', `x${i}`, { name: 'x' });
+    await svc.put('tenant', 'target', { name: 'target' });
+    const found = await svc.history({ since: 0, limit: 5, kind: 'tenant', id: 'target' });
+    expect(found.changes.map((c) => c.revision)).toEqual([1_102]);
+    const waiting = svc.history({ since: found.next, limit: 5, kind: 'tenant', id: 'target', waitMs: 5_000 });
+    setTimeout(() => {
+      void svc
+        .put('tenant', 'other', { name: 'o' })
+        .then(() => svc.put('tenant', 'target', { name: 'renamed' }));
+    }, 30);
+    expect((await waiting).changes.map((c) => c.revision)).toEqual([1_104]);
   });
 
   it('says gone, naming since, when the store no longer keeps the changes asked for', async () => {
@@ -120,14 +169,14 @@ describe('the intent service records who changed what', () => {
     const svc = await IntentService.open(store);
     try {
       for (let i = 0; i < 12; i++) await svc.put('tenant', `t${i}`, { name: `t${i}` });
-      const err = await svc.history(0, 100).catch((e: unknown) => e);
+      const err = await svc.history({ since: 0, limit: 100 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(IntentError);
       expect(err).toMatchObject({ code: 'gone', field: 'since' });
       expect((err as Error).message).toMatch(
         /^since: the store no longer keeps the changes after revision 0 \(/,
       );
       // What it keeps is still served.
-      expect((await svc.history(11, 10)).changes.map((c) => c.revision)).toEqual([12]);
+      expect((await svc.history({ since: 11, limit: 10 })).changes.map((c) => c.revision)).toEqual([12]);
     } finally {
       await svc.close();
       await store.close();
@@ -141,7 +190,7 @@ describe('the intent service records who changed what', () => {
       committed: { revision: 3 },
       waitRevision: () => Promise.resolve(true),
     };
-    await expect(readHistory(src, 0, 10)).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(readHistory(src, { since: 0, limit: 10 })).rejects.toMatchObject({ code: 'unavailable' });
   });
 
   it('keeps the record under one key, so the store holds only the last one', async () => {
