@@ -79,4 +79,28 @@ describe('intent service over Redis', () => {
     for (const s of [svc, follower]) await s.close();
     for (const s of [store, followerStore]) await s.close();
   });
+
+  it("the other controller reads who changed what from Redis's feed; past the feed's length it is gone", async () => {
+    const sa = await RedisStore.open(`${redis.url}?prefix=history:&feedMaxLen=1000`);
+    const sb = await RedisStore.open(`${redis.url}?prefix=history:&feedMaxLen=1000`);
+    const a = await IntentService.open(sa);
+    const b = await IntentService.open(sb);
+    await a.put('tenant', 't', { name: 't' }, { actor: 'admin-0', requestId: 'req-a' });
+    await a.put('network', 'n', { tenantId: 't', name: 'n' });
+    await a.delete('network', 'n', { actor: 'tok-2', tenantScope: 't' });
+    const seen = await b.history({ since: 0, limit: 10 });
+    expect(seen.changes.map(({ at, ...c }) => c)).toEqual([
+      { revision: 1, by: 'admin-0', requestId: 'req-a', objects: [{ op: 'write', kind: 'tenant', id: 't' }] },
+      { revision: 2, objects: [{ op: 'write', kind: 'network', id: 'n' }] },
+      { revision: 3, by: 'tok-2', tenant: 't', objects: [{ op: 'delete', kind: 'network', id: 'n' }] },
+    ]);
+    for (let i = 0; i < 1_200; i++) await a.put('tenant', `x${i % 3}`, { name: `v${i}` });
+    await expect(b.history({ since: 0, limit: 10 })).rejects.toMatchObject({ code: 'gone', field: 'since' });
+    // Write i is revision i + 4; x0 takes every third: i = 1194 and 1197 after revision 1196.
+    const tail = await b.history({ since: 1_196, limit: 10, kind: 'tenant', id: 'x0' });
+    expect(tail.changes.map((c) => c.revision)).toEqual([1_198, 1_201]);
+    expect(tail.next).toBe(1_203);
+    for (const s of [a, b]) await s.close();
+    for (const s of [sa, sb]) await s.close();
+  });
 });
