@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import { FileError, parseApplyFile, toOp } from '../intent-file.js';
 import {
@@ -12,6 +11,7 @@ import {
 } from './apply-in-batches.js';
 import { withPrunes } from './apply-prune.js';
 import { ApiCallError, type ApiResponse, clientFromFlags, defaultApi, describeApiError } from './client.js';
+import { commandFlags } from './command-flags.js';
 import { table } from './format.js';
 
 /**
@@ -109,35 +109,23 @@ export const applyCommand: CliCommand = {
   name: 'apply',
   summary: 'apply a JSON/YAML file of intent as one atomic batch (-f FILE, --dry-run, --wait, --prune)',
   async run(argv: string[], io: CliIo): Promise<number> {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      const parsed = parseArgs({
-        args: argv,
-        allowPositionals: false,
-        strict: true,
-        options: {
-          file: { type: 'string', short: 'f' },
-          'dry-run': { type: 'boolean' },
-          wait: { type: 'boolean' },
-          timeout: { type: 'string' },
-          'idempotency-key': { type: 'string' },
-          prune: { type: 'boolean' },
-          'in-batches': { type: 'boolean' },
-          tenant: { type: 'string' },
-          json: { type: 'boolean' },
-          api: { type: 'string' },
-          token: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      });
-      values = parsed.values;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    if (values.help) {
-      io.stdout.write(usage);
-      return 0;
-    }
+    const values = commandFlags(
+      argv,
+      {
+        file: { type: 'string', short: 'f' },
+        'dry-run': { type: 'boolean' },
+        wait: { type: 'boolean' },
+        timeout: { type: 'string' },
+        'idempotency-key': { type: 'string' },
+        prune: { type: 'boolean' },
+        'in-batches': { type: 'boolean' },
+        tenant: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      usage,
+      io,
+    );
+    if (!values) return 0;
     const file = values.file as string | undefined;
     if (file === undefined) throw new UsageError('-f FILE is required (- reads stdin)');
     if (values.timeout !== undefined && !values.wait) throw new UsageError('--timeout goes with --wait');

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import { kindOf } from '../intent-file.js';
 import { ApiCallError, type ApiClient, clientFromFlags, defaultApi, describeApiError } from './client.js';
+import { commandFlags } from './command-flags.js';
 import { type Column, table } from './format.js';
 
 /**
@@ -97,30 +97,19 @@ export const changesCommand: CliCommand = {
   name: 'changes',
   summary: 'what changed in the intent, when and by which token (--since, --follow)',
   async run(argv: string[], io: CliIo): Promise<number> {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      values = parseArgs({
-        args: argv,
-        allowPositionals: false,
-        strict: true,
-        options: {
-          since: { type: 'string' },
-          limit: { type: 'string' },
-          object: { type: 'string' },
-          follow: { type: 'boolean', short: 'f' },
-          json: { type: 'boolean' },
-          api: { type: 'string' },
-          token: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }).values;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    if (values.help) {
-      io.stdout.write(usage);
-      return 0;
-    }
+    const values = commandFlags(
+      argv,
+      {
+        since: { type: 'string' },
+        limit: { type: 'string' },
+        object: { type: 'string' },
+        follow: { type: 'boolean', short: 'f' },
+        json: { type: 'boolean' },
+      },
+      usage,
+      io,
+    );
+    if (!values) return 0;
     const number = (flag: string, min: number, max: number): number | undefined => {
       const text = values[flag] as string | undefined;
       if (text === undefined) return undefined;

@@ -1,8 +1,8 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import { OPS_PER_BATCH } from './apply-in-batches.js';
 import { ApiCallError, clientFromFlags, defaultApi, describeApiError } from './client.js';
+import { commandFlags } from './command-flags.js';
 
 /**
  * `weft export`: the intent (GET /v1/export) as a file `weft apply -f` takes back, YAML for people
@@ -84,28 +84,17 @@ export const exportCommand: CliCommand = {
   name: 'export',
   summary: "print the intent as a file 'weft apply -f' recreates it from (--tenant, -o FILE)",
   async run(argv: string[], io: CliIo): Promise<number> {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      values = parseArgs({
-        args: argv,
-        allowPositionals: false,
-        strict: true,
-        options: {
-          tenant: { type: 'string' },
-          output: { type: 'string', short: 'o' },
-          json: { type: 'boolean' },
-          api: { type: 'string' },
-          token: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }).values;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    if (values.help) {
-      io.stdout.write(usage);
-      return 0;
-    }
+    const values = commandFlags(
+      argv,
+      {
+        tenant: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        json: { type: 'boolean' },
+      },
+      usage,
+      io,
+    );
+    if (!values) return 0;
     if (values.tenant === '') throw new UsageError('--tenant needs a tenant id');
     if (values.output === '') throw new UsageError('--output needs a file name');
     const client = clientFromFlags(values, io.env);
