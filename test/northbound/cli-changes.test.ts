@@ -34,6 +34,13 @@ const weft = async (argv: string[], token = ADMIN, signal?: AbortSignal) => {
   return { code, out: io.out(), err: io.err() };
 };
 
+/** The REVISION column of a printed table, its header first. */
+const firstColumn = (out: string) =>
+  out
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(/\s+/)[0]);
+
 describe('weft changes', () => {
   it('is listed in weft --help and has its own help', async () => {
     expect((await weft(['--help'])).out).toMatch(/\n {2}changes\s+what changed in the intent/);
@@ -57,21 +64,11 @@ describe('weft changes', () => {
 
   it('takes --since and --limit; an empty answer says where the intent is', async () => {
     const r = await weft(['changes', '--since', '1', '--limit', '1']);
-    expect(
-      r.out
-        .trimEnd()
-        .split('\n')
-        .map((l) => l.split(/\s+/)[0]),
-    ).toEqual(['REVISION', '2']);
+    expect(firstColumn(r.out)).toEqual(['REVISION', '2']);
     const none = await weft(['changes', '--since', '3']);
     expect(none.out).toBe('no change after revision 3 (the intent is at revision 3)\n');
     const last = await weft(['changes', '--limit', '1']);
-    expect(
-      last.out
-        .trimEnd()
-        .split('\n')
-        .map((l) => l.split(/\s+/)[0]),
-    ).toEqual(['REVISION', '3']);
+    expect(firstColumn(last.out)).toEqual(['REVISION', '3']);
   });
 
   it('--json prints the API answer', async () => {
