@@ -132,7 +132,8 @@ describe('batch over Redis', () => {
         MAX_BATCH_OPS,
       );
       const changes = await a.store.readChanges(0);
-      expect(changes.map((c) => c.ops.length)).toEqual([MAX_BATCH_OPS + 1]); // + this controller's writer key
+      // + this controller's writer key and the change record (history.ts)
+      expect(changes.map((c) => c.ops.length)).toEqual([MAX_BATCH_OPS + 2]);
     } finally {
       await a.close();
     }
