@@ -19,23 +19,21 @@ export const WaitQuery = {
 export const defaultWaitMs = 5_000;
 export const maxWaitMs = 300_000;
 
-/** `500ms` | `5s` | `2m` | `5` (seconds) -> milliseconds, bounded to maxWaitMs. */
-export const parseTimeout = (text: string | undefined): number => {
-  if (text === undefined) return defaultWaitMs;
+/** Query parameter `param` as `500ms` | `5s` | `2m` | `5` (seconds) -> milliseconds, at most `maxMs`. */
+export const parseDuration = (text: string, param: string, maxMs: number): number => {
   const m = /^([0-9]{1,6})(ms|s|m)?$/.exec(text);
-  if (!m)
-    throw new ApiError('invalid', `query parameter 'timeout' must look like 500ms, 5s or 1m`, 'timeout');
+  if (!m) throw new ApiError('invalid', `query parameter '${param}' must look like 500ms, 5s or 1m`, param);
   const n = Number(m[1]);
   const ms = m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
-  if (ms > maxWaitMs) {
-    throw new ApiError(
-      'invalid',
-      `query parameter 'timeout' must be at most ${maxWaitMs / 1000}s`,
-      'timeout',
-    );
+  if (ms > maxMs) {
+    throw new ApiError('invalid', `query parameter '${param}' must be at most ${maxMs / 1000}s`, param);
   }
   return ms;
 };
+
+/** `?timeout=` of `?wait=applied`: default 5 s, at most maxWaitMs. */
+export const parseTimeout = (text: string | undefined): number =>
+  text === undefined ? defaultWaitMs : parseDuration(text, 'timeout', maxWaitMs);
 
 /** The strong ETag of an object at a revision. */
 export const etagOf = (revision: number): string => `"${revision}"`;

@@ -165,7 +165,13 @@ export const applyCommand: CliCommand = {
         },
         headers: idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey },
       });
-    if (values['in-batches']) return sendInBatches(send, chunksOf(ops), { name, key, values }, io);
+    if (values['in-batches'])
+      return sendInBatches(
+        send,
+        chunksOf(ops),
+        { name, key, json: values.json === true, wait: values.wait === true },
+        io,
+      );
     try {
       if (values.prune) {
         const tenant = values.tenant as string | undefined;
@@ -208,7 +214,7 @@ type Send = (
 async function sendInBatches(
   send: Send,
   chunks: Chunk[],
-  opts: { name: string; key: string | undefined; values: Record<string, unknown> },
+  opts: { name: string; key: string | undefined; json: boolean; wait: boolean },
   io: CliIo,
 ): Promise<number> {
   const answers: Array<BatchAnswer & { from: number }> = [];
@@ -218,7 +224,7 @@ async function sendInBatches(
       const res = await send(chunk.ops, opts.key === undefined ? undefined : `${opts.key}.${i + 1}`);
       const answer = res.body;
       answers.push({ ...answer, from: chunk.from });
-      if (chunks.length > 1 && !opts.values.json)
+      if (chunks.length > 1 && !opts.json)
         io.stderr.write(
           `weft apply: ${label}: ${answer.committed ? `applied at revision ${answer.revision}` : 'nothing to change'}\n`,
         );
@@ -235,7 +241,7 @@ async function sendInBatches(
       return 1;
     }
   }
-  if (opts.values.json) {
+  if (opts.json) {
     io.stdout.write(`${JSON.stringify({ batches: answers }, null, 2)}\n`);
     return 0;
   }
@@ -247,6 +253,6 @@ async function sendInBatches(
     replayed: answers.every((a) => a.replayed),
     results: answers.flatMap((a) => a.results),
   };
-  io.stdout.write(summary(merged, opts.values.wait === true, answers.length));
+  io.stdout.write(summary(merged, opts.wait, answers.length));
   return 0;
 }

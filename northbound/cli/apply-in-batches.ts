@@ -40,9 +40,13 @@ export function chunksOf(ops: readonly Op[], maxOps = OPS_PER_BATCH, maxBytes = 
   return chunks;
 }
 
+/** The first item that would be created under a fresh id each time it is applied, or -1. */
+export const firstWithoutId = (ops: readonly Op[]): number =>
+  ops.findIndex((o) => o.op !== 'delete' && o.id === undefined);
+
 /** A rerun after a failed batch must not create an item again: every create needs its id. */
 export function checkIdsForBatches(ops: readonly Op[]): void {
-  const nameless = ops.findIndex((o) => o.op !== 'delete' && o.id === undefined);
+  const nameless = firstWithoutId(ops);
   if (nameless >= 0) {
     throw new UsageError(
       `--in-batches needs an id on every item (item ${nameless} has none: applying the file again after a failed batch would create it twice)`,

@@ -1,4 +1,5 @@
 import { UsageError } from '../../controller/cli/command.js';
+import { firstWithoutId } from './apply-in-batches.js';
 
 /**
  * `weft apply --prune`: the file is the whole truth for its scope. Every object the export of
@@ -14,7 +15,7 @@ const keyOf = (o: Op) => `${o.kind as string}/${o.id as string}`;
 
 /** The file's ops, then a delete of every exported object the file does not name. */
 export function withPrunes(fileOps: readonly Op[], exported: readonly Op[]): Op[] {
-  const nameless = fileOps.findIndex((o) => o.op !== 'delete' && o.id === undefined);
+  const nameless = firstWithoutId(fileOps);
   if (nameless >= 0) {
     throw new UsageError(
       `--prune needs an id on every item (item ${nameless} has none: it would be created again by every apply, and the copy before it deleted)`,

@@ -1,7 +1,7 @@
 import { type CliCommand, type CliIo, UsageError } from '../../controller/cli/command.js';
 import { kindOf } from '../intent-file.js';
 import { ApiCallError, type ApiClient, clientFromFlags, defaultApi, describeApiError } from './client.js';
-import { commandFlags } from './command-flags.js';
+import { commandFlags, wholeNumberFlag } from './command-flags.js';
 import { type Column, table } from './format.js';
 
 /**
@@ -110,16 +110,8 @@ export const changesCommand: CliCommand = {
       io,
     );
     if (!values) return 0;
-    const number = (flag: string, min: number, max: number): number | undefined => {
-      const text = values[flag] as string | undefined;
-      if (text === undefined) return undefined;
-      const n = Number(text);
-      if (!/^[0-9]+$/.test(text) || n < min || n > max)
-        throw new UsageError(`--${flag} must be a whole number from ${min} to ${max} (got '${text}')`);
-      return n;
-    };
-    const limit = number('limit', 1, 1000) ?? 20;
-    const since = number('since', 0, Number.MAX_SAFE_INTEGER);
+    const limit = wholeNumberFlag(values, 'limit', 1, 1000) ?? 20;
+    const since = wholeNumberFlag(values, 'since', 0, Number.MAX_SAFE_INTEGER);
     const filter = objectFilter(values.object as string | undefined);
     const client = clientFromFlags(values, io.env);
     const print = (answer: Answer, first: boolean) => {
@@ -131,9 +123,7 @@ export const changesCommand: CliCommand = {
       // object, from the oldest change kept.
       const from =
         since ??
-        (filter.kind
-          ? await oldestKept(client)
-          : Math.max(0, (await get(client, Number.MAX_SAFE_INTEGER, 1, {})).body.revision - limit));
+        (filter.kind ? await oldestKept(client) : Math.max(0, (await currentRevision(client)) - limit));
       const first = (await get(client, from, limit, filter)).body;
       print(first, true);
       if (!values.json && first.changes.length === 0 && !values.follow)
@@ -156,6 +146,10 @@ export const changesCommand: CliCommand = {
   },
 };
 
+/** The intent's revision now (the answer to a question past every change). */
+const currentRevision = async (client: ApiClient): Promise<number> =>
+  (await get(client, Number.MAX_SAFE_INTEGER, 1, {})).body.revision;
+
 /** 0 when the store keeps every change; else the revision its oldest kept change follows. */
 async function oldestKept(client: ApiClient): Promise<number> {
   const gone = (err: unknown) => err instanceof ApiCallError && err.status === 410;
@@ -167,7 +161,7 @@ async function oldestKept(client: ApiClient): Promise<number> {
   }
   // The feed starts somewhere after 0: find where by halving (a few calls of one change each).
   let lo = 0; // gone
-  let hi = (await get(client, Number.MAX_SAFE_INTEGER, 1, {})).body.revision; // kept
+  let hi = await currentRevision(client); // kept
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
     try {

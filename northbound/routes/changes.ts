@@ -4,6 +4,7 @@ import { KINDS, type Kind } from '../../controller/intent/model.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
+import { parseDuration } from '../write-options.js';
 
 const description = [
   'What changed in the intent after revision `since`, oldest first: each revision with when, by which',
@@ -16,18 +17,8 @@ const description = [
   'scanning the feed from `since` ("who deleted vm1?"). Admin only.',
 ].join(' ');
 
+/** The longest a long poll holds a request. */
 const MAX_WAIT_MS = 60_000;
-
-/** `30s`, `500ms`, `1m`, bare seconds -> milliseconds, at most MAX_WAIT_MS. */
-const waitMsOf = (text: string | undefined): number => {
-  if (text === undefined) return 0;
-  const m = /^([0-9]{1,6})(ms|s|m)?$/.exec(text);
-  const ms = m ? Number(m[1]) * (m[2] === 'ms' ? 1 : m[2] === 'm' ? 60_000 : 1000) : Number.NaN;
-  if (!(ms <= MAX_WAIT_MS)) {
-    throw new ApiError('invalid', `query parameter 'wait' must look like 500ms or 30s, at most 60s`, 'wait');
-  }
-  return ms;
-};
 
 const Change = Type.Object(
   {
@@ -100,7 +91,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
       const answer = await opts.intents.history({
         since,
         limit,
-        waitMs: waitMsOf(req.query.wait),
+        waitMs: req.query.wait === undefined ? 0 : parseDuration(req.query.wait, 'wait', MAX_WAIT_MS),
         ...(kind === undefined ? {} : { kind: kind as Kind }),
         ...(id === undefined ? {} : { id }),
       });
