@@ -10,6 +10,7 @@ import {
   type Tenant,
   type VlanBinding,
 } from '../controller/intent/model.js';
+import { sgLogging } from './acl/sg-log.js';
 import { type MirrorPlacement, portMirrors, portTaps } from './mirror/resolve.js';
 import { qosField } from './qos/compute.js';
 import { floatingIps, networkRouter, routerPorts, routerSnat, staticRoutes } from './router/ports.js';
@@ -20,6 +21,7 @@ import type {
   RemoteChassis,
   RemoteEndpoint,
   ResolvedSecurityGroup,
+  SgLogging,
 } from './view.js';
 import { isSingleAddress } from './view.js';
 
@@ -146,6 +148,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     });
   }
 
+  const groupLogs = new Map(intent.securityGroups.map((g) => [g.id, g.log]));
   for (const net of [...intent.networks].sort((a, b) => a.vni - b.vni)) {
     const placed = (placedByNetwork.get(net.id) ?? []).sort((a, b) => byId(a.ep, b.ep));
     const vlans = (vlanByNetwork.get(net.id) ?? []).sort(byId);
@@ -186,6 +189,7 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
             securityGroupIds: p.ep.securityGroupIds,
             ...(p.ep.allowedAddresses?.length ? { allowedAddresses: p.ep.allowedAddresses } : {}),
             ...qosField(effectiveQos(p.ep.qos, tenantQos.get(net.tenantId), net.mtu)),
+            ...sgLogField(p.ep.securityGroupIds.map((id) => groupLogs.get(id))),
             ...mirrorsOf(view, p.ep.id),
           })),
         remote,
@@ -213,6 +217,11 @@ export function buildDatapathViews(intent: IntentView, facts: ChassisFacts): Map
     }
   }
   return views;
+}
+
+function sgLogField(logs: Array<SecurityGroup['log']>): { sgLog?: SgLogging } {
+  const sgLog = sgLogging(logs);
+  return sgLog ? { sgLog } : {};
 }
 
 /** Every security group with remote-group rules expanded to the members' addresses. */

@@ -1,6 +1,7 @@
 import type { Desired, DesiredFlow, DesiredGroup } from '../controller/pipeline/flow.js';
 import { networkAclFlows } from './acl/network-acl.js';
 import { portSecurityGroupFlows } from './acl/security-groups.js';
+import { sgLogMeter } from './acl/sg-log.js';
 import { endpointArpFlows, neighbourReplyFlows } from './arp-responder/compute.js';
 import { endpointNdFlows } from './arp-responder/nd.js';
 import { dhcpNetworkFlows } from './dhcp/compute.js';
@@ -76,9 +77,11 @@ export function localEndpointUnit(
   if (net.gatewayMac !== undefined)
     vipWatchFlows({ vni: net.vni, gatewayMac: net.gatewayMac, routes6: net.routes6 === true }, port, flows);
   // A port that only marks DSCP has no meter.
-  return port.qos?.egress || port.qos?.ingress
-    ? { flows, groups: [], meters: portMeters(port) }
-    : { flows, groups: [] };
+  const logMeter = port.sgLog && port.securityGroupIds.length > 0 ? sgLogMeter(port) : undefined;
+  if (!port.qos?.egress && !port.qos?.ingress && !logMeter) return { flows, groups: [] };
+  const meters = portMeters(port);
+  if (logMeter) meters.push(logMeter);
+  return { flows, groups: [], meters };
 }
 
 export function remoteEndpointUnit(

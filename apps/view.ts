@@ -17,6 +17,8 @@ export interface LocalPort {
   allowedAddresses?: string[];
   /** Rate limits (absent: none), each with its burst filled in by the intent service. */
   qos?: Qos;
+  /** What its security groups log (absent: nothing), all of its groups' `log` together (apps/acl). */
+  sgLog?: SgLogging;
   /** Port mirroring: where copies of what the endpoint sends and receives go (absent: nowhere). */
   mirrors?: PortMirrors;
   /** Mirrors whose copies reach this endpoint through the tunnel (absent: none). */
@@ -26,6 +28,12 @@ export interface LocalPort {
    * flow into the tunnel, for the chassis hosting it remotely): reused rather than built again.
    */
   l2Match?: Match;
+}
+
+/** Security-group logging of one endpoint: its denied packets, its accepted new connections. */
+export interface SgLogging {
+  denied: boolean;
+  accepted: boolean;
 }
 
 /** One mirror's copy of a port's traffic: to a port of the same chassis, or into the tunnel. */

@@ -37,6 +37,8 @@ import { DEFAULT_RA_TIMINGS } from './router/ra-periodic.js';
 import { raContext, startRouterAdvertisements } from './router/ra-responder.js';
 import { neighborContext, routerIcmpContext } from './router/router-context.js';
 import { startRouterResponder } from './router/router-responder.js';
+import { SgLogBook } from './sg-log/sg-log-book.js';
+import { startSecurityGroupLog } from './sg-log/sg-log-service.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -55,6 +57,8 @@ export interface Controller {
   /** The HA pair's side of this instance (`--ha redis`); undefined for a single controller. */
   ha: HaNode | undefined;
   api: WeftApp;
+  /** The security groups' log entries this controller received (empty on an HA standby). */
+  securityLog: SgLogBook;
   /** Where the REST API really listens (port 0 resolved). */
   apiUrl: string;
   stop(): Promise<void>;
@@ -186,6 +190,19 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     metricsRegistry,
   );
   const isLeader = () => (ha ? ha.leadership.isLeader : true);
+  const securityLog = new SgLogBook();
+  startSecurityGroupLog(
+    openflow.registry,
+    {
+      chassisOfDatapath: (dpid) => facts.chassisOfDatapath(dpid),
+      networkByVni: (vni) => intents.networkByVni(vni),
+      endpointByMac: (networkId, mac) => intents.endpointByMac(networkId, mac),
+      isLeader,
+    },
+    securityLog,
+    log.child({ part: 'sg-log' }),
+    metricsRegistry,
+  );
   const neighbors = new NeighborService(
     openflow.registry,
     neighborContext(intents, facts, openflow.registry, isLeader),
@@ -230,6 +247,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     statusProvider: status,
     readiness: controllerReadiness(store, status),
     tenantRateLimits: config.tenantRateLimits,
+    securityLog,
   });
   const apiUrl = await api.listen({ host: config.api.host, port: config.api.port });
   // Only now: building the API compiles schemas synchronously (seconds on a busy machine), which
@@ -268,6 +286,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     ha,
     api,
     apiUrl,
+    securityLog,
     async stop() {
       // Leadership first: the lease is released so the peer takes over at once.
       await ha?.stop();

@@ -214,8 +214,8 @@ export function statusProvider(
       endpoint(endpointId) {
         const ep = intents.get('endpoint', endpointId);
         const b = facts.current().bindings.get(ep.ifaceId);
-        // Its overlay, port-security and ARP flows, and its security-group flows.
-        const keys = [`endpoint/${endpointId}`, `sg-port/${endpointId}`];
+        // Its overlay, port-security and ARP flows, its security-group flows and their log of denials.
+        const keys = [`endpoint/${endpointId}`, `sg-port/${endpointId}`, `sg-denied/${endpointId}`];
         return readObjectCounters(
           counterSwitches(),
           'endpoint',

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { SgLogBook } from '../controller/sg-log/sg-log-book.js';
 import { toApiError } from './error-mapping.js';
 import { ApiError, errorBody } from './errors.js';
 import { type IntentService, principalOfStoredToken, translateIntentError } from './intents.js';
@@ -37,6 +38,11 @@ export interface AppDeps {
   version?: string;
   /** Per-minute budgets of tenant tokens for calls that ask every switch (default DEFAULT_TENANT_RATE_LIMITS). */
   tenantRateLimits?: TenantRateLimits;
+  /**
+   * The security groups' log the controller's PACKET_IN service fills (GET /v1/security-group-log);
+   * without it (an API alone, tests) the route answers empty pages.
+   */
+  securityLog?: SgLogBook;
 }
 
 export type WeftApp = FastifyInstance;
@@ -116,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<WeftApp> {
     status,
     readiness,
     limits: deps.tenantRateLimits ?? DEFAULT_TENANT_RATE_LIMITS,
+    securityLog: deps.securityLog,
   });
   return app;
 }

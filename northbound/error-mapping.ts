@@ -56,12 +56,24 @@ const mostSpecific = (issues: ValidationIssue[]): ValidationIssue => {
   return best;
 };
 
+/**
+ * A union of literals (`'off' | 'denied' | ...`) fails as one `const` issue per value and an
+ * `anyOf`: "must be equal to constant" says nothing useful, so name the values as `enum` does.
+ */
+const literalChoices = (issues: ValidationIssue[], field: string): string | undefined => {
+  const here = issues.filter((i) => fieldOfIssue(i) === field);
+  const consts = here.filter((i) => i.keyword === 'const');
+  const onlyLiterals = here.every((i) => i.keyword === 'const' || i.keyword === 'anyOf');
+  if (consts.length === 0 || !onlyLiterals || !here.some((i) => i.keyword === 'anyOf')) return undefined;
+  return `must be one of ${consts.map((i) => JSON.stringify(i.params.allowedValue)).join(', ')}`;
+};
+
 export const validationToApiError = (issues: ValidationIssue[], context: string | undefined): ApiError => {
   const issue = mostSpecific(issues);
   const field = fieldOfIssue(issue);
   const where = partName[context ?? 'body'] ?? context ?? 'body';
   const subject = field === '' ? `${where}` : `${where} '${field}'`;
-  const message = `${subject} ${reasonOfIssue(issue)}`;
+  const message = `${subject} ${literalChoices(issues, field) ?? reasonOfIssue(issue)}`;
   return new ApiError('invalid', message, field === '' ? undefined : field, {
     location: context ?? 'body',
     issues: issues.slice(0, 10).map((i) => ({ field: fieldOfIssue(i), reason: reasonOfIssue(i) })),

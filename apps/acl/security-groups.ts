@@ -7,6 +7,7 @@ import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { DatapathView, LocalPort, ResolvedRule } from '../view.js';
 import { ETH_TYPE, type Family, familyOf, l3l4Matches } from './l3l4.js';
+import { logCopy, SG_ACCEPTED_KIND, SG_DENIED_KIND, SG_DENIED_PRIORITY } from './sg-log.js';
 
 const ND_TYPES = [133, 134, 135, 136];
 
@@ -28,7 +29,8 @@ interface Side {
  * before the receiver's ingress rules were ever checked; per-endpoint zones also keep tenants
  * with overlapping addresses apart. Replies of allowed connections are +est in the same zone and
  * pass; anything else new must match a rule, which commits it. IPv6 neighbour discovery passes
- * unchecked, as it must for IPv6 to work at all.
+ * unchecked, as it must for IPv6 to work at all. A port whose groups log (apps/acl/sg-log.ts)
+ * copies what it denies and/or the first packet of what it accepts to the controller.
  */
 export function securityGroupFlows(view: DatapathView): DesiredFlow[] {
   const flows: DesiredFlow[] = [];
@@ -70,7 +72,7 @@ export function portSecurityGroupFlows(port: LocalPort, rules: ResolvedRule[], f
 export const endpointZone = (ofport: number): number => ofport & 0xffff;
 
 function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: DesiredFlow[]): void {
-  const cookie = objectCookie('acl', 'sg-port', port.endpointId);
+  const cookie = objectCookie('acl', SG_ACCEPTED_KIND, port.endpointId);
   const zone = endpointZone(port.ofport);
   const push = (
     tableId: number,
@@ -104,6 +106,9 @@ function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: De
   push(side.ctTable, 200, [side.port, ctStateMatch(CS.TRK | CS.REL, CS.INV)], [goto(side.next)]);
 
   const newConn = ctStateMatch(CS.TRK | CS.NEW, CS.INV);
+  const commit = port.sgLog?.accepted
+    ? [apply(ct(zone, NO_RECIRC, { commit: true }), logCopy(port.ofport)), goto(side.next)]
+    : [apply(ct(zone, NO_RECIRC, { commit: true })), goto(side.next)];
   const seen = new Set<string>();
   for (const rule of rules) {
     if (rule.direction !== side.direction) continue;
@@ -121,10 +126,20 @@ function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: De
         const key = JSON.stringify(match, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
         if (seen.has(key)) continue; // two groups allowing the same traffic
         seen.add(key);
-        push(side.ctTable, 100, match, [apply(ct(zone, NO_RECIRC, { commit: true })), goto(side.next)]);
+        push(side.ctTable, 100, match, commit);
       }
     }
   }
+  // Logged denials: what reaches this flow matched no rule above (nor an established or related
+  // connection), so the table's miss would drop it; this drops it too, with a copy to the controller.
+  if (port.sgLog?.denied)
+    flows.push({
+      tableId: side.ctTable as DesiredFlow['tableId'],
+      priority: SG_DENIED_PRIORITY,
+      cookie: objectCookie('acl', SG_DENIED_KIND, port.endpointId),
+      match: [side.port],
+      instructions: [apply(logCopy(port.ofport))],
+    });
 }
 
 /** The remote addresses a rule allows: its CIDR, its remote group's members, or anything. */

@@ -3,6 +3,7 @@ import { changesCommand } from '../../northbound/cli/changes-command.js';
 import { countersCommand, dropsCommand } from '../../northbound/cli/counters-command.js';
 import { exportCommand } from '../../northbound/cli/export-command.js';
 import { resourceCommands } from '../../northbound/cli/resources.js';
+import { sgLogCommand } from '../../northbound/cli/sg-log-command.js';
 import { statusCommand } from '../../northbound/cli/status-command.js';
 import { traceCommand } from '../../northbound/cli/trace-command.js';
 import { ofpCommand } from '../../southbound/openflow/cli/ofp-command.js';
@@ -23,6 +24,7 @@ export const commands: CliCommand[] = [
   traceCommand,
   countersCommand,
   dropsCommand,
+  sgLogCommand,
   ofpCommand,
   labCommand,
   demoCommand,

@@ -1,3 +1,4 @@
+import { SG_DENIED_PRIORITY } from '../../apps/acl/sg-log.js';
 import type {
   DropsAnswer,
   FlowCounter,
@@ -7,7 +8,7 @@ import type {
 } from '../../northbound/counters-schema.js';
 import type { FlowStats, PortStats } from '../../southbound/openflow/codec/index.js';
 import { APP, appOf, fnv1a32, OWNER_MASK, OWNER_VALUE } from '../pipeline/cookies.js';
-import { PIPELINE, tableDecl, tableName } from '../pipeline/tables.js';
+import { PIPELINE, TABLE, tableDecl, tableName } from '../pipeline/tables.js';
 
 /**
  * Counters of what really crossed the switches, read back from OVS by cookie: the flows an
@@ -25,6 +26,23 @@ export const TABLE_MISS_SELECTOR = {
   cookie: OWNER_VALUE | (BigInt(APP.pipeline) << 48n),
   cookieMask: 0xffff000000000000n,
 };
+
+/**
+ * The security-group tables' flows of the acl app, where the denials a security group logs are
+ * (apps/acl/sg-log.ts): those flows drop what the table's miss would have, with a copy to the
+ * controller, so they count as that table's drops.
+ */
+export const SG_DENIED_SELECTORS = [TABLE.EGRESS_SG_CT, TABLE.INGRESS_SG_CT].map((tableId) => ({
+  cookie: OWNER_VALUE | (BigInt(APP.acl) << 48n),
+  cookieMask: 0xffff000000000000n,
+  tableId,
+}));
+
+const isDrop = (f: FlowStats): boolean =>
+  (DROPPING.has(f.tableId) && f.priority === 0 && appOf(f.cookie) === 'pipeline') ||
+  ((f.tableId === TABLE.EGRESS_SG_CT || f.tableId === TABLE.INGRESS_SG_CT) &&
+    f.priority === SG_DENIED_PRIORITY &&
+    appOf(f.cookie) === 'acl');
 
 /** Why a table drops what nothing matched (the pipeline declaration says), by table id. */
 const dropReason = (id: number): string => {
@@ -102,15 +120,16 @@ export function dropCounters(
 ): DropsAnswer {
   const totals = new Map<number, { packets: number; bytes: number }>();
   const switches = answered.map((sw) => {
-    const tables = sw.flows
-      .filter((f) => DROPPING.has(f.tableId) && f.priority === 0 && appOf(f.cookie) === 'pipeline')
-      .map((f) => ({
-        table: f.tableId,
-        tableName: tableName(f.tableId),
-        reason: dropReason(f.tableId),
-        packets: n(f.packetCount),
-        bytes: n(f.byteCount),
-      }))
+    const byTable = new Map<number, { packets: number; bytes: number }>();
+    for (const f of sw.flows) {
+      if (!isDrop(f)) continue;
+      const t = byTable.get(f.tableId) ?? { packets: 0, bytes: 0 };
+      t.packets += n(f.packetCount);
+      t.bytes += n(f.byteCount);
+      byTable.set(f.tableId, t);
+    }
+    const tables = [...byTable]
+      .map(([table, c]) => ({ table, tableName: tableName(table), reason: dropReason(table), ...c }))
       .sort((a, b) => b.packets - a.packets || a.table - b.table);
     for (const t of tables) {
       const tot = totals.get(t.table) ?? { packets: 0, bytes: 0 };

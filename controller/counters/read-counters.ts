@@ -7,6 +7,7 @@ import {
   objectCounters,
   objectSelector,
   portCounters,
+  SG_DENIED_SELECTORS,
   type SwitchFlows,
   TABLE_MISS_SELECTOR,
   type Unreachable,
@@ -24,7 +25,10 @@ export interface CounterSwitch {
 /** A switch that does not answer within this is reported unreachable, not waited for. */
 const TIMEOUT_MS = 3000;
 
-const flowsOf = (selector: { cookie: bigint; cookieMask: bigint }): MultipartRequestBody => ({
+/** Flows by cookie (and mask), in one table when `tableId` is given. */
+type FlowSelector = { cookie: bigint; cookieMask: bigint; tableId?: number };
+
+const flowsOf = (selector: FlowSelector): MultipartRequestBody => ({
   kind: 'FLOW',
   tableId: ofptt.ALL,
   outPort: ofpp.ANY,
@@ -36,7 +40,7 @@ const flowsOf = (selector: { cookie: bigint; cookieMask: bigint }): MultipartReq
 /** The same FLOW stats request to every switch at once; who answered and who did not. */
 async function askAll(
   switches: readonly CounterSwitch[],
-  selectors: ReadonlyArray<{ cookie: bigint; cookieMask: bigint }>,
+  selectors: ReadonlyArray<FlowSelector>,
 ): Promise<{ answered: SwitchFlows[]; unreachable: Unreachable[] }> {
   const answered: SwitchFlows[] = [];
   const unreachable: Unreachable[] = [];
@@ -113,9 +117,9 @@ async function readPort(switches: readonly CounterSwitch[], chassis: string, ofp
   }
 }
 
-/** Table-miss drops of every switch. */
+/** Table-miss drops of every switch, and the security-group denials logged instead (the same drops). */
 export async function readDrops(switches: readonly CounterSwitch[]): Promise<DropsAnswer> {
-  const { answered, unreachable } = await askAll(switches, [TABLE_MISS_SELECTOR]);
+  const { answered, unreachable } = await askAll(switches, [TABLE_MISS_SELECTOR, ...SG_DENIED_SELECTORS]);
   return dropCounters(answered, unreachable);
 }
 

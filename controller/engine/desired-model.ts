@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { sgLogging } from '../../apps/acl/sg-log.js';
 import type { ChassisFacts, IntentView } from '../../apps/build-view.js';
 import { type MirrorPlacement, portMirrors, portTaps } from '../../apps/mirror/resolve.js';
 import {
@@ -8,7 +9,7 @@ import {
   networkUnit,
   remoteEndpointUnit,
 } from '../../apps/units.js';
-import type { DatapathCtx, LocalPort, ResolvedRule } from '../../apps/view.js';
+import type { DatapathCtx, LocalPort, ResolvedRule, SgLogging } from '../../apps/view.js';
 import { tunnelPortFor } from '../../apps/view.js';
 import type { ObjectChange } from '../intent/service.js';
 import { checkFlow, type Desired, type DesiredFlow } from '../pipeline/flow.js';
@@ -322,6 +323,7 @@ export class DesiredModel {
       securityGroupIds: ep.securityGroupIds,
       allowedAddresses: ep.allowedAddresses,
       qos: ix.qosOf(ep),
+      sgLog: ep.securityGroupIds.length === 0 ? undefined : this.sgLogOf(ep.securityGroupIds),
       mirrors: from && portMirrors(ctx, from, this.placementOf),
       taps: to && portTaps(ctx, to),
       l2Match: tunnel?.flow.match,
@@ -345,6 +347,14 @@ export class DesiredModel {
     const rules = resolvedRules(this.index, sgId);
     this.rulesMemo.set(sgId, rules);
     return rules;
+  }
+
+  /** What an endpoint's security groups log together. */
+  private sgLogOf(ids: readonly string[]): SgLogging | undefined {
+    const groups = this.index.securityGroups;
+    return ids.length === 1
+      ? sgLogging([groups.get(ids[0]!)?.log])
+      : sgLogging(ids.map((id) => groups.get(id)?.log));
   }
 
   /** Where an endpoint is bound, for the mirrors copying to it. */

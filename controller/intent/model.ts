@@ -139,11 +139,25 @@ export const SgRuleInputSchema = Type.Object(
   { id: Type.Optional(IdSchema), ...SgRuleFields },
   { additionalProperties: false },
 );
+/**
+ * What the switches report of a group's traffic, one entry per connection or packet, rate-limited
+ * per endpoint (docs/API.md, "Security-group logging"). Absent is off: nothing is written for it,
+ * so groups made before logging existed stay byte for byte the same.
+ */
+export const SgLogSchema = Type.Union(
+  [Type.Literal('off'), Type.Literal('denied'), Type.Literal('accepted'), Type.Literal('all')],
+  {
+    description:
+      "what gets logged: denied = packets the policy of the group's member endpoints drops (default deny; in either direction), accepted = the first packet of each new connection a rule admits, all = both, off (or absent) = nothing",
+  },
+);
+export type SgLog = Static<typeof SgLogSchema>;
 export const SecurityGroupSchema = withMeta({
   id: IdSchema,
   tenantId: IdSchema,
   name: Name,
   rules: Type.Array(SgRuleSchema, { maxItems: 256 }),
+  log: Type.Optional(SgLogSchema),
 });
 export const SecurityGroupCreateSchema = Type.Object(
   {
@@ -151,11 +165,12 @@ export const SecurityGroupCreateSchema = Type.Object(
     tenantId: Type.Optional(IdSchema),
     name: Name,
     rules: Type.Optional(Type.Array(SgRuleInputSchema, { maxItems: 256 })),
+    log: Type.Optional(SgLogSchema),
   },
   { additionalProperties: false },
 );
 export const SecurityGroupPatchSchema = Type.Partial(
-  Type.Object({ name: Name, rules: Type.Array(SgRuleInputSchema, { maxItems: 256 }) }),
+  Type.Object({ name: Name, rules: Type.Array(SgRuleInputSchema, { maxItems: 256 }), log: SgLogSchema }),
   { additionalProperties: false },
 );
 

@@ -1,7 +1,7 @@
 import { allowedAddressesOf } from './allowed-addresses.js';
 import { normalizeDhcp } from './dhcp-rules.js';
 import { conflict, invalid } from './errors.js';
-import type { AnyObject, Kind, ObjectOf, Qos, Quotas, SgRule, SgRuleInput } from './model.js';
+import type { AnyObject, Kind, ObjectOf, Qos, Quotas, SgLog, SgRule, SgRuleInput } from './model.js';
 import { DEFAULT_UNDERLAY_MTU, VNI_MAX, VNI_MIN, VXLAN_OVERHEAD } from './model.js';
 import {
   type Cidr,
@@ -287,7 +287,10 @@ function securityGroup(
   const rules = ((d.rules as SgRuleInput[] | undefined) ?? []).map((r, i) =>
     sgRule(env, r, i, d.id, tenantId, seen),
   );
-  return { id: d.id, tenantId, name: d.name as string, rules };
+  const out: Fields<'securityGroup'> = { id: d.id, tenantId, name: d.name as string, rules };
+  // `log` only when given (even 'off'): absent stays absent, as in groups made before logging.
+  if (d.log !== undefined) out.log = d.log as SgLog;
+  return out;
 }
 
 function networkAcl(env: RuleEnv, d: Draft, existing?: ObjectOf['networkAcl']): Fields<'networkAcl'> {

@@ -46,6 +46,13 @@ function specific(e: ValueError): ValueError {
   return e;
 }
 
+/** A union of literals (`'off' | 'denied' | ...`): name its values, not "Expected union value". */
+function literalChoices(e: ValueError): string | undefined {
+  const branches = e.type === ValueErrorType.Union ? (e.schema.anyOf as Array<{ const?: unknown }>) : [];
+  if (branches.length === 0 || !branches.every((b) => b.const !== undefined)) return undefined;
+  return `must be one of ${branches.map((b) => JSON.stringify(b.const)).join(', ')}`;
+}
+
 export function checkShape(kind: Kind, form: 'create' | 'patch', input: unknown): void {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalid(undefined, `${kind} ${form === 'patch' ? 'patch' : 'body'} must be a JSON object`);
@@ -57,7 +64,9 @@ export function checkShape(kind: Kind, form: 'create' | 'patch', input: unknown)
   if (!first) throw invalid(undefined, `${kind}: invalid input`);
   const field = fieldPath(first.path);
   const reason =
-    first.type === ValueErrorType.ObjectAdditionalProperties ? 'is not a known field' : first.message;
+    first.type === ValueErrorType.ObjectAdditionalProperties
+      ? 'is not a known field'
+      : (literalChoices(first) ?? first.message);
   throw invalid(field || undefined, reason);
 }
 

@@ -40,12 +40,15 @@ export interface DesiredGroup {
 
 /**
  * A policer (an OpenFlow 1.3 meter with one drop band): traffic above `kbps` (kbit/s), past a
- * burst of `burstKb` kbit, is dropped. Ids come from controller/pipeline/meters.ts.
+ * burst of `burstKb` kbit, is dropped. With `unit: 'pktps'` the same two numbers count packets
+ * (per second, and a burst of packets): the security-group log's meters (apps/acl). Ids come
+ * from controller/pipeline/meters.ts.
  */
 export interface DesiredMeter {
   meterId: number;
   kbps: number;
   burstKb: number;
+  unit?: 'pktps';
 }
 
 /** What every app returns for one datapath. */

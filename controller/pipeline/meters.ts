@@ -1,3 +1,4 @@
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import { ofpmc, ofpmf } from '../../southbound/openflow/codec/constants.js';
 import type { MeterMod } from '../../southbound/openflow/codec/messages.js';
 import type { DesiredMeter } from './flow.js';
@@ -13,7 +14,22 @@ import type { DesiredMeter } from './flow.js';
  * (controller/reconcile/refused-meters.ts). Ids below METER_BASE are left to operators.
  */
 export const METER_BASE = 0x8000;
+/** The last rate-limit meter id. */
 export const METER_MAX = METER_BASE + 2 * 0xff00 + 1;
+/**
+ * Security-group log meters (apps/acl): LOG_METER_BASE + ofport, one per logging local port,
+ * counting the packets it sends to the controller (a packets-per-second band). Past the QoS
+ * range; a port above 36,669 passes the kernel datapath's 200,000, where a refused meter only
+ * leaves that port's log copies unpoliced on the switch (the controller still limits them).
+ */
+export const LOG_METER_BASE = METER_MAX + 1;
+export const LOG_METER_MAX = LOG_METER_BASE + 0xff00;
+export const logMeterId = (ofport: number): number => LOG_METER_BASE + ofport;
+export const isLogMeter = (id: number): boolean => id >= LOG_METER_BASE && id <= LOG_METER_MAX;
+
+/** A security-group log copy (apps/acl/sg-log.ts): a controller action policed by a log meter, not a way on. */
+export const isLogCopy = (a: Action): boolean =>
+  a.type === 'controller' && a.meterId !== undefined && isLogMeter(a.meterId);
 
 export const METER_DIRECTION = {
   /** Traffic leaving the endpoint (policed as it enters the bridge from the port). */
@@ -26,11 +42,11 @@ export type MeterDirection = keyof typeof METER_DIRECTION;
 export const endpointMeterId = (ofport: number, direction: MeterDirection): number =>
   METER_BASE + 2 * ofport + METER_DIRECTION[direction];
 
-export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= METER_MAX;
+export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= LOG_METER_MAX;
 
-/** What a meter polices, read back from its id (for `weft trace` and logs). */
+/** What a rate-limit meter polices, read back from its id (for `weft trace` and logs). */
 export function meterPlace(id: number): { ofport: number; direction: MeterDirection } | undefined {
-  if (!isOwnedMeter(id)) return undefined;
+  if (id < METER_BASE || id > METER_MAX) return undefined;
   const n = id - METER_BASE;
   return { ofport: n >> 1, direction: n & 1 ? 'ingress' : 'egress' };
 }
@@ -46,7 +62,7 @@ export interface ActualMeter {
 export function meterMatches(actual: ActualMeter, want: DesiredMeter): boolean {
   const b = actual.bands;
   return (
-    (actual.flags & (ofpmf.KBPS | ofpmf.BURST | ofpmf.PKTPS)) === (ofpmf.KBPS | ofpmf.BURST) &&
+    (actual.flags & (ofpmf.KBPS | ofpmf.BURST | ofpmf.PKTPS)) === (unitFlag(want) | ofpmf.BURST) &&
     b.length === 1 &&
     b[0]!.kind === 'drop' &&
     b[0]!.rate === want.kbps &&
@@ -54,13 +70,15 @@ export function meterMatches(actual: ActualMeter, want: DesiredMeter): boolean {
   );
 }
 
+const unitFlag = (m: DesiredMeter): number => (m.unit === 'pktps' ? ofpmf.PKTPS : ofpmf.KBPS);
+
 /** The METER_MOD that creates (or, `modify`, changes) a meter. */
 export function meterMod(m: DesiredMeter, command: 'add' | 'modify'): MeterMod {
   return {
     type: 'METER_MOD',
     xid: 0,
     command: command === 'add' ? ofpmc.ADD : ofpmc.MODIFY,
-    flags: ofpmf.KBPS | ofpmf.BURST | ofpmf.STATS,
+    flags: unitFlag(m) | ofpmf.BURST | ofpmf.STATS,
     meterId: m.meterId,
     bands: [{ kind: 'drop', rate: m.kbps, burstSize: m.burstKb }],
   };

@@ -253,6 +253,12 @@ function setFieldText(type: string, field: string, value: OxmValue, mask: OxmVal
 
 function actionText(a: Action): string {
   if (a.type === 'set_field') return setFieldText('set_field', a.field, a.value, a.mask);
+  // A meter, userdata or pause can only be said in NXAST_CONTROLLER2: `v2` adds nothing then (and
+  // ovs-ofctl's text of the action cannot say it).
+  if (a.type === 'controller' && a.v2 && (a.meterId !== undefined || a.userdata || a.pause)) {
+    const { v2: _implied, ...rest } = a;
+    return stable(rest);
+  }
   if (a.type === 'reg_load2') {
     if (a.mask === undefined || isAllOnes(a.field, a.mask))
       return setFieldText('set_field', a.field, a.value, undefined);

@@ -1,7 +1,8 @@
+import type { Action } from '../../southbound/openflow/codec/actions.js';
 import type { DesiredFlow, DesiredMeter } from '../pipeline/flow.js';
 import type { MeterDiff } from './diff.js';
 
-const sig = (m: DesiredMeter) => `${m.kbps}/${m.burstKb}`;
+const sig = (m: DesiredMeter) => `${m.kbps}/${m.burstKb}${m.unit ?? ''}`;
 
 /**
  * Meters one switch refused (a datapath without meters, a meter table smaller than the ids, a
@@ -52,12 +53,33 @@ export class RefusedMeters {
     return noted;
   }
 
-  /** The flow as the switch can take it: without the meter instruction of a refused meter. */
+  /**
+   * The flow as the switch can take it: without the meter instruction of a refused meter, and its
+   * log copies to the controller (apps/acl) without a refused meter (unpoliced on the switch; the
+   * controller still limits what it logs).
+   */
   readonly adjust = (f: DesiredFlow): DesiredFlow => {
     if (this.refused.size === 0) return f;
     const first = f.instructions[0];
-    if (first?.type !== 'meter' || !this.refused.has(first.meterId)) return f;
-    return { ...f, instructions: f.instructions.slice(1) };
+    if (first?.type === 'meter' && this.refused.has(first.meterId))
+      return this.adjust({ ...f, instructions: f.instructions.slice(1) });
+    const meteredCopy = (a: Action) =>
+      a.type === 'controller' && a.meterId !== undefined && this.refused.has(a.meterId);
+    if (!f.instructions.some((i) => i.type === 'apply_actions' && i.actions.some(meteredCopy))) return f;
+    const instructions = f.instructions.map((i) =>
+      i.type === 'apply_actions' && i.actions.some(meteredCopy)
+        ? {
+            ...i,
+            actions: i.actions.map((a) => {
+              if (!meteredCopy(a)) return a;
+              // Without the meter it is the plain controller action OVS dumps back as such.
+              const { meterId: _refused, v2: _v2, ...rest } = a as Extract<Action, { type: 'controller' }>;
+              return rest;
+            }),
+          }
+        : i,
+    );
+    return { ...f, instructions };
   };
 
   /**

@@ -4,6 +4,7 @@ import { formatInstructions } from '../../southbound/openflow/text/format-action
 import { formatMatch } from '../../southbound/openflow/text/format-match.js';
 import { appOf } from '../pipeline/cookies.js';
 import type { Desired, DesiredFlow } from '../pipeline/flow.js';
+import { isLogCopy } from '../pipeline/meters.js';
 import { TABLE, tableName } from '../pipeline/tables.js';
 import { type SimOutput, type SimStep, simulateBridge } from './bridge-sim.js';
 import { bitsOf, fieldText, onNextBridge, type Packet } from './packet.js';
@@ -75,7 +76,10 @@ export interface TraceOptions {
   maxHops?: number;
 }
 
-/** Whether a flow sends the packet on (a next table, an output, a group, a resubmit, conntrack). */
+/**
+ * Whether a flow sends the packet on (a next table, an output, a group, a resubmit, conntrack); a
+ * security-group log copy to the controller is not a way on (the packet itself is dropped).
+ */
 function forwards(flow: DesiredFlow): boolean {
   for (const i of flow.instructions) {
     if (i.type === 'goto_table') return true;
@@ -86,7 +90,7 @@ function forwards(flow: DesiredFlow): boolean {
           a.type === 'group' ||
           a.type === 'resubmit' ||
           a.type === 'ct' ||
-          a.type === 'controller'
+          (a.type === 'controller' && !isLogCopy(a))
         )
           return true;
     }

@@ -68,7 +68,8 @@ function reasonOf(steps: readonly TraceStepView[], at: number, established: bool
   const s = steps[at]!;
   if (s.stopped) return s.stopped;
   const owner = s.flow?.owner;
-  const isMiss = owner?.startsWith('table-miss/') ?? !s.flow;
+  // The security-group log's denied flow drops what the table's miss would have (apps/acl/sg-log.ts).
+  const isMiss = (owner?.startsWith('table-miss/') || owner?.startsWith('sg-denied/')) ?? !s.flow;
   switch (s.table) {
     case TABLE.CLASSIFY:
       return 'nothing classifies a packet from this port (not the port of a bound endpoint, the tunnel or a VLAN binding)';

@@ -38,6 +38,7 @@ function ownersOfNetwork(intents: IntentService, networkId: string): Map<bigint,
     for (const id of intents.referrerIds('network', net, 'endpoint')) {
       for (const app of ['overlay', 'portSecurity', 'arpResponder'] as const) add(app, `endpoint/${id}`);
       add('acl', `sg-port/${id}`);
+      add('acl', `sg-denied/${id}`);
       if (on) add('router', `endpoint/${id}`);
     }
     for (const id of intents.referrerIds('network', net, 'networkAcl')) add('acl', `acl/${id}`);

@@ -5,6 +5,7 @@ import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js
 import { quotaFlag, quotasText, tenantStatusText } from './quota-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
+import { sgLogColumn, sgLogFlag } from './sg-log-flag.js';
 
 const revision = col('REV', 'revision');
 
@@ -267,12 +268,14 @@ export const resourceClis: ResourceCli[] = [
         help: 'DIRECTION,ETHERTYPE,PROTOCOL[,PORTS][,remote=CIDR|group=ID]; repeatable, replaces all rules',
         parse: (v) => v.map(parseRule),
       },
+      sgLogFlag,
     ],
     filters: ['tenant'],
     columns: [
       col('ID', 'id'),
       col('TENANT', 'tenantId'),
       col('NAME', 'name'),
+      sgLogColumn,
       { header: 'RULES', value: rulesOf },
       revision,
     ],

@@ -166,7 +166,7 @@ describe('weft resource commands over the API', () => {
     expect(vb.code, vb.err).toBe(0);
     expect((await weft('vlan-binding list')).out).toMatch(/\s+hv1\s+eth1\s+100\s+n2\s+/);
     expect((await weft('security-group list')).out).toMatch(
-      /^web\s+t1\s+web\s+ingress tcp 80-443 0\.0\.0\.0\/0\s+\d+$/m,
+      /^web\s+t1\s+web\s+-\s+ingress tcp 80-443 0\.0\.0\.0\/0\s+\d+$/m,
     );
     const cascade = await weft('network delete n2 --cascade');
     expect(cascade.out).toMatch(/^deleted network n2 and \d+ dependants/);

@@ -5,6 +5,7 @@ import {
   objectCounters,
   objectSelector,
   portCounters,
+  SG_DENIED_SELECTORS,
   TABLE_MISS_SELECTOR,
 } from '../../../controller/counters/counters.js';
 import {
@@ -274,10 +275,23 @@ describe('reading from switches', () => {
     expect(out.unreachable).toEqual([{ datapathId: 'dp3', chassis: 'hv3', error: 'switch session closed' }]);
   });
 
-  it('reads every switch table misses for the drops', async () => {
-    const a = fakeSwitch('dp1', 'hv1', () => [miss(TABLE.PORT_SECURITY, 4)]);
+  it('reads every switch table misses for the drops, and the security-group tables for logged denials', async () => {
+    const a = fakeSwitch('dp1', 'hv1', (body) =>
+      body.kind === 'FLOW' && body.tableId === TABLE.INGRESS_SG_CT
+        ? [stats(TABLE.INGRESS_SG_CT, objectCookie('acl', 'sg-denied', 'vm1'), 3, { priority: 1 })]
+        : body.kind === 'FLOW' && body.tableId === TABLE.EGRESS_SG_CT
+          ? []
+          : [miss(TABLE.PORT_SECURITY, 4)],
+    );
     const d = await readDrops([a.sw]);
-    expect(a.asked).toEqual([expect.objectContaining({ kind: 'FLOW', ...TABLE_MISS_SELECTOR })]);
-    expect(d.packets).toBe(4);
+    expect(a.asked).toEqual([
+      expect.objectContaining({ kind: 'FLOW', ...TABLE_MISS_SELECTOR }),
+      ...SG_DENIED_SELECTORS.map((s) => expect.objectContaining({ kind: 'FLOW', ...s })),
+    ]);
+    expect(SG_DENIED_SELECTORS.map((s) => s.tableId)).toEqual([TABLE.EGRESS_SG_CT, TABLE.INGRESS_SG_CT]);
+    expect(d.tables.map((t) => [t.table, t.packets])).toEqual([
+      [TABLE.PORT_SECURITY, 4],
+      [TABLE.INGRESS_SG_CT, 3],
+    ]);
   });
 });

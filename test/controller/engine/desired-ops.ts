@@ -34,7 +34,8 @@ export type Op =
   | { t: 'router'; nets: number[]; via?: boolean; v6?: boolean }
   | { t: 'routerDel' }
   | { t: 'netDel'; id: string }
-  | { t: 'sg'; id: string; remote: number | null; port: number }
+  /** `log`: the group's security-group logging (absent: off). */
+  | { t: 'sg'; id: string; remote: number | null; port: number; log?: 'denied' | 'accepted' | 'all' }
   | { t: 'sgDel'; id: string }
   | { t: 'acl'; id: string; net: number; prio: number; drop: boolean }
   | { t: 'aclDel'; id: string }
@@ -111,6 +112,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     id: pick(SGS),
     remote: fc.option(fc.nat(1), { nil: null }),
     port: fc.integer({ min: 20, max: 23 }),
+    log: fc.option(pick(['denied', 'accepted', 'all'] as const), { nil: undefined }),
   }),
   fc.record({ t: fc.constant('sgDel' as const), id: pick(SGS) }),
   fc.record({

@@ -221,6 +221,7 @@ export class World {
           id: op.id,
           tenantId: 't1',
           name: op.id,
+          ...(op.log ? { log: op.log } : {}),
           rules: [
             {
               id: 'r1',

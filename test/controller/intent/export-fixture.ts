@@ -36,17 +36,27 @@ export async function seedEverything(svc: IntentService): Promise<void> {
       portMax: port,
       remoteGroupId,
     }) as const;
-  const group = (id: string, rules: object[]) =>
-    svc.put('securityGroup', id, { tenantId: 'red', name: id, rules: rules as never });
+  const group = (id: string, rules: object[], log?: 'denied') =>
+    svc.put('securityGroup', id, {
+      tenantId: 'red',
+      name: id,
+      rules: rules as never,
+      ...(log ? { log } : {}),
+    });
   await group('z', []);
   await group('a', [
     tcpFrom(22, 'z'),
     { direction: 'ingress', ethertype: 'ipv4', protocol: 'any', remoteGroupId: 'a' },
   ]);
-  await group('z', [
-    tcpFrom(5432, 'a'),
-    { direction: 'egress', ethertype: 'ipv4', protocol: 'any', remoteCidr: '0.0.0.0/0' },
-  ]);
+  // z logs what its endpoints' policy drops: export must carry `log` across.
+  await group(
+    'z',
+    [
+      tcpFrom(5432, 'a'),
+      { direction: 'egress', ethertype: 'ipv4', protocol: 'any', remoteCidr: '0.0.0.0/0' },
+    ],
+    'denied',
+  );
   await svc.put('networkAcl', 'no-dns', {
     tenantId: 'red',
     networkId: 'web',

@@ -51,6 +51,7 @@ describe('export: the intent as the batch that recreates it', () => {
     expect(b.get('endpoint', 'vm').mac).toBe(a.get('endpoint', 'vm').mac);
     expect(b.get('mirror', 'tap').vni).toBe(a.get('mirror', 'tap').vni);
     expect(b.get('router', 'r1').interfaces[1]).toEqual(a.get('router', 'r1').interfaces[1]);
+    expect(b.get('securityGroup', 'z').log).toBe('denied');
     expect(b.list('token').items).toEqual([]);
   });
 

@@ -70,6 +70,24 @@ describe('security groups', () => {
     );
   });
 
+  it('keeps log only when given, changes it by PATCH, and refuses an unknown mode naming log', async () => {
+    const plain = await svc.create('securityGroup', { tenantId: 't1', name: 'plain' });
+    expect(plain.object).not.toHaveProperty('log'); // absent is off: nothing written for it
+    const { object } = await svc.create('securityGroup', { tenantId: 't1', name: 'web', log: 'denied' });
+    expect(object.log).toBe('denied');
+    expect((await svc.update('securityGroup', object.id, { log: 'all' })).object.log).toBe('all');
+    // A PATCH of other fields keeps it; 'off' given is kept as given.
+    expect((await svc.update('securityGroup', object.id, { name: 'web2' })).object.log).toBe('all');
+    expect((await svc.update('securityGroup', object.id, { log: 'off' })).object.log).toBe('off');
+    const modes = /^log: must be one of "off", "denied", "accepted", "all"$/;
+    await rejects(
+      svc.create('securityGroup', { tenantId: 't1', name: 'x', log: 'everything' as never }),
+      'invalid',
+      modes,
+    );
+    await rejects(svc.update('securityGroup', object.id, { log: true as never }), 'invalid', modes);
+  });
+
   it('allows a rule naming its own group, and refuses to delete a group still in use', async () => {
     await svc.put('securityGroup', 'db', {
       tenantId: 't1',

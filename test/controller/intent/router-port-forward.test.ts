@@ -326,7 +326,7 @@ describe('port forwards: refused, naming the field; nothing changes', () => {
     await shape(
       { ...tcp(80, '10.0.0.5'), protocol: 'icmp' },
       'snat.portForwards[0].protocol',
-      /Expected union value$/,
+      /must be one of "tcp", "udp"$/,
     );
     await shape(
       { protocol: 'tcp', internalIp: '10.0.0.5' },

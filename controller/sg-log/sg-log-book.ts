@@ -1,0 +1,124 @@
+/**
+ * The security-group log kept in memory: the last `capacity` connections a logging security group
+ * accepted or a protected endpoint's policy denied, as the switches reported them (one PACKET_IN
+ * each, rate-limited per endpoint by a meter on the switch). Numbered in arrival order from 1 for
+ * the life of this controller process, so a reader follows it with `since` as it follows the
+ * intent's changes; what fell off the end is gone (the structured log line of each entry stays in
+ * the controller's log). Only the controller holding the switches receives entries: on an HA
+ * standby the book stays empty.
+ */
+
+export type SgLogVerdict = 'accepted' | 'denied';
+
+export interface SgLogEntry {
+  /** Position in this controller's log, from 1, increasing. */
+  seq: number;
+  /** When the controller received it (ISO 8601). */
+  at: string;
+  verdict: SgLogVerdict;
+  /** From the endpoint's point of view: egress = it sent the packet, ingress = it was to receive it. */
+  direction: 'egress' | 'ingress';
+  chassis: string;
+  endpointId: string;
+  tenantId: string;
+  networkId: string;
+  /** tcp, udp, icmp, icmpv6, or the IP protocol number. */
+  protocol: string;
+  src: string;
+  dst: string;
+  srcPort?: number;
+  dstPort?: number;
+  icmpType?: number;
+  icmpCode?: number;
+}
+
+export interface SgLogQuery {
+  /** Entries after this seq (0: from the oldest kept). */
+  since?: number;
+  /** At most this many (default and maximum: the capacity). */
+  limit?: number;
+  endpointId?: string;
+  tenantId?: string;
+  verdict?: SgLogVerdict;
+}
+
+export interface SgLogPage {
+  entries: SgLogEntry[];
+  /** Pass as `since` to read on: the last seq looked at (not only the last returned). */
+  next: number;
+  /** The oldest seq still kept (0 when nothing was ever logged). */
+  oldest: number;
+}
+
+export const DEFAULT_SG_LOG_CAPACITY = 10_000;
+
+export class SgLogBook {
+  readonly #ring: Array<SgLogEntry | undefined>;
+  #last = 0;
+  readonly #waiters = new Set<() => void>();
+
+  constructor(readonly capacity = DEFAULT_SG_LOG_CAPACITY) {
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`capacity ${capacity}: a positive integer`);
+    this.#ring = new Array(capacity);
+  }
+
+  /** The seq of the newest entry (0: none yet). */
+  get last(): number {
+    return this.#last;
+  }
+
+  get oldest(): number {
+    return this.#last === 0 ? 0 : Math.max(1, this.#last - this.capacity + 1);
+  }
+
+  add(e: Omit<SgLogEntry, 'seq'>): SgLogEntry {
+    const entry = { seq: ++this.#last, ...e };
+    this.#ring[entry.seq % this.capacity] = entry;
+    for (const wake of this.#waiters) wake();
+    this.#waiters.clear();
+    return entry;
+  }
+
+  /** Entries after `since`, oldest first, those the filters name; scans at most what is kept. */
+  list(q: SgLogQuery = {}): SgLogPage {
+    const limit = Math.min(Math.floor(q.limit ?? this.capacity), this.capacity);
+    const oldest = this.oldest;
+    // Whole seqs only: a fractional `since` would index the ring between its slots (and read an
+    // entry that is not there); "after 2.5" is after 2.
+    const from = Math.max(Math.floor(q.since ?? 0), oldest - 1);
+    const entries: SgLogEntry[] = [];
+    let next = from;
+    for (let seq = from + 1; seq <= this.#last && entries.length < limit; seq++) {
+      const e = this.#ring[seq % this.capacity]!;
+      next = seq;
+      if (q.endpointId !== undefined && e.endpointId !== q.endpointId) continue;
+      if (q.tenantId !== undefined && e.tenantId !== q.tenantId) continue;
+      if (q.verdict !== undefined && e.verdict !== q.verdict) continue;
+      entries.push(e);
+    }
+    return { entries, next: Math.max(next, q.since ?? 0), oldest };
+  }
+
+  /**
+   * Resolves true as soon as an entry after `since` exists (at once if one does), false after
+   * `timeoutMs` or when `signal` aborts.
+   */
+  waitAfter(since: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.#last > since) return Promise.resolve(true);
+    if (timeoutMs <= 0 || signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (v: boolean) => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+        signal?.removeEventListener('abort', abort);
+        resolve(v);
+      };
+      const wake = () => done(true);
+      const abort = () => done(false);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.#waiters.add(wake);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { IdSchema } from '../../controller/intent/model-base.js';
+import type { SgLogBook, SgLogPage, SgLogQuery } from '../../controller/sg-log/sg-log-book.js';
+import { errorResponses } from '../errors.js';
+import { tenantScope } from '../principal.js';
+import { parseDuration } from '../write-options.js';
+
+const description = [
+  'What the security groups that ask for it (`log`: denied, accepted, all) logged: one entry per',
+  "packet their member endpoints' policy dropped (denied) or per new connection a rule admitted",
+  '(accepted), as the switches reported them, rate-limited per endpoint on the switch (20 a second,',
+  'bursts of 40; what exceeds it is not logged, the traffic is unaffected). Kept in memory by the',
+  'controller holding the switches, its last 10,000, numbered from 1 per controller process (an HA',
+  "standby's log is empty): entries after `since`, oldest first; follow it by asking again with",
+  "`since` set to the answer's `next`. A `since` past this controller's newest entry (one from",
+  'before a restart or an HA takeover) reads from its oldest. With `wait`, an answer that would be',
+  'empty waits up to that long for an entry. Admin tokens see every entry, a tenant token those of',
+  'its tenant.',
+].join(' ');
+
+/** The longest a long poll holds a request (as GET /v1/changes). */
+const MAX_WAIT_MS = 60_000;
+
+const Verdict = Type.Union([Type.Literal('accepted'), Type.Literal('denied')]);
+
+const Entry = Type.Object(
+  {
+    seq: Type.Integer({ description: "position in this controller's log, from 1" }),
+    at: Type.String({ description: 'when the controller received it (ISO 8601)' }),
+    verdict: Verdict,
+    direction: Type.Union([Type.Literal('egress'), Type.Literal('ingress')], {
+      description: "the endpoint's point of view: egress it sent the packet, ingress it was to receive it",
+    }),
+    chassis: Type.String(),
+    endpointId: Type.String(),
+    tenantId: Type.String(),
+    networkId: Type.String(),
+    protocol: Type.String({ description: 'tcp, udp, icmp, icmpv6, or the IP protocol number' }),
+    src: Type.String(),
+    dst: Type.String(),
+    srcPort: Type.Optional(Type.Integer()),
+    dstPort: Type.Optional(Type.Integer()),
+    icmpType: Type.Optional(Type.Integer()),
+    icmpCode: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false, title: 'SecurityGroupLogEntry' },
+);
+
+export interface SgLogRouteOptions {
+  /** The controller's book; absent (an API without a controller behind it): every page is empty. */
+  book?: SgLogBook | undefined;
+}
+
+/** GET /v1/security-group-log: the security groups' log (docs/API.md, "Security-group logging"). */
+export const sgLogRoutes: FastifyPluginAsyncTypebox<SgLogRouteOptions> = async (app, opts) => {
+  app.get(
+    '/security-group-log',
+    {
+      schema: {
+        tags: ['security-groups'],
+        summary: 'What logging security groups accepted and denied; long-poll to follow it',
+        description,
+        querystring: Type.Object(
+          {
+            since: Type.Integer({ minimum: 0, default: 0, description: 'entries after this seq' }),
+            limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+            endpoint: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 64,
+                pattern: IdSchema.pattern,
+                description: "only this endpoint's entries (an id)",
+              }),
+            ),
+            verdict: Type.Optional(Verdict),
+            wait: Type.Optional(
+              Type.String({ description: 'wait this long for an entry: 500ms, 30s (max 60s)' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object(
+            {
+              entries: Type.Array(Entry),
+              next: Type.Integer({ description: 'ask again with since=next for what follows' }),
+              oldest: Type.Integer({ description: 'the oldest seq still kept (0: nothing logged yet)' }),
+            },
+            { additionalProperties: false },
+          ),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { since, limit, endpoint, verdict } = req.query;
+      // Parsed before looking at the book, so a bad wait is refused with or without one.
+      const waitMs = req.query.wait === undefined ? 0 : parseDuration(req.query.wait, 'wait', MAX_WAIT_MS);
+      const book = opts.book;
+      if (!book) {
+        // Nothing will ever come, but a follower asking with wait must not be answered at once,
+        // or it would ask again in a tight loop.
+        if (waitMs > 0)
+          await whileOpen(reply.raw, (signal) => sleep(waitMs, undefined, { signal }).catch(() => {}));
+        return { entries: [], next: since, oldest: 0 };
+      }
+      const tenantId = tenantScope(req.principal);
+      const query = (after: number): SgLogQuery => ({
+        since: after,
+        limit,
+        ...(endpoint === undefined ? {} : { endpointId: endpoint }),
+        ...(tenantId === undefined ? {} : { tenantId }),
+        ...(verdict === undefined ? {} : { verdict }),
+      });
+      // Seqs are this process's: one past its newest came from another process (a restart, the
+      // other controller of an HA pair before a takeover). Kept, it would hide every entry until
+      // this one counted that far; read from the oldest kept instead.
+      let page = book.list(query(since > book.last ? 0 : since));
+      if (page.entries.length === 0 && waitMs > 0)
+        page = await whileOpen(reply.raw, (signal) => waitForEntries(book, page, query, waitMs, signal));
+      req.log.debug({ since, entries: page.entries.length, next: page.next }, 'security group log read');
+      return page;
+    },
+  );
+};
+
+/**
+ * Runs `wait` with a signal that aborts when the client goes away (its response closes before the
+ * answer): a long poll nobody reads any more lets go of the book's waiter and its timer at once.
+ */
+async function whileOpen<T>(
+  response: NodeJS.EventEmitter,
+  wait: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const gone = new AbortController();
+  const abort = () => gone.abort();
+  response.once('close', abort);
+  try {
+    return await wait(gone.signal);
+  } finally {
+    response.off('close', abort);
+  }
+}
+
+/**
+ * Waits for entries after `page.next` that the query lets through, until `waitMs` is up or
+ * `signal` aborts. An entry the filters drop moves `next` on and the wait goes on.
+ */
+async function waitForEntries(
+  book: SgLogBook,
+  empty: SgLogPage,
+  query: (after: number) => SgLogQuery,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<SgLogPage> {
+  const deadline = Date.now() + waitMs;
+  let page = empty;
+  while (page.entries.length === 0 && (await book.waitAfter(page.next, deadline - Date.now(), signal)))
+    page = book.list(query(page.next));
+  return page;
+}
