@@ -109,7 +109,12 @@ export async function checkBridge(
     hv.ofctl('dump-meters', hv.mgmt(bridge)),
   ]);
   const haveMeters = parseMeterDump(meterText);
-  const wantMeters = new Map((desired.meters ?? []).map((m) => [m.meterId, `${m.kbps}/${m.burstKb}`]));
+  const wantMeters = new Map(
+    (desired.meters ?? []).map((m) => [
+      m.meterId,
+      `${m.unit === 'pktps' ? '(pktps) ' : ''}${m.kbps}/${m.burstKb}`,
+    ]),
+  );
   for (const [id, v] of wantMeters) {
     if (haveMeters.get(id) !== v) report.missingMeters.push(`meter=${id} kbps=${v}`);
   }
@@ -148,7 +153,8 @@ const isEqual = (r: BridgeReport) =>
 
 /**
  * `ovs-ofctl dump-meters` text -> meter id -> `rate/burst` of its drop band (kbps meters with a
- * burst, as weft makes them; any other shape is written so that it never equals a desired one).
+ * burst, as weft makes them, or `(pktps) rate/burst` for packet meters; any other shape is written
+ * so that it never equals a desired one).
  */
 export function parseMeterDump(text: string): Map<number, string> {
   const out = new Map<number, string>();
@@ -159,7 +165,14 @@ export function parseMeterDump(text: string): Map<number, string> {
     if (head) {
       id = Number(head[1]);
       const flags = head[2]!.split(/\s+/).filter(Boolean);
-      shape = flags.includes('kbps') && flags.includes('burst') ? '' : `(${flags.join(' ')}) `;
+      // Rate in kbit/s (weft's rate limits) or packets/s (the security-group log's, `(pktps) `).
+      const burst = flags.includes('burst');
+      shape =
+        burst && flags.includes('kbps')
+          ? ''
+          : burst && flags.includes('pktps')
+            ? '(pktps) '
+            : `(${flags.join(' ')}) `;
       out.set(id, `${shape}no band`);
       continue;
     }

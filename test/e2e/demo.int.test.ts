@@ -74,6 +74,10 @@ it('runs the demo with no surprises: isolation with overlapping IPs, a security 
   expect(lines).toContain(
     "port forward: 10.0.0.254:8080 (red-router's SNAT address) to reddb 10.1.0.5:8080: metal, with no route to red-db, connects and reddb answers (before the forward: no one)",
   );
+  // blue's group logs what it denies: blue1's closed probe to blue2:9090 is in the log, by name.
+  expect(lines.find((l) => l.startsWith('security-group log'))).toMatch(
+    /^security-group log \(weft sg-log\): blue2 on hv2 denied ingress tcp 10\.0\.0\.1:\d+ -> 10\.0\.0\.2:9090 \(blue's group web logs what it denies\)$/,
+  );
   expect(surprises).toBe(0);
   expect(converged).toBe(true);
 }, 180_000);

@@ -8,6 +8,7 @@ import type { DropsAnswer } from '../../northbound/counters-schema.js';
 import { dhcpProbe } from './demo-dhcp.js';
 import { floatingProbe } from './demo-floating.js';
 import { mirrorProbe } from './demo-mirror.js';
+import { sgLogProbe } from './demo-sg-log.js';
 import { portForwardProbe, snatProbe } from './demo-snat.js';
 import { vipProbe } from './demo-vip.js';
 import { tcpTransfer } from './throughput.js';
@@ -128,6 +129,7 @@ export async function runDemo(
     await call('PUT', '/v1/security-groups/web', {
       tenantId: 'blue',
       name: 'web',
+      log: 'denied', // what it drops goes to weft's security-group log (weft sg-log)
       // Rules are exactly what is listed: like OpenStack's default group, allow all egress explicitly.
       rules: [
         { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 8080, portMax: 8080 },
@@ -315,6 +317,8 @@ export async function runDemo(
     say(snat.line);
     const forward = await portForwardProbe(lab, call);
     say(forward.line);
+    const sgLog = await sgLogProbe(call);
+    say(sgLog.line);
     // What the switches counted: the security group's default deny on hv2 dropped the closed
     // probes to blue2, as the trace says; OVS moves its counts onto flows every ~0.5 s.
     let drops = (await call('GET', '/v1/drops')) as DropsAnswer;
@@ -338,6 +342,7 @@ export async function runDemo(
       (floating.ok ? 0 : 1) +
       (snat.ok ? 0 : 1) +
       (forward.ok ? 0 : 1) +
+      (sgLog.ok ? 0 : 1) +
       (v6Ok ? 0 : 1) +
       (sgDrops(drops) > 0 ? 0 : 1);
     await atEnd?.(controller, lab);
