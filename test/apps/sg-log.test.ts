@@ -3,6 +3,7 @@ import { compute as acl } from '../../apps/acl/compute.js';
 import { SG_LOG_BURST, SG_LOG_RATE_PPS, sgLogging } from '../../apps/acl/sg-log.js';
 import { buildDatapathViews } from '../../apps/build-view.js';
 import { computeDatapath } from '../../apps/compute-all.js';
+import { offloadReport } from '../../apps/offload/compute.js';
 import { dropCounters } from '../../controller/counters/counters.js';
 import type { SecurityGroup } from '../../controller/intent/model.js';
 import { objectCookie } from '../../controller/pipeline/cookies.js';
@@ -155,6 +156,18 @@ describe('security-group logging: meters', () => {
       false,
     );
     expect(isLogCopy({ type: 'controller', maxLen: 128, controllerId: 0, reason: 1 })).toBe(false);
+  });
+});
+
+describe('security-group logging: offload', () => {
+  it('reports the logging flows as staying in software, and only them', () => {
+    const report = (log?: SecurityGroup['log']) => offloadReport('hv1', acl(hv1([group('web', log)])));
+    const plain = report();
+    const logged = report('all');
+    // Two denied flows and the one commit flow of its rule (tcp/80 inbound) send to the controller.
+    expect(logged.softwareFlows - plain.softwareFlows).toBe(3);
+    expect(logged.reasons['sends packets to the controller (userspace)']).toBe(3);
+    expect(plain.reasons['sends packets to the controller (userspace)']).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import { changesOnReconnect, type E2e, startE2e, waitFor } from './harness.js';
 /**
  * "Restarting the controller changes 0 flows", also when it restarts on an empty store restored
  * from `weft export` (`weft serve --restore`), with every app's flows on the switches: security
- * groups (conntrack), network ACLs in both directions, a VLAN binding (push/pop VLAN, flood
+ * groups (conntrack, logging with a meter), network ACLs in both directions, a VLAN binding (push/pop VLAN, flood
  * buckets), port security on and off, the ARP responder. The new controller reads each switch
  * back through the OpenFlow codec and must find nothing to change; any flow whose dumped form
  * the reconciler cannot match to its desired form would be rewritten here on every restart.
@@ -34,6 +34,8 @@ beforeAll(async () => {
   await e.api.put('/v1/security-groups/sg', {
     tenantId: 't1',
     name: 'sg',
+    // Logging too: its copies (NXAST_CONTROLLER2 with a meter) and its packets-per-second meter.
+    log: 'all',
     rules: [
       { direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 5432, portMax: 5432 },
       { direction: 'ingress', ethertype: 'ipv4', protocol: 'icmp' },
