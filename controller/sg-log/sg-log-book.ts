@@ -30,6 +30,9 @@ export interface SgLogEntry {
   dstPort?: number;
   icmpType?: number;
   icmpCode?: number;
+  /** Accepted: the group and rule that admitted it (absent when no rule of the intent as it is now does). */
+  securityGroupId?: string;
+  ruleId?: string;
 }
 
 export interface SgLogQuery {

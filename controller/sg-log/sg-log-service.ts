@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
+import { admittingRule, type GroupRule } from '../../apps/acl/rule-match.js';
 import { SG_ACCEPTED_KIND, SG_DENIED_KIND } from '../../apps/acl/sg-log.js';
 import type { PacketIn } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
@@ -18,14 +19,15 @@ export interface SgLogContext {
   endpointByMac(networkId: string, mac: string): Pick<Endpoint, 'id' | 'tenantId' | 'networkId'> | undefined;
   /** False on an HA standby: only the leader logs (it alone holds the switches). */
   isLeader(): boolean;
+  /** The rules of the endpoint's groups, remote groups resolved: to name the rule that admitted a connection. */
+  rulesOf?(endpointId: string): GroupRule[];
 }
 
 /**
  * A second bound behind the switch's per-endpoint meter (apps/acl), for a switch where that meter
- * is missing (a datapath without meters, one not yet reconciled). Keyed by the PACKET_IN's in_port
- * as the other responders are: for an ingress entry that is the sender's port (a tunnel port for
- * every remote sender), so a flood through it may cost other endpoints' entries too; the meter is
- * what keeps endpoints apart, this only keeps weft and its log alive.
+ * is missing (a datapath without meters, one not yet reconciled). Per endpoint, as the meter is:
+ * keyed by the endpoint's port (in_port on the way out, the output register on the way in, where
+ * in_port is the sender's and, for every remote sender, the same tunnel port).
  */
 export const SG_LOG_PORT_RATE = 20;
 export const SG_LOG_PORT_BURST = 40;
@@ -125,6 +127,11 @@ export class SecurityGroupLog {
         endpoint.id,
       );
     const { ethSrc: _s, ethDst: _d, ...fields } = packet;
+    // Which rule let the connection in (or out), read from the intent as it is now.
+    const by =
+      verdict === 'accepted' && this.ctx.rulesOf
+        ? admittingRule(this.ctx.rulesOf(endpoint.id), { direction, ...fields })
+        : undefined;
     return {
       kind: 'logged',
       entry: {
@@ -137,6 +144,7 @@ export class SecurityGroupLog {
         tenantId: endpoint.tenantId,
         networkId: endpoint.networkId,
         ...fields,
+        ...(by ? { securityGroupId: by.groupId, ruleId: by.rule.id } : {}),
       },
     };
   }
@@ -215,6 +223,8 @@ export function startSecurityGroupLog(
         dstPort: e.dstPort,
         icmpType: e.icmpType,
         icmpCode: e.icmpCode,
+        securityGroup: e.securityGroupId,
+        rule: e.ruleId,
       },
       'security group log',
     );

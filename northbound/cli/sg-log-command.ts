@@ -62,9 +62,16 @@ export const flowText = (e: SgLogEntry): string => {
   return `${proto} ${hostPort(e.src, e.srcPort)} -> ${hostPort(e.dst, e.dstPort)}${icmp}`;
 };
 
-/** One entry a line: time, verdict, direction, chassis, endpoint, then what the packet was. */
+/** One entry a line: time, verdict, direction, chassis, endpoint, what the packet was, the rule that admitted it. */
 export const entryLine = (e: SgLogEntry): string =>
-  [e.at, e.verdict.padEnd(8), e.direction.padEnd(7), e.chassis, e.endpointId, flowText(e)].join('  ');
+  [
+    e.at,
+    e.verdict.padEnd(8),
+    e.direction.padEnd(7),
+    e.chassis,
+    e.endpointId,
+    flowText(e) + (e.securityGroupId ? `  by ${e.securityGroupId}/${e.ruleId}` : ''),
+  ].join('  ');
 
 const verdictFlag = (values: FlagValues): string | undefined => {
   const v = values.verdict as string | undefined;

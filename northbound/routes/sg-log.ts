@@ -44,6 +44,12 @@ const Entry = Type.Object(
     dstPort: Type.Optional(Type.Integer()),
     icmpType: Type.Optional(Type.Integer()),
     icmpCode: Type.Optional(Type.Integer()),
+    securityGroupId: Type.Optional(
+      Type.String({
+        description: 'accepted: the group whose rule admitted it (absent: no rule does any more)',
+      }),
+    ),
+    ruleId: Type.Optional(Type.String({ description: 'accepted: that rule' })),
   },
   { additionalProperties: false, title: 'SecurityGroupLogEntry' },
 );

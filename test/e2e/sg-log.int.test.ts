@@ -69,6 +69,11 @@ describe('security-group logging (real OVS, real TCP and ICMP)', () => {
 
   it('logs an accepted connection once, a denied one as denied, and an outgoing one as egress', async () => {
     const since = await lastSeq();
+    const web = (await e.api.get('/v1/security-groups/web')) as {
+      rules: Array<{ id: string; direction: string; portMin?: number }>;
+    };
+    const rule8080 = web.rules.find((r) => r.direction === 'ingress' && r.portMin === 8080)!.id;
+    const ruleOut = web.rules.find((r) => r.direction === 'egress')!.id;
     expect(await e.lab.tcpProbe('c', sIp, 8080, 2000)).toBe('s');
     expect(await e.lab.tcpConnect('c', sIp, 9090, 1500)).toBe(false);
     expect(await e.lab.tcpProbe('s', cIp, 7070, 2000)).toBe('c');
@@ -84,10 +89,20 @@ describe('security-group logging (real OVS, real TCP and ICMP)', () => {
         src: cIp,
         dst: sIp,
         dstPort: 8080,
+        // The rule that admitted it: the group's tcp/8080 ingress rule.
+        securityGroupId: 'web',
+        ruleId: rule8080,
       }),
     ]);
     expect(accepted.filter((x) => x.direction === 'egress')).toEqual([
-      expect.objectContaining({ protocol: 'tcp', src: sIp, dst: cIp, dstPort: 7070 }),
+      expect.objectContaining({
+        protocol: 'tcp',
+        src: sIp,
+        dst: cIp,
+        dstPort: 7070,
+        securityGroupId: 'web',
+        ruleId: ruleOut,
+      }),
     ]);
     const denied = await awaitEntries(since, 'endpoint=s&verdict=denied', 1);
     expect(denied.length).toBeGreaterThanOrEqual(1); // the SYN, and its retransmissions

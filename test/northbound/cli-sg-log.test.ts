@@ -63,6 +63,14 @@ describe('the line of one entry', () => {
     ).toBe('2026-12-04T17:03:11.201Z  accepted  egress   hv2  blue2  udp 10.0.0.1:43512 -> 10.0.0.2:9090');
   });
 
+  it('names the group and rule that admitted an accepted connection', () => {
+    expect(
+      entryLine({ seq: 3, ...entry({ verdict: 'accepted', securityGroupId: 'web', ruleId: 'r1' }) }),
+    ).toBe(
+      '2026-12-04T17:03:11.201Z  accepted  ingress  hv2  blue2  tcp 10.0.0.1:43512 -> 10.0.0.2:9090  by web/r1',
+    );
+  });
+
   it('shows the type and code of icmp, brackets an IPv6 address with a port, numbers another protocol', () => {
     const icmp = entry({
       protocol: 'icmp',

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import type { SgLogOutcome } from '../../../controller/sg-log/sg-log-service.js';
+import { SecurityGroupLog, type SgLogOutcome } from '../../../controller/sg-log/sg-log-service.js';
 import { icmp, ipv4Frame, udp } from '../router/frames.js';
 import { icmp6, ipv6Frame } from '../router/frames6.js';
 import {
   ACCEPTED,
+  context,
   DENIED,
   DPID,
   E1_MAC,
@@ -67,6 +68,54 @@ describe('SecurityGroupLog: entries', () => {
       srcPort: 51000,
       dstPort: 443,
     });
+  });
+
+  it('names the group and rule that admitted an accepted connection, as the intent has them now', () => {
+    const rules = [
+      {
+        groupId: 'ssh',
+        rule: { id: 'r22', direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 22 },
+      },
+      {
+        groupId: 'web',
+        rule: { id: 'r443', direction: 'ingress', ethertype: 'ipv4', protocol: 'tcp', portMin: 443 },
+      },
+    ] as const;
+    const asked: string[] = [];
+    const log = new SecurityGroupLog({
+      ...context(),
+      rulesOf: (id) => {
+        asked.push(id);
+        return rules.map((r) => ({ groupId: r.groupId, rule: { ...r.rule } }));
+      },
+    });
+    const inbound = (port: number, cookie: bigint) =>
+      log.handle(
+        DPID,
+        packetIn(
+          v4({
+            ethSrc: E2_MAC,
+            ethDst: E1_MAC,
+            ipSrc: '10.1.0.6',
+            ipDst: '10.1.0.5',
+            protocol: 6,
+            payload: tcp(51000, port),
+          }),
+          { table: TABLE.INGRESS_SG_CT, cookie, port: 100 },
+        ),
+      );
+    expect(inbound(443, ACCEPTED())).toMatchObject({
+      kind: 'logged',
+      entry: { securityGroupId: 'web', ruleId: 'r443' },
+    });
+    expect(asked).toEqual(['e1']);
+    // No rule of the intent as it is now admits it (changed since): the entry says none.
+    const orphan = inbound(8080, ACCEPTED());
+    expect(orphan.kind === 'logged' && orphan.entry).not.toHaveProperty('securityGroupId');
+    // A denial has no rule to name, and the rules are not even read for it.
+    const denied = inbound(443, DENIED());
+    expect(denied.kind === 'logged' && denied.entry).not.toHaveProperty('ruleId');
+    expect(asked).toEqual(['e1', 'e1']);
   });
 
   it('logs UDP with its ports', () => {

@@ -91,6 +91,27 @@ describe('weft trace: a probe through the desired flows', () => {
     expect(reply.state).toBe('established');
   });
 
+  it('traces through a logging security group as through any: the copies to the controller are notes, not where packets go', async () => {
+    await w.applied((await w.svc.update('securityGroup', 'web', { log: 'all' })).revision);
+    try {
+      const denied = w.trace('b1', { to: '10.0.0.2', protocol: 'tcp', port: 9090 });
+      expect(denied.verdict).toBe('dropped');
+      expect(denied.droppedAt).toMatchObject({
+        chassis: 'hv2',
+        table: TABLE.INGRESS_SG_CT,
+        owner: 'sg-denied/b2',
+      });
+      expect(denied.summary).toContain('(default deny)');
+      const allowed = w.trace('b1', { to: '10.0.0.2', protocol: 'tcp', port: 8080 });
+      expect(allowed.verdict).toBe('delivered');
+      expect(allowed.hops[1]!.outputs).toEqual([expect.objectContaining({ to: 'endpoint', endpoint: 'b2' })]);
+      for (const a of [denied, allowed])
+        expect(a.hops[1]!.notes).toContain('a copy goes to the controller for the security-group log');
+    } finally {
+      await w.applied((await w.svc.update('securityGroup', 'web', { log: 'off' })).revision);
+    }
+  });
+
   it('names the network ACL that drops a packet on the sending chassis', async () => {
     const acl = await w.svc.create('networkAcl', {
       networkId: 'red-net',

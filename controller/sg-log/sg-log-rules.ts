@@ -1,0 +1,34 @@
+import type { GroupRule } from '../../apps/acl/rule-match.js';
+import { isSingleAddress } from '../../apps/view.js';
+import type { IntentService } from '../intent/service.js';
+
+/**
+ * An endpoint's security-group rules as the flows hold them (apps/engine resolve a remote group to
+ * its members' addresses and single allowed addresses, network-entry.ts), read from the intent
+ * when a connection is logged: which rule admitted it. A few map lookups per entry, and entries
+ * are at most 20 a second per endpoint.
+ */
+export function intentRulesOf(
+  intents: Pick<IntentService, 'find' | 'referrerIds'>,
+): (endpointId: string) => GroupRule[] {
+  return (endpointId) => {
+    const ep = intents.find('endpoint', endpointId);
+    const out: GroupRule[] = [];
+    for (const groupId of ep?.securityGroupIds ?? []) {
+      for (const rule of intents.find('securityGroup', groupId)?.rules ?? []) {
+        if (!rule.remoteGroupId) {
+          out.push({ groupId, rule });
+          continue;
+        }
+        const ips = new Set<string>();
+        for (const id of intents.referrerIds('securityGroup', rule.remoteGroupId, 'endpoint')) {
+          const member = intents.find('endpoint', id);
+          for (const ip of member?.ips ?? []) ips.add(ip);
+          for (const a of member?.allowedAddresses ?? []) if (isSingleAddress(a)) ips.add(a);
+        }
+        out.push({ groupId, rule: { ...rule, remoteIps: [...ips] } });
+      }
+    }
+    return out;
+  };
+}
