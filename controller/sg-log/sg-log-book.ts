@@ -10,7 +10,19 @@
 
 export type SgLogVerdict = 'accepted' | 'denied';
 
-export interface SgLogEntry {
+/** What an entry says of the packet itself (read from its first bytes: sg-log-frame.ts). */
+export interface SgLogPacket {
+  /** tcp, udp, icmp, icmpv6, or the IP protocol number. */
+  protocol: string;
+  src: string;
+  dst: string;
+  srcPort?: number;
+  dstPort?: number;
+  icmpType?: number;
+  icmpCode?: number;
+}
+
+export interface SgLogEntry extends SgLogPacket {
   /** Position in this controller's log, from 1, increasing. */
   seq: number;
   /** When the controller received it (ISO 8601). */
@@ -22,14 +34,6 @@ export interface SgLogEntry {
   endpointId: string;
   tenantId: string;
   networkId: string;
-  /** tcp, udp, icmp, icmpv6, or the IP protocol number. */
-  protocol: string;
-  src: string;
-  dst: string;
-  srcPort?: number;
-  dstPort?: number;
-  icmpType?: number;
-  icmpCode?: number;
   /** Accepted: the group and rule that admitted it (absent when no rule of the intent as it is now does). */
   securityGroupId?: string;
   ruleId?: string;

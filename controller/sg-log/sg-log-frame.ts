@@ -1,6 +1,7 @@
 import { readMac } from '../../southbound/openflow/codec/values.js';
 import { IcmpParseError } from '../router/icmp-error.js';
 import { parseIpFrame } from '../router/icmp6-error.js';
+import type { SgLogPacket } from './sg-log-book.js';
 
 /**
  * What a security-group log entry says of the packet: read from the frame a logging flow sent up,
@@ -21,16 +22,9 @@ import { parseIpFrame } from '../router/icmp6-error.js';
  *   other than the first, nor past a cut).
  * Only a frame too short for its Ethernet header (no MAC, so no endpoint to log for) is undefined.
  */
-export interface LoggedPacket {
+export interface LoggedPacket extends SgLogPacket {
   ethSrc: string;
   ethDst: string;
-  protocol: string;
-  src: string;
-  dst: string;
-  srcPort?: number;
-  dstPort?: number;
-  icmpType?: number;
-  icmpCode?: number;
 }
 
 const ETH_LEN = 14;

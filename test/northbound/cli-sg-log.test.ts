@@ -5,6 +5,7 @@ import { SgLogBook, type SgLogEntry } from '../../controller/sg-log/sg-log-book.
 import { entryLine, flowText } from '../../northbound/cli/sg-log-command.js';
 import { memoryIo } from '../cli/memory-io.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
+import { sampleEntry } from './sg-log-entry.js';
 
 let h: Harness;
 let api: string;
@@ -36,21 +37,7 @@ const weft = async (argv: string[], token = ADMIN, signal?: AbortSignal) => {
   return { code, out: io.out(), err: io.err() };
 };
 
-const entry = (over: Partial<Omit<SgLogEntry, 'seq'>> = {}): Omit<SgLogEntry, 'seq'> => ({
-  at: '2026-12-04T17:03:11.201Z',
-  verdict: 'denied',
-  direction: 'ingress',
-  chassis: 'hv2',
-  endpointId: 'blue2',
-  tenantId: 't1',
-  networkId: 'blue',
-  protocol: 'tcp',
-  src: '10.0.0.1',
-  dst: '10.0.0.2',
-  srcPort: 43512,
-  dstPort: 9090,
-  ...over,
-});
+const entry = sampleEntry;
 const queryOf = (url: string) => Object.fromEntries(new URL(url, 'http://x').searchParams);
 
 describe('the line of one entry', () => {

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SgLogBook, type SgLogEntry } from '../../controller/sg-log/sg-log-book.js';
 import { type Harness, startHarness } from './harness.js';
+import { sampleEntry } from './sg-log-entry.js';
 
 let h: Harness;
 let book: SgLogBook;
@@ -21,22 +22,7 @@ const read = async (query = '', headers = h.admin) => {
 };
 
 /** One entry as the PACKET_IN service adds it; `over` changes what the test is about. */
-const add = (over: Partial<Omit<SgLogEntry, 'seq'>> = {}) =>
-  book.add({
-    at: '2026-12-04T17:03:11.201Z',
-    verdict: 'denied',
-    direction: 'ingress',
-    chassis: 'hv2',
-    endpointId: 'blue2',
-    tenantId: 't1',
-    networkId: 'blue',
-    protocol: 'tcp',
-    src: '10.0.0.1',
-    dst: '10.0.0.2',
-    srcPort: 43512,
-    dstPort: 9090,
-    ...over,
-  });
+const add = (over: Partial<Omit<SgLogEntry, 'seq'>> = {}) => book.add(sampleEntry(over));
 const seqs = (p: Page) => p.entries.map((e) => e.seq);
 
 describe('GET /v1/security-group-log', () => {
@@ -57,21 +43,7 @@ describe('GET /v1/security-group-log', () => {
     expect(status).toBe(200);
     expect(body).toEqual({
       entries: [
-        {
-          seq: 1,
-          at: '2026-12-04T17:03:11.201Z',
-          verdict: 'denied',
-          direction: 'ingress',
-          chassis: 'hv2',
-          endpointId: 'blue2',
-          tenantId: 't1',
-          networkId: 'blue',
-          protocol: 'tcp',
-          src: '10.0.0.1',
-          dst: '10.0.0.2',
-          srcPort: 43512,
-          dstPort: 9090,
-        },
+        { seq: 1, ...sampleEntry() },
         expect.objectContaining({ seq: 2, endpointId: 'red1', icmpType: 8, icmpCode: 0 }),
       ],
       next: 2,
