@@ -23,7 +23,7 @@ import type {
   ResolvedSecurityGroup,
   SgLogging,
 } from './view.js';
-import { isSingleAddress } from './view.js';
+import { memberAddresses } from './view.js';
 
 /** The intent objects the overlay apps read (a consistent snapshot at one revision). */
 export interface IntentView {
@@ -230,7 +230,7 @@ function resolveSecurityGroups(intent: IntentView): Map<string, ResolvedSecurity
   for (const ep of intent.endpoints) {
     for (const sg of ep.securityGroupIds) {
       const list = members.get(sg) ?? [];
-      list.push(...ep.ips, ...(ep.allowedAddresses ?? []).filter(isSingleAddress));
+      list.push(...memberAddresses(ep));
       members.set(sg, list);
     }
   }

@@ -77,7 +77,7 @@ export function localEndpointUnit(
   if (net.gatewayMac !== undefined)
     vipWatchFlows({ vni: net.vni, gatewayMac: net.gatewayMac, routes6: net.routes6 === true }, port, flows);
   // A port that only marks DSCP has no meter.
-  const logMeter = port.sgLog && port.securityGroupIds.length > 0 ? sgLogMeter(port) : undefined;
+  const logMeter = sgLogMeter(port);
   if (!port.qos?.egress && !port.qos?.ingress && !logMeter) return { flows, groups: [] };
   const meters = portMeters(port);
   if (logMeter) meters.push(logMeter);

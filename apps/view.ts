@@ -239,3 +239,13 @@ export function tunnelPortFor(view: DatapathCtx, vni: number): number | undefine
  * host-length prefix as the plain address (controller/intent/allowed-addresses.ts).
  */
 export const isSingleAddress = (allowed: string): boolean => !allowed.includes('/');
+
+/**
+ * The addresses a member of a security group stands for in other groups' remote-group rules: its
+ * own and its allowed single addresses (a prefix it routes for is not: a member allowed 0.0.0.0/0
+ * must not open the group to the world).
+ */
+export const memberAddresses = (m: {
+  ips: readonly string[];
+  allowedAddresses?: readonly string[];
+}): string[] => [...m.ips, ...(m.allowedAddresses ?? []).filter(isSingleAddress)];

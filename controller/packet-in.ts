@@ -82,23 +82,42 @@ export interface PacketInService<Answered, Ign extends Ignored = Ignored> {
   notSent: string;
 }
 
+/**
+ * Hands every switch's PACKET_IN to `handler.handle` and its outcome to `then`; forgets a switch's
+ * state when it goes away. A throwing handler is logged (`failed`) and the packet dropped: a bug,
+ * or a frame no check foresaw, must not reach the switch's session, which would drop the
+ * connection to the whole hypervisor.
+ */
+export function onPacketIns<O>(
+  switches: SwitchRegistry,
+  handler: { handle(dpid: string, msg: PacketIn): O; forget(dpid: string): void },
+  log: Logger,
+  failed: string,
+  then: (sw: { send(msg: PacketOut): unknown }, dpid: string, outcome: O) => void,
+): void {
+  switches.on('packet-in', (sw, msg) => {
+    const dpid = sw.dpid ?? '';
+    let outcome: O;
+    try {
+      outcome = handler.handle(dpid, msg);
+    } catch (err) {
+      log.error({ dpid, table: msg.tableId, err }, failed);
+      return;
+    }
+    then(sw, dpid, outcome);
+  });
+  switches.on('switch-down', (sw) => {
+    if (sw.dpid) handler.forget(sw.dpid);
+  });
+}
+
 /** Serves every switch's PACKET_INs with `service` (see PacketInService). */
 export function servePacketIns<A, I extends Ignored>(
   switches: SwitchRegistry,
   service: PacketInService<A, I>,
   log: Logger,
 ): void {
-  switches.on('packet-in', (sw, msg) => {
-    const dpid = sw.dpid ?? '';
-    let outcome: ReturnType<typeof service.handle>;
-    try {
-      outcome = service.handle(dpid, msg);
-    } catch (err) {
-      // A bug, or a frame no check foresaw: this packet goes unanswered, but the error must not
-      // reach the switch's session, which would drop the connection to the whole hypervisor.
-      log.error({ dpid, table: msg.tableId, err }, 'packet-in not served: its handler failed');
-      return;
-    }
+  onPacketIns(switches, service, log, 'packet-in not served: its handler failed', (sw, dpid, outcome) => {
     if (outcome.kind === 'ignored') {
       service.ignored(dpid, outcome as Extract<typeof outcome, { kind: 'ignored' }>);
       return;
@@ -108,8 +127,5 @@ export function servePacketIns<A, I extends Ignored>(
     Promise.resolve(sw.send(outcome.out)).catch((err: unknown) =>
       log.warn({ dpid, ...fields, err }, service.notSent),
     );
-  });
-  switches.on('switch-down', (sw) => {
-    if (sw.dpid) service.forget(sw.dpid);
   });
 }

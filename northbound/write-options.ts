@@ -35,6 +35,13 @@ export const parseDuration = (text: string, param: string, maxMs: number): numbe
 export const parseTimeout = (text: string | undefined): number =>
   text === undefined ? defaultWaitMs : parseDuration(text, 'timeout', maxWaitMs);
 
+/** The longest a long poll (`?wait=` of GET /v1/changes and /v1/security-group-log) holds a request. */
+export const maxLongPollMs = 60_000;
+
+/** `?wait=` of a long poll: 0 (answer at once) when absent, at most maxLongPollMs. */
+export const parseLongPoll = (text: string | undefined): number =>
+  text === undefined ? 0 : parseDuration(text, 'wait', maxLongPollMs);
+
 /** The strong ETag of an object at a revision. */
 export const etagOf = (revision: number): string => `"${revision}"`;
 

@@ -42,9 +42,6 @@ export function sgLogging(logs: Iterable<GroupLog>): SgLogging | undefined {
   return denied || accepted ? { denied, accepted } : undefined;
 }
 
-export const sameSgLogging = (a: SgLogging | undefined, b: SgLogging | undefined): boolean =>
-  a === b || (a !== undefined && b !== undefined && a.denied === b.denied && a.accepted === b.accepted);
-
 const copies = new Map<number, Action>();
 
 /** The copy to the controller of a logging port, policed by its meter (one frozen action per port). */
@@ -64,8 +61,10 @@ export function logCopy(ofport: number): Action {
   return a;
 }
 
-/** The port's log meter, when it logs anything. */
-export function sgLogMeter(port: Pick<LocalPort, 'ofport' | 'sgLog'>): DesiredMeter | undefined {
-  if (!port.sgLog) return undefined;
+/** The port's log meter, when it logs anything (its groups' flows carry the copies: it has groups). */
+export function sgLogMeter(
+  port: Pick<LocalPort, 'ofport' | 'sgLog' | 'securityGroupIds'>,
+): DesiredMeter | undefined {
+  if (!port.sgLog || port.securityGroupIds.length === 0) return undefined;
   return { meterId: logMeterId(port.ofport), kbps: SG_LOG_RATE_PPS, burstKb: SG_LOG_BURST, unit: 'pktps' };
 }

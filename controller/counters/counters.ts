@@ -21,11 +21,14 @@ export function objectSelector(objectKey: string): { cookie: bigint; cookieMask:
   return { cookie: OWNER_VALUE | BigInt(fnv1a32(objectKey)), cookieMask: OWNER_MASK | 0xffffffffn };
 }
 
-/** Every flow of the pipeline app: the table misses. */
-export const TABLE_MISS_SELECTOR = {
-  cookie: OWNER_VALUE | (BigInt(APP.pipeline) << 48n),
+/** Cookie and mask selecting every flow of one app (the owner tag and the app byte). */
+const appSelector = (app: keyof typeof APP) => ({
+  cookie: OWNER_VALUE | (BigInt(APP[app]) << 48n),
   cookieMask: 0xffff000000000000n,
-};
+});
+
+/** Every flow of the pipeline app: the table misses. */
+export const TABLE_MISS_SELECTOR = appSelector('pipeline');
 
 /**
  * The security-group tables' flows of the acl app, where the denials a security group logs are
@@ -33,8 +36,7 @@ export const TABLE_MISS_SELECTOR = {
  * controller, so they count as that table's drops.
  */
 export const SG_DENIED_SELECTORS = [TABLE.EGRESS_SG_CT, TABLE.INGRESS_SG_CT].map((tableId) => ({
-  cookie: OWNER_VALUE | (BigInt(APP.acl) << 48n),
-  cookieMask: 0xffff000000000000n,
+  ...appSelector('acl'),
   tableId,
 }));
 

@@ -352,9 +352,7 @@ export class DesiredModel {
   /** What an endpoint's security groups log together. */
   private sgLogOf(ids: readonly string[]): SgLogging | undefined {
     const groups = this.index.securityGroups;
-    return ids.length === 1
-      ? sgLogging([groups.get(ids[0]!)?.log])
-      : sgLogging(ids.map((id) => groups.get(id)?.log));
+    return sgLogging(ids.map((id) => groups.get(id)?.log));
   }
 
   /** Where an endpoint is bound, for the mirrors copying to it. */

@@ -14,7 +14,7 @@ import type {
   ResolvedRule,
   VlanPort,
 } from '../../apps/view.js';
-import { isSingleAddress } from '../../apps/view.js';
+import { memberAddresses } from '../../apps/view.js';
 import type { NetworkAcl } from '../intent/model.js';
 import type { IntentIndex } from './intent-index.js';
 
@@ -117,9 +117,7 @@ export function resolvedRules(ix: IntentIndex, sgId: string): ResolvedRule[] | u
     if (!r.remoteGroupId) return r;
     const ips = new Set<string>();
     for (const id of ix.sgMembers.get(r.remoteGroupId) ?? []) {
-      const member = ix.endpoints.get(id)!;
-      for (const ip of member.ips) ips.add(ip);
-      for (const a of member.allowedAddresses ?? []) if (isSingleAddress(a)) ips.add(a);
+      for (const ip of memberAddresses(ix.endpoints.get(id)!)) ips.add(ip);
     }
     return { ...r, remoteIps: [...ips].sort() };
   });

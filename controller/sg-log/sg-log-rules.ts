@@ -1,5 +1,5 @@
 import type { GroupRule } from '../../apps/acl/rule-match.js';
-import { isSingleAddress } from '../../apps/view.js';
+import { memberAddresses } from '../../apps/view.js';
 import type { IntentService } from '../intent/service.js';
 
 /**
@@ -23,8 +23,7 @@ export function intentRulesOf(
         const ips = new Set<string>();
         for (const id of intents.referrerIds('securityGroup', rule.remoteGroupId, 'endpoint')) {
           const member = intents.find('endpoint', id);
-          for (const ip of member?.ips ?? []) ips.add(ip);
-          for (const a of member?.allowedAddresses ?? []) if (isSingleAddress(a)) ips.add(a);
+          if (member) for (const ip of memberAddresses(member)) ips.add(ip);
         }
         out.push({ groupId, rule: { ...rule, remoteIps: [...ips] } });
       }

@@ -5,7 +5,7 @@ import { SG_ACCEPTED_KIND, SG_DENIED_KIND } from '../../apps/acl/sg-log.js';
 import type { PacketIn } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network } from '../intent/model.js';
-import { type Ignored, PortRateLimit, packetInField, packetInOrigin } from '../packet-in.js';
+import { type Ignored, onPacketIns, PortRateLimit, packetInField, packetInOrigin } from '../packet-in.js';
 import { appOf, objectCookie } from '../pipeline/cookies.js';
 import { METADATA_VNI_MASK, REG_OUTPORT } from '../pipeline/registers.js';
 import { TABLE } from '../pipeline/tables.js';
@@ -158,7 +158,7 @@ export class SecurityGroupLog {
 /**
  * Wires a SecurityGroupLog to every switch's PACKET_IN: each entry into `book`, counted and
  * logged as one info line (the record that outlives the book's ring); each ignored packet counted
- * and logged at debug. Not servePacketIns (controller/packet-in.ts): that one sends an answer
+ * and logged at debug. onPacketIns, not servePacketIns (controller/packet-in.ts): that one sends an answer
  * back, and the log answers nothing; the same guard keeps a failing handler off the session.
  */
 export function startSecurityGroupLog(
@@ -187,17 +187,7 @@ export function startSecurityGroupLog(
     for (const direction of ['egress', 'ingress']) entries.inc({ verdict, direction }, 0);
   for (const reason of SG_LOG_IGNORED) ignoredTotal.inc({ reason }, 0);
 
-  switches.on('packet-in', (sw, msg) => {
-    const dpid = sw.dpid ?? '';
-    let outcome: SgLogOutcome;
-    try {
-      outcome = service.handle(dpid, msg);
-    } catch (err) {
-      // A bug, or a frame no check foresaw: no entry, but the error must not reach the switch's
-      // session, which would drop the connection to the whole hypervisor.
-      log.error({ dpid, table: msg.tableId, err }, 'packet-in not logged: its handler failed');
-      return;
-    }
+  onPacketIns(switches, service, log, 'packet-in not logged: its handler failed', (_sw, dpid, outcome) => {
     if (outcome.kind === 'ignored') {
       ignoredTotal.inc({ reason: outcome.cause });
       log.debug({ dpid, endpoint: outcome.endpointId, reason: outcome.reason }, 'security group log ignored');
@@ -228,9 +218,6 @@ export function startSecurityGroupLog(
       },
       'security group log',
     );
-  });
-  switches.on('switch-down', (sw) => {
-    if (sw.dpid) service.forget(sw.dpid);
   });
   return service;
 }

@@ -4,7 +4,7 @@ import { KINDS, type Kind } from '../../controller/intent/model.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
 import { requireAdmin } from '../plugins/auth.js';
-import { parseDuration } from '../write-options.js';
+import { parseLongPoll } from '../write-options.js';
 
 const description = [
   'What changed in the intent after revision `since`, oldest first: each revision with when, by which',
@@ -16,9 +16,6 @@ const description = [
   "again with `since` set to the answer's `next`. `kind` (and `id`): only the changes of those objects,",
   'scanning the feed from `since` ("who deleted vm1?"). Admin only.',
 ].join(' ');
-
-/** The longest a long poll holds a request. */
-const MAX_WAIT_MS = 60_000;
 
 const Change = Type.Object(
   {
@@ -91,7 +88,7 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
       const answer = await opts.intents.history({
         since,
         limit,
-        waitMs: req.query.wait === undefined ? 0 : parseDuration(req.query.wait, 'wait', MAX_WAIT_MS),
+        waitMs: parseLongPoll(req.query.wait),
         ...(kind === undefined ? {} : { kind: kind as Kind }),
         ...(id === undefined ? {} : { id }),
       });

@@ -5,7 +5,7 @@ import { IdSchema } from '../../controller/intent/model-base.js';
 import type { SgLogBook, SgLogPage, SgLogQuery } from '../../controller/sg-log/sg-log-book.js';
 import { errorResponses } from '../errors.js';
 import { tenantScope } from '../principal.js';
-import { parseDuration } from '../write-options.js';
+import { parseLongPoll } from '../write-options.js';
 
 const description = [
   'What the security groups that ask for it (`log`: denied, accepted, all) logged: one entry per',
@@ -19,9 +19,6 @@ const description = [
   'empty waits up to that long for an entry. Admin tokens see every entry, a tenant token those of',
   'its tenant.',
 ].join(' ');
-
-/** The longest a long poll holds a request (as GET /v1/changes). */
-const MAX_WAIT_MS = 60_000;
 
 const Verdict = Type.Union([Type.Literal('accepted'), Type.Literal('denied')]);
 
@@ -103,7 +100,7 @@ export const sgLogRoutes: FastifyPluginAsyncTypebox<SgLogRouteOptions> = async (
     async (req, reply) => {
       const { since, limit, endpoint, verdict } = req.query;
       // Parsed before looking at the book, so a bad wait is refused with or without one.
-      const waitMs = req.query.wait === undefined ? 0 : parseDuration(req.query.wait, 'wait', MAX_WAIT_MS);
+      const waitMs = parseLongPoll(req.query.wait);
       const book = opts.book;
       if (!book) {
         // Nothing will ever come, but a follower asking with wait must not be answered at once,

@@ -5,6 +5,7 @@ import { parseIpv4Frame } from '../../../controller/router/icmp-error.js';
 import { type RouterIcmpContext, RouterIcmpResponder } from '../../../controller/router/router-responder.js';
 import type { PacketIn } from '../../../southbound/openflow/codec/messages.js';
 import { endpoint, network } from '../../apps/fixtures.js';
+import { packetInMessage } from '../packet-in-message.js';
 import { checksumHolds, type FrameSpec, ipv4Frame } from './frames.js';
 
 /**
@@ -69,19 +70,8 @@ export interface Sent {
   vni?: number;
   match?: PacketIn['match'];
 }
-export const packetIn = (data: Buffer, s: Sent = {}): PacketIn => ({
-  type: 'PACKET_IN',
-  xid: 0,
-  bufferId: 0xffffffff,
-  totalLen: data.length,
-  reason: 1,
-  ...(s.from ?? ROUTE),
-  match: s.match ?? [
-    { field: 'in_port', value: s.port ?? 1 },
-    { field: 'metadata', value: BigInt(s.vni ?? 100) },
-  ],
-  data,
-});
+export const packetIn = (data: Buffer, s: Sent = {}): PacketIn =>
+  packetInMessage(data, { ...(s.from ?? ROUTE), port: s.port ?? 1, vni: s.vni, match: s.match });
 
 /** w1 (web) sends this to its gateway, which sends it up from l3-route unless `s` says otherwise. */
 export const fromW1 = (f: FrameSpec, s: Sent = {}) =>

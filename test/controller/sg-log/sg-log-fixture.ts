@@ -13,6 +13,7 @@ import type { PacketIn } from '../../../southbound/openflow/codec/messages.js';
 import { SwitchRegistry } from '../../../southbound/openflow/session/registry.js';
 import type { SwitchSession } from '../../../southbound/openflow/session/switch-session.js';
 import { endpoint, network } from '../../apps/fixtures.js';
+import { packetInMessage } from '../packet-in-message.js';
 
 /**
  * Network n1 (VNI 100, tenant t1) with e1 (10.1.0.5) and e2 (10.1.0.6); switch DPID is chassis
@@ -61,20 +62,13 @@ export interface Sent {
 }
 
 /** The PACKET_IN of e1's egress denied flow unless `s` says otherwise. */
-export const packetIn = (data: Buffer, s: Sent = {}): PacketIn => ({
-  type: 'PACKET_IN',
-  xid: 0,
-  bufferId: 0xffffffff,
-  totalLen: data.length,
-  reason: 1,
-  tableId: s.table ?? TABLE.EGRESS_SG_CT,
-  cookie: s.cookie ?? DENIED(),
-  match: s.match ?? [
-    { field: 'in_port', value: s.port ?? 7 },
-    { field: 'metadata', value: BigInt(s.vni ?? 100) },
-  ],
-  data,
-});
+export const packetIn = (data: Buffer, s: Sent = {}): PacketIn =>
+  packetInMessage(data, {
+    ...s,
+    tableId: s.table ?? TABLE.EGRESS_SG_CT,
+    cookie: s.cookie ?? DENIED(),
+    port: s.port ?? 7,
+  });
 
 /** A 20-byte TCP header (SYN) from `srcPort` to `dstPort`. */
 export function tcp(srcPort: number, dstPort: number): Uint8Array {
