@@ -1,6 +1,6 @@
 import { type Change, type JsonValue, type Op, type Store, StoreError } from '../store/store.js';
 import { IntentError, toIntentError } from './errors.js';
-import { KINDS, type Kind } from './model.js';
+import { KINDS, type Kind, TENANT_OWNED } from './model.js';
 import { parseKey } from './state.js';
 
 /**
@@ -23,19 +23,33 @@ export interface ChangeAuthor {
   requestId?: string;
 }
 
-/** CHANGE_KEY's put for one transaction. */
-export function changeRecord(author: ChangeAuthor, at: Date): Op {
+/**
+ * CHANGE_KEY's put for one transaction. `owners`: the tenant of each object key it deletes (a
+ * delete carries no value to read it from), so that a tenant's history can show its deletions.
+ */
+export function changeRecord(author: ChangeAuthor, at: Date, owners?: ReadonlyMap<string, string>): Op {
   const value: Record<string, JsonValue> = { at: at.toISOString() };
   if (author.actor !== undefined) value.by = author.actor;
   if (author.tenant !== undefined) value.tenant = author.tenant;
   if (author.requestId !== undefined) value.requestId = author.requestId;
+  if (owners && owners.size > 0) value.owners = Object.fromEntries(owners);
   return { type: 'put', key: CHANGE_KEY, value };
+}
+
+/** The tenant an object belongs to (a tenant is its own), or undefined (chassis, admin tokens, ...). */
+export function ownerOf(kind: Kind, value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const o = value as { id?: unknown; tenantId?: unknown };
+  if (kind === 'tenant') return typeof o.id === 'string' ? o.id : undefined;
+  return TENANT_OWNED.has(kind) && typeof o.tenantId === 'string' ? o.tenantId : undefined;
 }
 
 export interface ChangedObject {
   op: 'write' | 'delete';
   kind: Kind;
   id: string;
+  /** The tenant it belongs to; missing for objects of no tenant, and for deletions recorded before weft kept it. */
+  tenant?: string;
 }
 
 /** One revision of the intent as GET /v1/changes answers it. */
@@ -52,16 +66,33 @@ export interface HistoryEntry {
 /** The store's feed entry as history: the objects it wrote or deleted (no values), and its author. */
 export function historyOf(change: Change): HistoryEntry {
   const entry: HistoryEntry = { revision: change.revision, objects: [] };
+  let owners: Record<string, unknown> | undefined;
+  const deleted: Array<{ key: string; object: ChangedObject }> = [];
   for (const op of change.ops) {
     if (op.key === CHANGE_KEY && op.type === 'put') {
       const v = op.value as Record<string, unknown>;
       for (const k of ['at', 'by', 'tenant', 'requestId'] as const)
         if (typeof v[k] === 'string') entry[k] = v[k] as string;
+      if (v.owners !== null && typeof v.owners === 'object') owners = v.owners as Record<string, unknown>;
       continue;
     }
     const parsed = parseKey(op.key); // idempotency records and meta keys are not objects
-    if (parsed && KINDS.includes(parsed.kind))
-      entry.objects.push({ op: op.type === 'put' ? 'write' : 'delete', kind: parsed.kind, id: parsed.id });
+    if (!parsed || !KINDS.includes(parsed.kind)) continue;
+    const object: ChangedObject = {
+      op: op.type === 'put' ? 'write' : 'delete',
+      kind: parsed.kind,
+      id: parsed.id,
+    };
+    if (op.type === 'put') {
+      const tenant = ownerOf(parsed.kind, op.value);
+      if (tenant !== undefined) object.tenant = tenant;
+    } else deleted.push({ key: op.key, object });
+    entry.objects.push(object);
+  }
+  // The record is the transaction's last op: deletions learn their tenant once it is read.
+  for (const { key, object } of deleted) {
+    const tenant = owners?.[key];
+    if (typeof tenant === 'string') object.tenant = tenant;
   }
   return entry;
 }
@@ -70,7 +101,7 @@ export function historyOf(change: Change): HistoryEntry {
 export interface HistorySource {
   readonly store: Pick<Store, 'readChanges'>;
   readonly committed: { revision: number };
-  waitRevision(revision: number, timeoutMs: number): Promise<boolean>;
+  waitRevision(revision: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
 }
 
 export interface HistoryQuery {
@@ -83,6 +114,10 @@ export interface HistoryQuery {
   /** Only changes of objects of this kind (and id): "who deleted vm1?". */
   kind?: Kind;
   id?: string;
+  /** A tenant token's tenant: only the objects of that tenant (changes without one are left out). */
+  tenantId?: string;
+  /** Ends a wait early (the client went away): the answer is then empty. */
+  signal?: AbortSignal;
 }
 
 export interface HistoryAnswer {
@@ -103,28 +138,31 @@ const SCAN_PAGE = 1000;
  */
 export async function readHistory(src: HistorySource, q: HistoryQuery): Promise<HistoryAnswer> {
   const deadline = performance.now() + (q.waitMs ?? 0);
+  // Filtered: a page may hold none of what is asked for, so the feed is scanned page by page.
+  const filtered = q.kind !== undefined || q.tenantId !== undefined;
+  const keep = (o: ChangedObject) =>
+    (q.kind === undefined || (o.kind === q.kind && (q.id === undefined || o.id === q.id))) &&
+    (q.tenantId === undefined || o.tenant === q.tenantId);
   let next = q.since;
   let lastRead = 0;
   for (;;) {
     const wanted: HistoryEntry[] = [];
     for (;;) {
-      const page = (await readPage(src, next, q.kind ? SCAN_PAGE : q.limit)).map(historyOf);
+      const page = (await readPage(src, next, filtered ? SCAN_PAGE : q.limit)).map(historyOf);
       for (const entry of page) {
         next = entry.revision;
         lastRead = entry.revision;
-        const objects = q.kind
-          ? entry.objects.filter((o) => o.kind === q.kind && (q.id === undefined || o.id === q.id))
-          : entry.objects;
-        if (objects.length > 0 || !q.kind) wanted.push({ ...entry, objects });
+        const objects = filtered ? entry.objects.filter(keep) : entry.objects;
+        if (objects.length > 0 || !filtered) wanted.push({ ...entry, objects });
         if (wanted.length >= q.limit) break;
       }
-      if (!q.kind || wanted.length >= q.limit || page.length < SCAN_PAGE) break;
+      if (!filtered || wanted.length >= q.limit || page.length < SCAN_PAGE) break;
     }
     const left = deadline - performance.now();
-    if (wanted.length > 0 || left <= 0) {
+    if (wanted.length > 0 || left <= 0 || q.signal?.aborted) {
       return { revision: Math.max(src.committed.revision, lastRead), changes: wanted, next };
     }
-    if (!(await src.waitRevision(next + 1, left))) {
+    if (!(await src.waitRevision(next + 1, left, q.signal))) {
       return { revision: Math.max(src.committed.revision, lastRead), changes: [], next };
     }
   }

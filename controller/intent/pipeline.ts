@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type CommitResult, type Op, StoreError, type Transaction } from '../store/store.js';
 import { IntentError, toIntentError } from './errors.js';
-import { type ChangeAuthor, changeRecord } from './history.js';
+import { type ChangeAuthor, changeRecord, ownerOf } from './history.js';
 import type { IntentReplica } from './replica.js';
-import type { IntentState } from './state.js';
+import { type IntentState, parseKey } from './state.js';
 
 /**
  * Turns validated writes into batched, pipelined, optimistic commits.
@@ -112,10 +112,15 @@ export class WritePipeline {
           batch.outcomes.push({ tx: -1, finish: planned.finish });
           continue;
         }
-        for (const op of planned.ops) batch.undo.push(working.apply(op));
+        let owners: Map<string, string> | undefined;
+        for (const op of planned.ops) {
+          const undo = working.apply(op);
+          batch.undo.push(undo);
+          if (op.type === 'delete') owners = ownerOfDeleted(op.key, undo.before, owners);
+        }
         working.revision++;
         // Who and when, kept by the store's change feed (history.ts); not applied to `working`.
-        batch.txs.push({ ops: [...planned.ops, changeRecord(req.author, now)] });
+        batch.txs.push({ ops: [...planned.ops, changeRecord(req.author, now, owners)] });
         batch.outcomes.push({ tx: batch.txs.length - 1, finish: planned.finish });
       } catch (error) {
         batch.outcomes.push({ error });
@@ -224,4 +229,16 @@ export class WritePipeline {
     this.recovering = false;
     this.kick();
   }
+}
+
+/** Notes the tenant of an object a transaction deletes (history.ts: its value is gone from the feed). */
+function ownerOfDeleted(
+  key: string,
+  before: unknown,
+  owners: Map<string, string> | undefined,
+): Map<string, string> | undefined {
+  const parsed = parseKey(key);
+  const tenant = parsed ? ownerOf(parsed.kind, before) : undefined;
+  if (tenant === undefined) return owners;
+  return (owners ?? new Map()).set(key, tenant);
 }

@@ -56,21 +56,28 @@ export class IntentReplica {
     return () => this.listeners.delete(cb);
   }
 
-  /** Resolves true once `revision` is in `committed`, false after `timeoutMs`. */
-  waitRevision(revision: number, timeoutMs: number): Promise<boolean> {
+  /** Resolves true once `revision` is in `committed`, false after `timeoutMs` or when `signal` aborts. */
+  waitRevision(revision: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     if (this.committed.revision >= revision) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const w = {
         revision,
         done: () => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', giveUp);
           resolve(true);
         },
       };
-      const timer = setTimeout(() => {
+      // Timed out, or the one waiting went away (a long poll whose client closed): let go now.
+      const giveUp = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', giveUp);
         this.waiters = this.waiters.filter((x) => x !== w);
         resolve(false);
-      }, timeoutMs);
+      };
+      const timer = setTimeout(giveUp, timeoutMs);
+      signal?.addEventListener('abort', giveUp, { once: true });
       this.waiters.push(w);
     });
   }

@@ -16,7 +16,7 @@ Lists what changed in the intent, one revision a line: when (UTC), by which toke
 admin-0 is the first --admin-token, ovsdb a hypervisor that registered itself, restore
 'weft serve --restore'), the tenant a tenant token wrote for, and the objects written or
 deleted. As far back as the store keeps changes (the embedded store: the last 20,000).
-Admin token only.
+An admin token sees every change; a tenant token the changes of its tenant's objects.
 
 Options:
   --since REV                the changes after revision REV (default: the last --limit)

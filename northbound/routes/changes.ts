@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import { KINDS, type Kind } from '../../controller/intent/model.js';
 import { ApiError, errorResponses } from '../errors.js';
 import type { IntentService } from '../intents.js';
-import { requireAdmin } from '../plugins/auth.js';
+import { whileOpen } from '../long-poll.js';
+import { tenantScope } from '../principal.js';
 import { parseLongPoll } from '../write-options.js';
 
 const description = [
@@ -14,7 +15,9 @@ const description = [
   'content now). As far back as the store keeps changes; before that `410 gone`. With `wait`, an',
   'answer that would be empty waits up to that long for the next change: follow the intent by asking',
   "again with `since` set to the answer's `next`. `kind` (and `id`): only the changes of those objects,",
-  'scanning the feed from `since` ("who deleted vm1?"). Admin only.',
+  'scanning the feed from `since` ("who deleted vm1?"). Admin tokens see every change; a tenant token',
+  "the changes of its tenant's objects (each change with those objects only; deletions recorded before",
+  'weft noted their tenant are not shown to it).',
 ].join(' ');
 
 const Change = Type.Object(
@@ -32,6 +35,12 @@ const Change = Type.Object(
           op: Type.Union([Type.Literal('write'), Type.Literal('delete')]),
           kind: Type.String({ description: `the object's kind: ${KINDS.join(', ')}` }),
           id: Type.String(),
+          tenant: Type.Optional(
+            Type.String({
+              description:
+                'the tenant it belongs to (missing: no tenant, or a deletion from before weft noted it)',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -45,7 +54,6 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
   app.get(
     '/changes',
     {
-      preHandler: requireAdmin,
       schema: {
         tags: ['batch'],
         summary: 'What changed in the intent, when and by whom; long-poll to follow it',
@@ -75,23 +83,29 @@ export const changeRoutes: FastifyPluginAsyncTypebox<{ intents: IntentService }>
             },
             { additionalProperties: false },
           ),
-          ...errorResponses(400, 401, 403, 410, 503),
+          ...errorResponses(400, 401, 410, 503),
         },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const { since, limit, kind, id } = req.query;
       if (kind !== undefined && !(KINDS as readonly string[]).includes(kind))
         throw new ApiError('invalid', `query parameter 'kind' must be one of ${KINDS.join(', ')}`, 'kind');
       if (id !== undefined && kind === undefined)
         throw new ApiError('invalid', `query parameter 'id' needs 'kind' (e.g. kind=endpoint&id=vm1)`, 'id');
-      const answer = await opts.intents.history({
-        since,
-        limit,
-        waitMs: parseLongPoll(req.query.wait),
-        ...(kind === undefined ? {} : { kind: kind as Kind }),
-        ...(id === undefined ? {} : { id }),
-      });
+      const waitMs = parseLongPoll(req.query.wait);
+      const tenantId = tenantScope(req.principal);
+      const answer = await whileOpen(reply.raw, (signal) =>
+        opts.intents.history({
+          since,
+          limit,
+          waitMs,
+          signal,
+          ...(kind === undefined ? {} : { kind: kind as Kind }),
+          ...(id === undefined ? {} : { id }),
+          ...(tenantId === undefined ? {} : { tenantId }),
+        }),
+      );
       req.log.debug({ since, kind, id, changes: answer.changes.length, next: answer.next }, 'changes read');
       return answer;
     },

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { IdSchema } from '../../controller/intent/model-base.js';
 import type { SgLogBook, SgLogPage, SgLogQuery } from '../../controller/sg-log/sg-log-book.js';
 import { errorResponses } from '../errors.js';
+import { whileOpen } from '../long-poll.js';
 import { tenantScope } from '../principal.js';
 import { parseLongPoll } from '../write-options.js';
 
@@ -128,24 +129,6 @@ export const sgLogRoutes: FastifyPluginAsyncTypebox<SgLogRouteOptions> = async (
     },
   );
 };
-
-/**
- * Runs `wait` with a signal that aborts when the client goes away (its response closes before the
- * answer): a long poll nobody reads any more lets go of the book's waiter and its timer at once.
- */
-async function whileOpen<T>(
-  response: NodeJS.EventEmitter,
-  wait: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const gone = new AbortController();
-  const abort = () => gone.abort();
-  response.once('close', abort);
-  try {
-    return await wait(gone.signal);
-  } finally {
-    response.off('close', abort);
-  }
-}
 
 /**
  * Waits for entries after `page.next` that the query lets through, until `waitMs` is up or

@@ -43,13 +43,13 @@ describe('GET /v1/changes: who changed what, and when', () => {
     expect(status).toBe(200);
     expect(body.revision).toBe(3);
     expect(body.changes.map(({ at, requestId, ...c }) => c)).toEqual([
-      { revision: 1, by: 'admin-0', objects: [{ op: 'write', kind: 'tenant', id: 't1' }] },
+      { revision: 1, by: 'admin-0', objects: [{ op: 'write', kind: 'tenant', id: 't1', tenant: 't1' }] },
       { revision: 2, by: 'admin-0', objects: [{ op: 'write', kind: 'token', id: expect.any(String) }] },
       {
         revision: 3,
         by: expect.any(String),
         tenant: 't1',
-        objects: [{ op: 'write', kind: 'network', id: 'n1' }],
+        objects: [{ op: 'write', kind: 'network', id: 'n1', tenant: 't1' }],
       },
     ]);
     const tokenId = (body.changes[1]!.objects[0] as { id: string }).id;
@@ -78,17 +78,58 @@ describe('GET /v1/changes: who changed what, and when', () => {
     await h.intents.delete('tenant', 'a', { actor: 'admin-3' });
     const { body } = await changes('?kind=tenant&id=a');
     expect(body.changes.map(({ at, ...c }) => c)).toEqual([
-      { revision: 1, objects: [{ op: 'write', kind: 'tenant', id: 'a' }] },
-      { revision: 3, by: 'admin-3', objects: [{ op: 'delete', kind: 'tenant', id: 'a' }] },
+      { revision: 1, objects: [{ op: 'write', kind: 'tenant', id: 'a', tenant: 'a' }] },
+      { revision: 3, by: 'admin-3', objects: [{ op: 'delete', kind: 'tenant', id: 'a', tenant: 'a' }] },
     ]);
     expect(body.next).toBe(3);
   });
 
-  it('is for admin tokens only', async () => {
-    const tenant = await h.tenantAuth('t1');
-    const { status, body } = await changes('', tenant);
-    expect(status).toBe(403);
-    expect(body.error.message).toBe('this operation needs an admin token');
+  it("shows a tenant token its tenant's objects only, deletions and others' writes to them included", async () => {
+    const t1 = await h.tenantAuth('t1'); // revisions 1, 2
+    await h.tenantAuth('t2'); // 3, 4
+    const net = (tenantId: string, id: string) => ({
+      op: 'create',
+      kind: 'network',
+      id,
+      body: { tenantId, name: id, subnets: ['10.0.0.0/24'] },
+    });
+    // One admin batch over both tenants (5), a t2 write (6), the admin deleting t1's network (7).
+    const batch = await h.app.inject({
+      method: 'POST',
+      url: '/v1/batch',
+      headers: h.admin,
+      payload: { ops: [net('t1', 'n1'), net('t2', 'n2')] },
+    });
+    expect(batch.statusCode, batch.body).toBe(200);
+    await h.intents.put('network', 'n3', { tenantId: 't2', name: 'n3', subnets: ['10.0.1.0/24'] });
+    const del = await h.app.inject({ method: 'DELETE', url: '/v1/networks/n1', headers: h.admin });
+    expect(del.statusCode, del.body).toBe(200);
+
+    const { status, body } = await changes('', t1);
+    expect(status).toBe(200);
+    expect(body.changes.map(({ at, requestId, ...c }) => c)).toEqual([
+      { revision: 1, by: 'admin-0', objects: [{ op: 'write', kind: 'tenant', id: 't1', tenant: 't1' }] },
+      { revision: 5, by: 'admin-0', objects: [{ op: 'write', kind: 'network', id: 'n1', tenant: 't1' }] },
+      { revision: 7, by: 'admin-0', objects: [{ op: 'delete', kind: 'network', id: 'n1', tenant: 't1' }] },
+    ]);
+    expect(body.next).toBe(7);
+    // With kind and id too; the other tenant's object is not found in t1's history.
+    expect((await changes('?kind=network&id=n1', t1)).body.changes.map((c) => c.revision)).toEqual([5, 7]);
+    expect((await changes('?kind=network&id=n2', t1)).body.changes).toEqual([]);
+    // The admin still sees everything, the tokens (of no tenant's objects) included.
+    expect((await changes()).body.changes.map((c) => c.revision)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("long-polls for a tenant token until a change of its own tenant's objects", async () => {
+    const t1 = await h.tenantAuth('t1'); // 1, 2
+    await h.tenantAuth('t2'); // 3, 4
+    const pending = changes('?since=4&wait=5s', t1);
+    setTimeout(async () => {
+      await h.intents.put('network', 'other', { tenantId: 't2', name: 'o', subnets: ['10.0.0.0/24'] });
+      await h.intents.put('network', 'mine', { tenantId: 't1', name: 'm', subnets: ['10.0.0.0/24'] });
+    }, 50);
+    const { body } = await pending;
+    expect(body.changes).toMatchObject([{ revision: 6, objects: [{ kind: 'network', id: 'mine' }] }]);
   });
 
   it.each([

@@ -76,18 +76,23 @@ describe('the intent service records who changed what', () => {
     const { revision, changes } = await svc.history({ since: 0, limit: 100 });
     expect(revision).toBe(3);
     expect(changes.map(({ at, ...rest }) => rest)).toEqual([
-      { revision: 1, by: 'admin-0', requestId: 'r1', objects: [{ op: 'write', kind: 'tenant', id: 't1' }] },
+      {
+        revision: 1,
+        by: 'admin-0',
+        requestId: 'r1',
+        objects: [{ op: 'write', kind: 'tenant', id: 't1', tenant: 't1' }],
+      },
       {
         revision: 2,
         by: 'tok-1',
         tenant: 't1',
         requestId: 'r2',
         objects: [
-          { op: 'write', kind: 'network', id: 'n' },
-          { op: 'write', kind: 'endpoint', id: 'e' },
+          { op: 'write', kind: 'network', id: 'n', tenant: 't1' },
+          { op: 'write', kind: 'endpoint', id: 'e', tenant: 't1' },
         ],
       },
-      { revision: 3, by: 'admin-1', objects: [{ op: 'delete', kind: 'endpoint', id: 'e' }] },
+      { revision: 3, by: 'admin-1', objects: [{ op: 'delete', kind: 'endpoint', id: 'e', tenant: 't1' }] },
     ]);
     for (const c of changes) expect(Date.parse(c.at!)).toBeGreaterThanOrEqual(before - 1000);
     // The record is no object: the intent holds only what was written.
@@ -114,6 +119,52 @@ describe('the intent service records who changed what', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(90);
   });
 
+  it('stops waiting when the one asking goes away (its signal aborts), and then misses nothing', async () => {
+    const svc = await service();
+    await svc.put('tenant', 'a', { name: 'a' });
+    const gone = new AbortController();
+    // A minute's wait that only the abort can end within the test's 5 s.
+    const waiting = svc.history({ since: 1, limit: 10, waitMs: 60_000, signal: gone.signal });
+    setTimeout(() => gone.abort(), 30);
+    expect(await waiting).toEqual({ revision: 1, changes: [], next: 1 });
+    // Already aborted: no wait at all; the next change still reaches a new reader.
+    expect((await svc.history({ since: 1, limit: 10, waitMs: 60_000, signal: gone.signal })).changes).toEqual(
+      [],
+    );
+    await svc.put('tenant', 'b', { name: 'b' });
+    expect((await svc.history({ since: 1, limit: 10, waitMs: 1_000 })).changes).toMatchObject([
+      { revision: 2 },
+    ]);
+  });
+
+  it("keeps a tenant's objects for its token, deletions too (the record names their tenant)", async () => {
+    const svc = await service();
+    await svc.put('tenant', 't1', { name: 't1' });
+    await svc.put('tenant', 't2', { name: 't2' });
+    const net = (tenantId: string, n: number) => ({ tenantId, name: `n${n}`, subnets: [`10.0.${n}.0/24`] });
+    await svc.put('network', 'n1', net('t1', 1));
+    await svc.put('network', 'n2', net('t2', 2));
+    await svc.delete('network', 'n1');
+    await svc.delete('tenant', 't2', { cascade: true });
+    const mine = await svc.history({ since: 0, limit: 10, tenantId: 't1' });
+    expect(mine.changes.map((c) => [c.revision, c.objects])).toEqual([
+      [1, [{ op: 'write', kind: 'tenant', id: 't1', tenant: 't1' }]],
+      [3, [{ op: 'write', kind: 'network', id: 'n1', tenant: 't1' }]],
+      [5, [{ op: 'delete', kind: 'network', id: 'n1', tenant: 't1' }]],
+    ]);
+    const theirs = await svc.history({ since: 0, limit: 10, tenantId: 't2' });
+    expect(theirs.changes.at(-1)?.objects).toEqual(
+      expect.arrayContaining([
+        { op: 'delete', kind: 'network', id: 'n2', tenant: 't2' },
+        { op: 'delete', kind: 'tenant', id: 't2', tenant: 't2' },
+      ]),
+    );
+    // A page of limit 1 still moves on past what the tenant may not see.
+    expect(
+      (await svc.history({ since: 1, limit: 1, tenantId: 't1' })).changes.map((c) => c.revision),
+    ).toEqual([3]);
+  });
+
   it('finds the changes of one object, or of one kind, keeping only those objects', async () => {
     const svc = await service();
     await svc.put('tenant', 't', { name: 't' });
@@ -124,8 +175,8 @@ describe('the intent service records who changed what', () => {
     await svc.delete('network', 'n', { cascade: true, actor: 'admin-9' });
     const vm = await svc.history({ since: 0, limit: 10, kind: 'endpoint', id: 'e3' });
     expect(vm.changes.map(({ at, ...c }) => c)).toEqual([
-      { revision: 6, objects: [{ op: 'write', kind: 'endpoint', id: 'e3' }] },
-      { revision: 8, by: 'admin-9', objects: [{ op: 'delete', kind: 'endpoint', id: 'e3' }] },
+      { revision: 6, objects: [{ op: 'write', kind: 'endpoint', id: 'e3', tenant: 't' }] },
+      { revision: 8, by: 'admin-9', objects: [{ op: 'delete', kind: 'endpoint', id: 'e3', tenant: 't' }] },
     ]);
     expect(vm.next).toBe(9);
     // A kind: the cascade's revision keeps only its networks.
