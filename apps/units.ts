@@ -1,5 +1,5 @@
 import type { Desired, DesiredFlow, DesiredGroup } from '../controller/pipeline/flow.js';
-import { networkAclFlows } from './acl/network-acl.js';
+import { aclLogMeter, networkAclFlows } from './acl/network-acl.js';
 import { portSecurityGroupFlows } from './acl/security-groups.js';
 import { sgLogMeter } from './acl/sg-log.js';
 import { endpointArpFlows, neighbourReplyFlows } from './arp-responder/compute.js';
@@ -57,7 +57,8 @@ export function networkUnit(dp: DatapathCtx, net: NetworkOnChassis): Desired {
   for (const f of networkAclFlows(net)) flows.push(f);
   dhcpNetworkFlows(net, flows);
   routerNetworkFlows(net, flows);
-  return { flows, groups };
+  const meter = aclLogMeter(net);
+  return meter ? { flows, groups, meters: [meter] } : { flows, groups };
 }
 
 /**

@@ -38,7 +38,7 @@ import { raContext, startRouterAdvertisements } from './router/ra-responder.js';
 import { neighborContext, routerIcmpContext } from './router/router-context.js';
 import { startRouterResponder } from './router/router-responder.js';
 import { SgLogBook } from './sg-log/sg-log-book.js';
-import { intentRulesOf } from './sg-log/sg-log-rules.js';
+import { intentAclsOf, intentRulesOf } from './sg-log/sg-log-rules.js';
 import { startSecurityGroupLog } from './sg-log/sg-log-service.js';
 import { controllerReadiness, statusProvider } from './status-provider.js';
 import { openStore } from './store/open-store.js';
@@ -200,6 +200,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       endpointByMac: (networkId, mac) => intents.endpointByMac(networkId, mac),
       isLeader,
       rulesOf: intentRulesOf(intents),
+      aclsOf: intentAclsOf(intents),
     },
     securityLog,
     log.child({ part: 'sg-log' }),

@@ -1,11 +1,15 @@
 import type { NetworkAcl } from '../../controller/intent/model.js';
 import { cookieFor } from '../../controller/pipeline/cookies.js';
-import { type DesiredFlow, goto } from '../../controller/pipeline/flow.js';
+import { apply, type DesiredFlow, type DesiredMeter, goto } from '../../controller/pipeline/flow.js';
+import { ACL_LOG_METER } from '../../controller/pipeline/meters.js';
 import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
+import type { Action } from '../../southbound/openflow/codec/actions.js';
+import { ofpr } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { NetworkOnChassis } from '../view.js';
 import { type Family, familyOf, l3l4Matches } from './l3l4.js';
+import { SG_LOG_MAX_LEN } from './sg-log.js';
 
 /** Network ACL priorities sit above the table-miss and below nothing else in their tables. */
 export const ACL_PRIORITY_BASE = 1000;
@@ -44,18 +48,50 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
         const key = `${tableId}/${acl.priority}/${JSON.stringify(m)}`;
         if (seen.has(key)) continue;
         seen.add(key);
+        const pass = acl.action === 'allow' ? [goto(next)] : [];
         flows.push({
           tableId,
           priority: ACL_PRIORITY_BASE + acl.priority,
           cookie: cookieFor('acl', `acl/${acl.id}`),
           match: [meta, ...m],
-          instructions: acl.action === 'allow' ? [goto(next)] : [],
+          instructions: acl.log === true ? [apply(ACL_LOG_COPY), ...pass] : pass,
         });
       }
     }
   }
   return flows;
 }
+
+/**
+ * Network ACL logging: a logging ACL's flows also send the first SG_LOG_MAX_LEN bytes of what they
+ * match to the controller (controller/sg-log), the packet going on (allow) or not (drop) as
+ * before. The copies of every network of a chassis share one packets-per-second meter
+ * (ACL_LOG_METER): an ACL's flows are its network's, with no port whose meter they could use, so a
+ * flood costs the hypervisor at most ACL_LOG_RATE_PPS upcalls a second, the controller then
+ * limiting each endpoint as it does the security groups' entries.
+ */
+export const ACL_LOG_RATE_PPS = 100;
+export const ACL_LOG_BURST = 200;
+
+const ACL_LOG_COPY: Action = Object.freeze({
+  type: 'controller',
+  maxLen: SG_LOG_MAX_LEN,
+  controllerId: 0,
+  reason: ofpr.ACTION,
+  meterId: ACL_LOG_METER,
+  v2: true,
+}) as Action;
+
+const ACL_LOG_METER_SPEC: DesiredMeter = Object.freeze({
+  meterId: ACL_LOG_METER,
+  kbps: ACL_LOG_RATE_PPS,
+  burstKb: ACL_LOG_BURST,
+  unit: 'pktps',
+});
+
+/** The chassis's ACL log meter, when the network has a logging ACL (each such network emits it). */
+export const aclLogMeter = (net: Pick<NetworkOnChassis, 'acls'>): DesiredMeter | undefined =>
+  net.acls.some((a) => a.log === true) ? ACL_LOG_METER_SPEC : undefined;
 
 function ndExemptFlows(net: NetworkOnChassis, meta: OxmTlv, flows: DesiredFlow[]): void {
   const cookie = cookieFor('acl', `nd-exempt/${net.networkId}`);

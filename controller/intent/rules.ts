@@ -310,7 +310,8 @@ function networkAcl(env: RuleEnv, d: Draft, existing?: ObjectOf['networkAcl']): 
     action: d.action,
     protocol: d.protocol,
   };
-  for (const f of ['srcCidr', 'dstCidr', 'portMin', 'portMax']) if (d[f] !== undefined) out[f] = d[f];
+  // `log` only when given (even false): absent stays absent, as in ACLs made before logging.
+  for (const f of ['srcCidr', 'dstCidr', 'portMin', 'portMax', 'log']) if (d[f] !== undefined) out[f] = d[f];
   return out as Fields<'networkAcl'>;
 }
 

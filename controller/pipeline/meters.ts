@@ -25,9 +25,17 @@ export const METER_MAX = METER_BASE + 2 * 0xff00 + 1;
 export const LOG_METER_BASE = METER_MAX + 1;
 export const LOG_METER_MAX = LOG_METER_BASE + 0xff00;
 export const logMeterId = (ofport: number): number => LOG_METER_BASE + ofport;
-export const isLogMeter = (id: number): boolean => id >= LOG_METER_BASE && id <= LOG_METER_MAX;
+/**
+ * The network ACLs' log meter (apps/acl/network-acl.ts): one per chassis, shared by every network
+ * there with a logging ACL (an ACL's flows are the network's, with no port to hang a meter on).
+ * Several network units emit it: the engine keeps it while any of them still does
+ * (controller/engine/desired-state.ts, isSharedMeter).
+ */
+export const ACL_LOG_METER = LOG_METER_MAX + 1;
+export const isSharedMeter = (id: number): boolean => id === ACL_LOG_METER;
+export const isLogMeter = (id: number): boolean => id >= LOG_METER_BASE && id <= ACL_LOG_METER;
 
-/** A security-group log copy (apps/acl/sg-log.ts): a controller action policed by a log meter, not a way on. */
+/** A log copy (apps/acl/sg-log.ts, network-acl.ts): a controller action policed by a log meter, not a way on. */
 export const isLogCopy = (a: Action): boolean =>
   a.type === 'controller' && a.meterId !== undefined && isLogMeter(a.meterId);
 
@@ -42,7 +50,7 @@ export type MeterDirection = keyof typeof METER_DIRECTION;
 export const endpointMeterId = (ofport: number, direction: MeterDirection): number =>
   METER_BASE + 2 * ofport + METER_DIRECTION[direction];
 
-export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= LOG_METER_MAX;
+export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= ACL_LOG_METER;
 
 /** What a rate-limit meter polices, read back from its id (for `weft trace` and logs). */
 export function meterPlace(id: number): { ofport: number; direction: MeterDirection } | undefined {

@@ -37,6 +37,8 @@ export interface SgLogEntry extends SgLogPacket {
   /** Accepted: the group and rule that admitted it (absent when no rule of the intent as it is now does). */
   securityGroupId?: string;
   ruleId?: string;
+  /** Logged by a network ACL (its `log`): the ACL that let it through (accepted) or dropped it (denied). */
+  networkAclId?: string;
 }
 
 export interface SgLogQuery {

@@ -1,5 +1,6 @@
 import type { GroupRule } from '../../apps/acl/rule-match.js';
 import { memberAddresses } from '../../apps/view.js';
+import type { NetworkAcl } from '../intent/model.js';
 import type { IntentService } from '../intent/service.js';
 
 /**
@@ -27,6 +28,20 @@ export function intentRulesOf(
         }
         out.push({ groupId, rule: { ...rule, remoteIps: [...ips] } });
       }
+    }
+    return out;
+  };
+}
+
+/** A network's ACLs as the intent holds them now: which one logged a packet (its cookie names it). */
+export function intentAclsOf(
+  intents: Pick<IntentService, 'find' | 'referrerIds'>,
+): (networkId: string) => NetworkAcl[] {
+  return (networkId) => {
+    const out: NetworkAcl[] = [];
+    for (const id of intents.referrerIds('network', networkId, 'networkAcl')) {
+      const acl = intents.find('networkAcl', id);
+      if (acl) out.push(acl);
     }
     return out;
   };

@@ -4,9 +4,9 @@ import { admittingRule, type GroupRule } from '../../apps/acl/rule-match.js';
 import { SG_ACCEPTED_KIND, SG_DENIED_KIND } from '../../apps/acl/sg-log.js';
 import type { PacketIn } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
-import type { Endpoint, Network } from '../intent/model.js';
+import type { Endpoint, Network, NetworkAcl } from '../intent/model.js';
 import { type Ignored, onPacketIns, PortRateLimit, packetInField, packetInOrigin } from '../packet-in.js';
-import { appOf, objectCookie } from '../pipeline/cookies.js';
+import { appOf, cookieFor, objectCookie } from '../pipeline/cookies.js';
 import { METADATA_VNI_MASK, REG_OUTPORT } from '../pipeline/registers.js';
 import { TABLE } from '../pipeline/tables.js';
 import type { SgLogBook, SgLogEntry } from './sg-log-book.js';
@@ -21,6 +21,8 @@ export interface SgLogContext {
   isLeader(): boolean;
   /** The rules of the endpoint's groups, remote groups resolved: to name the rule that admitted a connection. */
   rulesOf?(endpointId: string): GroupRule[];
+  /** The network's ACLs (those with `log` make entries). */
+  aclsOf?(networkId: string): ReadonlyArray<Pick<NetworkAcl, 'id' | 'action' | 'log'>>;
 }
 
 /**
@@ -59,7 +61,10 @@ export type SgLogOutcome =
 const DIRECTION = new Map<number, SgLogEntry['direction']>([
   [TABLE.EGRESS_SG_CT, 'egress'],
   [TABLE.INGRESS_SG_CT, 'ingress'],
+  [TABLE.EGRESS_ACL, 'egress'],
+  [TABLE.INGRESS_ACL, 'ingress'],
 ]);
+const ACL_TABLES = new Set<number>([TABLE.EGRESS_ACL, TABLE.INGRESS_ACL]);
 
 const ignored = (cause: SgLogIgnoredCause, reason: string, endpointId?: string): SgLogOutcome => ({
   kind: 'ignored',
@@ -113,23 +118,34 @@ export class SecurityGroupLog {
     const mac = direction === 'egress' ? packet.ethSrc : packet.ethDst;
     const endpoint = this.ctx.endpointByMac(network.id, mac);
     if (!endpoint) return ignored('unknown-endpoint', `no endpoint of ${network.id} has MAC ${mac}`);
-    const verdict =
-      msg.cookie === objectCookie('acl', SG_DENIED_KIND, endpoint.id)
-        ? 'denied'
-        : msg.cookie === objectCookie('acl', SG_ACCEPTED_KIND, endpoint.id)
-          ? 'accepted'
-          : undefined;
+    // A network ACL's flow names the ACL (cookie `acl/<id>`); a security group's the endpoint.
+    const acl = ACL_TABLES.has(msg.tableId)
+      ? this.ctx
+          .aclsOf?.(network.id)
+          .find((a) => a.log === true && msg.cookie === cookieFor('acl', `acl/${a.id}`))
+      : undefined;
+    const verdict = acl
+      ? acl.action === 'allow'
+        ? 'accepted'
+        : 'denied'
+      : ACL_TABLES.has(msg.tableId)
+        ? undefined
+        : msg.cookie === objectCookie('acl', SG_DENIED_KIND, endpoint.id)
+          ? 'denied'
+          : msg.cookie === objectCookie('acl', SG_ACCEPTED_KIND, endpoint.id)
+            ? 'accepted'
+            : undefined;
     // Another endpoint's flow (a MAC that moved since), or an acl flow that does not log.
     if (!verdict)
       return ignored(
         'cookie-mismatch',
-        `cookie 0x${msg.cookie.toString(16)} is no logging flow of endpoint ${endpoint.id}`,
+        `cookie 0x${msg.cookie.toString(16)} is no logging flow of endpoint ${endpoint.id}${ACL_TABLES.has(msg.tableId) ? ` nor of a logging ACL of ${network.id}` : ''}`,
         endpoint.id,
       );
     const { ethSrc: _s, ethDst: _d, ...fields } = packet;
     // Which rule let the connection in (or out), read from the intent as it is now.
     const by =
-      verdict === 'accepted' && this.ctx.rulesOf
+      !acl && verdict === 'accepted' && this.ctx.rulesOf
         ? admittingRule(this.ctx.rulesOf(endpoint.id), { direction, ...fields })
         : undefined;
     return {
@@ -145,6 +161,7 @@ export class SecurityGroupLog {
         networkId: endpoint.networkId,
         ...fields,
         ...(by ? { securityGroupId: by.groupId, ruleId: by.rule.id } : {}),
+        ...(acl ? { networkAclId: acl.id } : {}),
       },
     };
   }
@@ -215,6 +232,7 @@ export function startSecurityGroupLog(
         icmpCode: e.icmpCode,
         securityGroup: e.securityGroupId,
         rule: e.ruleId,
+        networkAcl: e.networkAclId,
       },
       'security group log',
     );

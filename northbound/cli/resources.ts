@@ -5,7 +5,7 @@ import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js
 import { quotaFlag, quotasText, tenantStatusText } from './quota-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
-import { sgLogColumn, sgLogFlag } from './sg-log-flag.js';
+import { aclLogColumn, aclLogFlag, sgLogColumn, sgLogFlag } from './sg-log-flag.js';
 
 const revision = col('REV', 'revision');
 
@@ -299,6 +299,7 @@ export const resourceClis: ResourceCli[] = [
       { flag: 'src', field: 'srcCidr', type: 'string', help: 'source CIDR' },
       { flag: 'dst', field: 'dstCidr', type: 'string', help: 'destination CIDR' },
       ports,
+      aclLogFlag,
     ],
     filters: ['tenant', 'network'],
     columns: [
@@ -311,6 +312,7 @@ export const resourceClis: ResourceCli[] = [
       col('SRC', 'srcCidr'),
       col('DST', 'dstCidr'),
       { header: 'PORTS', value: (o) => (o.portMin === undefined ? '-' : `${o.portMin}-${o.portMax}`) },
+      aclLogColumn,
       revision,
     ],
   },

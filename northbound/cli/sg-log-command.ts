@@ -16,7 +16,8 @@ denied|accepted|all) logged, oldest first, one entry a line: when the controller
 the verdict, the direction (the endpoint's: egress it sent, ingress it was to receive), the
 chassis, the endpoint, the protocol and addresses. At most 20 entries a second per endpoint
 (bursts of 40); the controller holding the switches keeps the last 10,000 (an HA standby has
-none). Admin tokens see every tenant's entries, a tenant token its own.
+none). Admin tokens see every tenant's entries, a tenant token its own. Network ACLs made
+with --log on log here too: each packet they match, named by the ACL (by acl ID).
 
 Options:
   --endpoint ID              only this endpoint's entries
@@ -62,16 +63,19 @@ export const flowText = (e: SgLogEntry): string => {
   return `${proto} ${hostPort(e.src, e.srcPort)} -> ${hostPort(e.dst, e.dstPort)}${icmp}`;
 };
 
-/** One entry a line: time, verdict, direction, chassis, endpoint, what the packet was, the rule that admitted it. */
+/** One entry a line: time, verdict, direction, chassis, endpoint, what the packet was, the rule or ACL behind it. */
 export const entryLine = (e: SgLogEntry): string =>
-  [
-    e.at,
-    e.verdict.padEnd(8),
-    e.direction.padEnd(7),
-    e.chassis,
-    e.endpointId,
-    flowText(e) + (e.securityGroupId ? `  by ${e.securityGroupId}/${e.ruleId}` : ''),
-  ].join('  ');
+  [e.at, e.verdict.padEnd(8), e.direction.padEnd(7), e.chassis, e.endpointId, flowText(e) + byText(e)].join(
+    '  ',
+  );
+
+/** What logged it: the group and rule that admitted it, or the network ACL that matched it. */
+const byText = (e: SgLogEntry): string =>
+  e.networkAclId
+    ? `  by acl ${e.networkAclId}`
+    : e.securityGroupId
+      ? `  by ${e.securityGroupId}/${e.ruleId}`
+      : '';
 
 const verdictFlag = (values: FlagValues): string | undefined => {
   const v = values.verdict as string | undefined;

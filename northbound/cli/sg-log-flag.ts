@@ -33,3 +33,22 @@ export const sgLogColumn: Column = {
   header: 'LOG',
   value: (o) => (typeof o.log === 'string' && o.log !== 'off' ? o.log : '-'),
 };
+
+/** `weft acl create|update --log on|off`: a network ACL's `log` (each packet it matches, in weft sg-log). */
+export const parseAclLog = (values: string[]): boolean => {
+  const v = values.at(-1)!;
+  if (v === 'on' || v === 'true') return true;
+  if (v === 'off' || v === 'false') return false;
+  throw new UsageError(`--log must be on or off, got '${v}'`);
+};
+
+export const aclLogFlag: FieldFlag = {
+  flag: 'log',
+  field: 'log',
+  type: 'custom',
+  help: 'on: log each packet the rule matches (what it drops, or lets through); read with weft sg-log',
+  parse: parseAclLog,
+};
+
+/** The LOG column of `weft acl list`. */
+export const aclLogColumn: Column = { header: 'LOG', value: (o) => (o.log === true ? 'on' : '-') };

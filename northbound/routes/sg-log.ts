@@ -18,7 +18,8 @@ const description = [
   "`since` set to the answer's `next`. A `since` past this controller's newest entry (one from",
   'before a restart or an HA takeover) reads from its oldest. With `wait`, an answer that would be',
   'empty waits up to that long for an entry. Admin tokens see every entry, a tenant token those of',
-  'its tenant.',
+  'its tenant. Network ACLs with `log: true` log here too, each packet they match (`networkAclId`),',
+  'under the same per-endpoint limit and at most 100 a second per hypervisor for all its networks.',
 ].join(' ');
 
 const Verdict = Type.Union([Type.Literal('accepted'), Type.Literal('denied')]);
@@ -48,6 +49,12 @@ const Entry = Type.Object(
       }),
     ),
     ruleId: Type.Optional(Type.String({ description: 'accepted: that rule' })),
+    networkAclId: Type.Optional(
+      Type.String({
+        description:
+          'logged by a network ACL (its log): the ACL that let it through (accepted) or dropped it (denied)',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'SecurityGroupLogEntry' },
 );

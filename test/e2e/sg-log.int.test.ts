@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { logMeterId } from '../../controller/pipeline/meters.js';
+import { ACL_LOG_METER, logMeterId } from '../../controller/pipeline/meters.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { SgLogEntry } from '../../controller/sg-log/sg-log-book.js';
 import { expectConverged } from './converged.js';
@@ -17,6 +17,8 @@ import { type E2e, protectInboundTcp, startOneNetwork } from './harness.js';
  *   miss), and `weft trace` still explains them as the default deny.
  * - Switching logging off removes the log flows and meter; at every step dump-flows, dump-groups
  *   and the meters equal the desired state.
+ * - Network ACLs with `log` log each packet they drop or let through, named by the ACL, on one
+ *   meter per hypervisor that stays while any of its networks' ACLs still logs.
  */
 let e: E2e;
 const C = { name: 'c', hypervisor: 'hv1', mac: '02:00:00:00:07:4c', ip: '10.0.0.60/24' };
@@ -165,4 +167,71 @@ describe('security-group logging (real OVS, real TCP and ICMP)', () => {
     expect((await logOf(`since=${since}&endpoint=s`)).entries).toEqual([]);
     await expectConverged(e.lab, e.controller.engine);
   }, 60_000);
+
+  it('network ACLs that log: each packet a rule drops or lets through, on one meter per hypervisor', async () => {
+    const since = await lastSeq();
+    const acl = (id: string, direction: string, action: string, port: number) =>
+      e.api.post('/v1/acls?wait=applied&timeout=20s', {
+        id,
+        networkId: 'n1',
+        priority: 10,
+        direction,
+        action,
+        protocol: 'tcp',
+        portMin: port,
+        portMax: port,
+        log: true,
+      });
+    await acl('no-8080', 'ingress', 'drop', 8080); // what the group admits, the ACL drops first
+    await acl('out-7070', 'egress', 'allow', 7070);
+    for (const hv of ['hv1', 'hv2']) {
+      const sw = e.lab.hv(hv);
+      expect(await sw.ofctl('dump-flows', sw.mgmt('br-int'))).toContain(
+        `controller(max_len=128,meter_id=${ACL_LOG_METER})`,
+      );
+      expect(await sw.ofctl('-O', 'OpenFlow13', 'dump-meters', sw.mgmt('br-int'))).toMatch(
+        new RegExp(`meter=${ACL_LOG_METER} pktps burst stats bands=\\s+type=drop rate=100 burst_size=200`),
+      );
+    }
+    expect(await e.lab.tcpConnect('c', sIp, 8080, 1500)).toBe(false);
+    expect(await e.lab.tcpProbe('s', cIp, 7070, 2000)).toBe('c');
+    const denied = await awaitEntries(since, 'verdict=denied', 1);
+    expect(denied[0]).toMatchObject({
+      chassis: 'hv2',
+      endpointId: 's',
+      direction: 'ingress',
+      protocol: 'tcp',
+      src: cIp,
+      dst: sIp,
+      dstPort: 8080,
+      networkAclId: 'no-8080',
+    });
+    expect(denied.every((x) => x.networkAclId === 'no-8080')).toBe(true);
+    // Stateless: each packet s sends to port 7070 is matched, and logged (the SYN at least).
+    const out = await awaitEntries(since, 'endpoint=s&verdict=accepted', 1);
+    expect(out[0]).toMatchObject({ direction: 'egress', dst: cIp, dstPort: 7070, networkAclId: 'out-7070' });
+    expect(out.every((x) => x.networkAclId === 'out-7070' && x.securityGroupId === undefined)).toBe(true);
+    const trace = (await e.api.get(`/v1/endpoints/c/trace?to=${sIp}&protocol=tcp&port=8080`)) as {
+      verdict: string;
+      summary: string;
+    };
+    expect(trace).toMatchObject({ verdict: 'dropped' });
+    expect(trace.summary).toContain('network ACL no-8080 drops it');
+    await expectConverged(e.lab, e.controller.engine);
+
+    // One ACL stops logging: the meter stays for the other; none logs: it goes.
+    await e.api.patch('/v1/acls/no-8080?wait=applied&timeout=20s', { log: false });
+    const hv2 = e.lab.hv('hv2');
+    expect(await hv2.ofctl('-O', 'OpenFlow13', 'dump-meters', hv2.mgmt('br-int'))).toContain(
+      `meter=${ACL_LOG_METER} `,
+    );
+    await e.api.delete('/v1/acls/out-7070?wait=applied&timeout=20s');
+    for (const hv of ['hv1', 'hv2']) {
+      const sw = e.lab.hv(hv);
+      expect(await sw.ofctl('-O', 'OpenFlow13', 'dump-meters', sw.mgmt('br-int'))).not.toContain(
+        `meter=${ACL_LOG_METER} `,
+      );
+    }
+    await expectConverged(e.lab, e.controller.engine);
+  }, 90_000);
 });

@@ -58,6 +58,12 @@ describe('the line of one entry', () => {
     );
   });
 
+  it('names the network ACL that logged an entry', () => {
+    expect(entryLine({ seq: 4, ...entry({ networkAclId: 'no-9090' }) })).toBe(
+      '2026-12-04T17:03:11.201Z  denied    ingress  hv2  blue2  tcp 10.0.0.1:43512 -> 10.0.0.2:9090  by acl no-9090',
+    );
+  });
+
   it('shows the type and code of icmp, brackets an IPv6 address with a port, numbers another protocol', () => {
     const icmp = entry({
       protocol: 'icmp',

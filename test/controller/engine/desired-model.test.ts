@@ -7,6 +7,7 @@ import {
   checkAgainstReference,
   EPS,
   followAll,
+  type Op,
   opArb,
   World,
   withChassis,
@@ -34,6 +35,37 @@ describe('DesiredModel (incremental) equals the full computation', () => {
         },
       ),
       { numRuns: 600 },
+    );
+  });
+
+  it('keeps the ACL log meter two networks of a chassis share while either still logs', () => {
+    const w = withChassis(new World());
+    w.apply({ t: 'net', id: 'n1', wide: false });
+    w.apply({ t: 'net', id: 'n2', wide: false });
+    const acl = (id: string, net: number, log: boolean): Op => ({
+      t: 'acl',
+      id,
+      net,
+      prio: 1,
+      drop: true,
+      log,
+    });
+    const steps: Op[] = [
+      { t: 'ep', id: 'e1', net: 0, ip: 1, sgs: [], ps: true },
+      { t: 'ep', id: 'e2', net: 1, ip: 2, sgs: [], ps: true },
+      { t: 'bind', id: 'e1', on: 0, port: 1 },
+      { t: 'bind', id: 'e2', on: 0, port: 2 },
+      acl('a1', 0, true),
+      acl('a2', 1, true),
+      acl('a1', 0, false), // n2 still logs on hv1: the meter stays
+      { t: 'aclDel', id: 'a2' }, // now nothing logs: it goes
+      acl('a2', 1, true),
+      { t: 'bind', id: 'e2', on: 1, port: 2 }, // n2 leaves hv1, and its meter with it
+    ];
+    // Each step against the full computation, meters included (checkAgainstReference).
+    followAll(
+      w,
+      steps.map((op) => [op, true] as const),
     );
   });
 

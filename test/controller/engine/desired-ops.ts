@@ -37,7 +37,7 @@ export type Op =
   /** `log`: the group's security-group logging (absent: off). */
   | { t: 'sg'; id: string; remote: number | null; port: number; log?: 'denied' | 'accepted' | 'all' }
   | { t: 'sgDel'; id: string }
-  | { t: 'acl'; id: string; net: number; prio: number; drop: boolean }
+  | { t: 'acl'; id: string; net: number; prio: number; drop: boolean; log: boolean }
   | { t: 'aclDel'; id: string }
   | { t: 'vlan'; on: number; net: number; vlan: number }
   | { t: 'vlanDel' }
@@ -121,6 +121,8 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     net: fc.nat(1),
     prio: fc.nat(2),
     drop: fc.boolean(),
+    // Logging ACLs of both networks share one meter per chassis (isSharedMeter).
+    log: fc.boolean(),
   }),
   fc.record({ t: fc.constant('aclDel' as const), id: pick(['a1', 'a2']) }),
   fc.record({

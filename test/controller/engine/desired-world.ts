@@ -248,6 +248,7 @@ export class World {
           protocol: 'tcp',
           portMin: 80,
           portMax: 80,
+          ...(op.log ? { log: true } : {}),
         } as NetworkAcl);
       case 'aclDel':
         return this.del('networkAcl', op.id);

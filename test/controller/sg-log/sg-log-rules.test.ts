@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Endpoint, SecurityGroup } from '../../../controller/intent/model.js';
-import { intentRulesOf } from '../../../controller/sg-log/sg-log-rules.js';
+import { intentAclsOf, intentRulesOf } from '../../../controller/sg-log/sg-log-rules.js';
 
 /** An endpoint's rules as the log reads them from the intent: remote groups as their members' addresses. */
 const sg = (id: string, rules: SecurityGroup['rules']): SecurityGroup =>
@@ -56,5 +56,23 @@ describe('intentRulesOf', () => {
     expect(of('a1')).toEqual([{ groupId: 'app', rule: expect.objectContaining({ id: 'any-out' }) }]);
     expect(of('a1')[0]!.rule).not.toHaveProperty('remoteIps');
     expect(of('nobody')).toEqual([]);
+  });
+});
+
+describe('intentAclsOf', () => {
+  it("reads a network's ACLs from the intent as they are now, and none of another network", () => {
+    const acls = new Map([
+      ['a1', { id: 'a1', networkId: 'n1', action: 'drop', log: true }],
+      ['a2', { id: 'a2', networkId: 'n2', action: 'allow' }],
+    ]);
+    const intents = {
+      find: ((_kind: string, id: string) => acls.get(id)) as never,
+      referrerIds: (_kind: string, networkId: string) =>
+        [...acls.values(), { id: 'gone', networkId: 'n1' }]
+          .filter((a) => a.networkId === networkId)
+          .map((a) => a.id),
+    };
+    expect(intentAclsOf(intents)('n1')).toEqual([acls.get('a1')]);
+    expect(intentAclsOf(intents)('n3')).toEqual([]);
   });
 });
