@@ -8,7 +8,7 @@ import { changesOnReconnect, type E2e, startE2e, waitFor } from './harness.js';
 /**
  * "Restarting the controller changes 0 flows", also when it restarts on an empty store restored
  * from `weft export` (`weft serve --restore`), with every app's flows on the switches: security
- * groups (conntrack, logging with a meter), network ACLs in both directions, a VLAN binding (push/pop VLAN, flood
+ * groups (conntrack, logging with a meter), network ACLs in both directions (one logging), a VLAN binding (push/pop VLAN, flood
  * buckets), port security on and off, the ARP responder. The new controller reads each switch
  * back through the OpenFlow codec and must find nothing to change; any flow whose dumped form
  * the reconciler cannot match to its desired form would be rewritten here on every restart.
@@ -74,6 +74,8 @@ beforeAll(async () => {
       protocol: 'udp',
       portMin: port,
       portMax: port + 10,
+      // The egress one logs: its copies' meter, shared by the chassis, must survive a restart too.
+      ...(direction === 'egress' ? { log: true } : {}),
     });
   }
   await waitFor(
