@@ -103,7 +103,7 @@ async function lastEntries(client: ApiClient, limit: number, filter: Filter): Pr
 
 export const sgLogCommand: CliCommand = {
   name: 'sg-log',
-  summary: 'what logging security groups admitted and dropped, one entry a line (--follow)',
+  summary: 'what logging security groups and network ACLs let through and dropped (--follow)',
   async run(argv: string[], io: CliIo): Promise<number> {
     const values = commandFlags(
       argv,
