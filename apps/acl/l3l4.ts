@@ -16,6 +16,9 @@ export interface L3L4Spec {
   /** Destination port range (tcp/udp only). */
   portMin?: number;
   portMax?: number;
+  /** ICMP type and code (icmp only; ICMPv6's in family 6). */
+  icmpType?: number;
+  icmpCode?: number;
 }
 
 export const ETH_TYPE: Record<Family, number> = { 4: 0x0800, 6: 0x86dd };
@@ -67,7 +70,13 @@ export function addressTlv(field: 'src' | 'dst', text: string, family: Family): 
  */
 export function l3l4Matches(spec: L3L4Spec): OxmTlv[][] {
   const base: OxmTlv[] = [{ field: 'eth_type', value: ETH_TYPE[spec.family] }];
-  if (spec.protocol === 'icmp') base.push({ field: 'ip_proto', value: ICMP_PROTO[spec.family] });
+  if (spec.protocol === 'icmp') {
+    base.push({ field: 'ip_proto', value: ICMP_PROTO[spec.family] });
+    const v = spec.family === 4 ? 'icmpv4' : 'icmpv6';
+    if (spec.icmpType !== undefined) base.push({ field: `${v}_type`, value: spec.icmpType });
+    if (spec.icmpType !== undefined && spec.icmpCode !== undefined)
+      base.push({ field: `${v}_code`, value: spec.icmpCode });
+  }
   if (spec.protocol === 'tcp' || spec.protocol === 'udp')
     base.push({ field: 'ip_proto', value: IP_PROTO[spec.protocol] });
   for (const [which, text] of [

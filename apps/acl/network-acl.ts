@@ -43,6 +43,8 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
         dst: acl.dstCidr,
         portMin: acl.portMin,
         portMax: acl.portMax,
+        icmpType: acl.icmpType,
+        icmpCode: acl.icmpCode,
       });
       for (const m of matches) {
         const key = `${tableId}/${acl.priority}/${JSON.stringify(m)}`;
@@ -116,8 +118,13 @@ function ndExemptFlows(net: NetworkOnChassis, meta: OxmTlv, flows: DesiredFlow[]
   }
 }
 
+/**
+ * The families a rule applies to: its addresses', else both; but an ICMP type without addresses
+ * is ICMP's (IPv4) number, which means another message in ICMPv6, so such a rule is IPv4's only.
+ */
 function familiesOf(acl: NetworkAcl): Family[] {
   const fams = [acl.srcCidr, acl.dstCidr].filter((c): c is string => c !== undefined).map(familyOf);
   const known = fams.filter((f): f is Family => f !== undefined);
-  return known.length > 0 ? [known[0]!] : [4, 6];
+  if (known.length > 0) return [known[0]!];
+  return acl.icmpType !== undefined ? [4] : [4, 6];
 }

@@ -4,7 +4,7 @@ import type { ResolvedRule } from '../view.js';
 /**
  * Which security-group rule admits a connection, read from the rules as apps/acl turns them into
  * flows (security-groups.ts, l3l4.ts): the same family, protocol (`icmp` meaning ICMPv6 for an
- * IPv6 rule), destination port range (tcp and udp), and remote side (the source on the way in, the
+ * IPv6 rule), destination port range (tcp and udp) or ICMP type and code, and remote side (the source on the way in, the
  * destination on the way out: a CIDR, the members of a remote group, or anything). Pure: the
  * security-group log names the rule of each accepted connection with it.
  */
@@ -17,6 +17,8 @@ export interface LoggedConnection {
   src: string;
   dst: string;
   dstPort?: number;
+  icmpType?: number;
+  icmpCode?: number;
 }
 
 /** A rule of one of the endpoint's groups, its remote group resolved to its members' addresses. */
@@ -34,6 +36,7 @@ export function admittingRule(rules: readonly GroupRule[], c: LoggedConnection):
     if ((rule.ethertype === 'ipv6' ? 6 : 4) !== remote.family) return false;
     if (!protocolAdmits(rule.protocol, remote.family, c.protocol)) return false;
     if ((rule.protocol === 'tcp' || rule.protocol === 'udp') && !portAdmits(rule, c.dstPort)) return false;
+    if (rule.protocol === 'icmp' && !icmpAdmits(rule, c)) return false;
     return remoteAdmits(rule, remote);
   });
 }
@@ -50,6 +53,11 @@ function portAdmits(rule: ResolvedRule, port: number | undefined): boolean {
   const min = rule.portMin ?? 0;
   const max = rule.portMax ?? rule.portMin ?? 0xffff;
   return port >= min && port <= max;
+}
+
+function icmpAdmits(rule: ResolvedRule, c: LoggedConnection): boolean {
+  if (rule.icmpType !== undefined && c.icmpType !== rule.icmpType) return false;
+  return rule.icmpType === undefined || rule.icmpCode === undefined || c.icmpCode === rule.icmpCode;
 }
 
 function remoteAdmits(rule: ResolvedRule, remote: NonNullable<ReturnType<typeof parseIp>>): boolean {

@@ -121,6 +121,8 @@ function sideFlows(port: LocalPort, side: Side, rules: ResolvedRule[], flows: De
         [side.remoteIs]: remote,
         portMin: rule.portMin,
         portMax: rule.portMax,
+        icmpType: rule.icmpType,
+        icmpCode: rule.icmpCode,
       })) {
         const match = [side.port, newConn, ...m];
         const key = JSON.stringify(match, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));

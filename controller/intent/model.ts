@@ -2,14 +2,10 @@ import { type Static, type TObject, Type } from '@sinclair/typebox';
 import {
   CidrSchema,
   Description,
-  Direction,
-  Ethertype,
   IdSchema,
   IpSchema,
   Mtu,
   Name,
-  Port,
-  Protocol,
   UnderlayMtu,
   Vni,
   withMeta,
@@ -24,6 +20,16 @@ import {
   EndpointSchema,
 } from './model-endpoint.js';
 import { MirrorCreateSchema, MirrorPatchSchema, MirrorSchema } from './model-mirror.js';
+import {
+  NetworkAclCreateSchema,
+  NetworkAclPatchSchema,
+  NetworkAclSchema,
+  SecurityGroupCreateSchema,
+  SecurityGroupPatchSchema,
+  SecurityGroupSchema,
+  type SgRuleInputSchema,
+  type SgRuleSchema,
+} from './model-policy.js';
 import { QosSchema } from './model-qos.js';
 import { QuotasSchema } from './model-quotas.js';
 import {
@@ -67,6 +73,7 @@ export * from './model-base.js';
 export * from './model-dhcp.js';
 export * from './model-endpoint.js';
 export * from './model-mirror.js';
+export * from './model-policy.js';
 export * from './model-qos.js';
 export * from './model-quotas.js';
 export * from './model-router.js';
@@ -123,109 +130,6 @@ export const TenantCreateSchema = Type.Object(
   { additionalProperties: false },
 );
 export const TenantPatchSchema = Type.Partial(Type.Object(TenantFields), { additionalProperties: false });
-
-// ---------- security group ----------
-const SgRuleFields = {
-  direction: Direction,
-  ethertype: Ethertype,
-  protocol: Protocol,
-  portMin: Type.Optional(Port),
-  portMax: Type.Optional(Port),
-  remoteCidr: Type.Optional(CidrSchema),
-  remoteGroupId: Type.Optional(IdSchema),
-};
-export const SgRuleSchema = Type.Object({ id: IdSchema, ...SgRuleFields }, { additionalProperties: false });
-export const SgRuleInputSchema = Type.Object(
-  { id: Type.Optional(IdSchema), ...SgRuleFields },
-  { additionalProperties: false },
-);
-/**
- * What the switches report of a group's traffic, one entry per connection or packet, rate-limited
- * per endpoint (docs/API.md, "Security-group logging"). Absent is off: nothing is written for it,
- * so groups made before logging existed stay byte for byte the same.
- */
-export const SgLogSchema = Type.Union(
-  [Type.Literal('off'), Type.Literal('denied'), Type.Literal('accepted'), Type.Literal('all')],
-  {
-    description:
-      "what gets logged: denied = packets the policy of the group's member endpoints drops (default deny; in either direction), accepted = the first packet of each new connection a rule admits, all = both, off (or absent) = nothing",
-  },
-);
-export type SgLog = Static<typeof SgLogSchema>;
-export const SecurityGroupSchema = withMeta({
-  id: IdSchema,
-  tenantId: IdSchema,
-  name: Name,
-  rules: Type.Array(SgRuleSchema, { maxItems: 256 }),
-  log: Type.Optional(SgLogSchema),
-});
-export const SecurityGroupCreateSchema = Type.Object(
-  {
-    id: Type.Optional(IdSchema),
-    tenantId: Type.Optional(IdSchema),
-    name: Name,
-    rules: Type.Optional(Type.Array(SgRuleInputSchema, { maxItems: 256 })),
-    log: Type.Optional(SgLogSchema),
-  },
-  { additionalProperties: false },
-);
-export const SecurityGroupPatchSchema = Type.Partial(
-  Type.Object({ name: Name, rules: Type.Array(SgRuleInputSchema, { maxItems: 256 }), log: SgLogSchema }),
-  { additionalProperties: false },
-);
-
-// ---------- network ACL ----------
-const AclMutable = {
-  /** Higher priority is evaluated first. */
-  priority: Type.Integer({ minimum: 0, maximum: 32767 }),
-  direction: Direction,
-  action: Type.Union([Type.Literal('allow'), Type.Literal('drop')]),
-  protocol: Protocol,
-  srcCidr: CidrSchema,
-  dstCidr: CidrSchema,
-  portMin: Port,
-  portMax: Port,
-  /**
-   * Absent is false: nothing is written for it, so ACLs made before logging existed stay byte for
-   * byte the same (docs/API.md, "Security-group logging").
-   */
-  log: Type.Boolean({
-    description:
-      'log each packet the rule matches (rate-limited per hypervisor and endpoint): drop rules what they drop, allow rules what they let through',
-  }),
-};
-export const NetworkAclSchema = withMeta({
-  id: IdSchema,
-  tenantId: IdSchema,
-  networkId: IdSchema,
-  priority: AclMutable.priority,
-  direction: AclMutable.direction,
-  action: AclMutable.action,
-  protocol: AclMutable.protocol,
-  srcCidr: Type.Optional(CidrSchema),
-  dstCidr: Type.Optional(CidrSchema),
-  portMin: Type.Optional(Port),
-  portMax: Type.Optional(Port),
-  log: Type.Optional(AclMutable.log),
-});
-export const NetworkAclCreateSchema = Type.Object(
-  {
-    id: Type.Optional(IdSchema),
-    tenantId: Type.Optional(IdSchema),
-    networkId: IdSchema,
-    priority: AclMutable.priority,
-    direction: AclMutable.direction,
-    action: AclMutable.action,
-    protocol: AclMutable.protocol,
-    srcCidr: Type.Optional(CidrSchema),
-    dstCidr: Type.Optional(CidrSchema),
-    portMin: Type.Optional(Port),
-    portMax: Type.Optional(Port),
-    log: Type.Optional(AclMutable.log),
-  },
-  { additionalProperties: false },
-);
-export const NetworkAclPatchSchema = Type.Partial(Type.Object(AclMutable), { additionalProperties: false });
 
 // ---------- chassis ----------
 const ChassisMutable = {

@@ -1,10 +1,11 @@
 import { type CliCommand, UsageError } from '../../controller/cli/command.js';
-import { type Column, cell, col } from './format.js';
+import { type Column, col } from './format.js';
 import { mirrorCli } from './mirror-cli.js';
 import { checkQos, qosColumn, qosFlags, qosMerge, qosText } from './qos-flags.js';
 import { quotaFlag, quotasText, tenantStatusText } from './quota-flags.js';
 import { type FieldFlag, type ResourceCli, resourceCommand } from './resource-command.js';
 import { routerCli } from './router-cli.js';
+import { aclPortsColumn, icmpFlags, parseRule, ports, rulesOf } from './rule-flags.js';
 import { aclLogColumn, aclLogFlag, sgLogColumn, sgLogFlag } from './sg-log-flag.js';
 
 const revision = col('REV', 'revision');
@@ -25,51 +26,6 @@ export const offloadText = (o: Record<string, unknown>): string => {
     lines.push('', 'for example:', ...examples.map((x) => `  ${x.flow}\n      ${x.reasons.join('; ')}`));
   return `${lines.join('\n')}\n`;
 };
-
-/** `80`, `80-443` -> [min, max]. */
-const portRange = (text: string, flag: string): [number, number] => {
-  const m = /^([0-9]{1,5})(?:-([0-9]{1,5}))?$/.exec(text);
-  if (!m) throw new UsageError(`${flag}: '${text}' is not a port or port range like 80 or 8000-8080`);
-  return [Number(m[1]), Number(m[2] ?? m[1])];
-};
-
-/**
- * `--rule DIRECTION,ETHERTYPE,PROTOCOL[,PORTS][,remote=CIDR|group=ID]`, e.g.
- * `ingress,ipv4,tcp,22,remote=10.0.0.0/8`. Each --rule adds one; together they replace the rules.
- */
-export const parseRule = (text: string): Record<string, unknown> => {
-  const [direction, ethertype, protocol, ...rest] = text.split(',');
-  if (!direction || !ethertype || !protocol) {
-    throw new UsageError(
-      `--rule '${text}': expected DIRECTION,ETHERTYPE,PROTOCOL[,PORTS][,remote=CIDR|group=ID]`,
-    );
-  }
-  const rule: Record<string, unknown> = { direction, ethertype, protocol };
-  for (const part of rest) {
-    if (part.startsWith('remote=')) rule.remoteCidr = part.slice(7);
-    else if (part.startsWith('group=')) rule.remoteGroupId = part.slice(6);
-    else [rule.portMin, rule.portMax] = portRange(part, '--rule');
-  }
-  return rule;
-};
-
-const rulesOf = (o: Record<string, unknown>): string =>
-  cell(
-    ((o.rules as Array<Record<string, unknown>>) ?? []).map((r) =>
-      [
-        r.direction,
-        r.protocol,
-        r.portMin === undefined
-          ? undefined
-          : r.portMin === r.portMax
-            ? r.portMin
-            : `${r.portMin}-${r.portMax}`,
-        r.remoteCidr ?? (r.remoteGroupId ? `sg:${r.remoteGroupId}` : undefined),
-      ]
-        .filter((x) => x !== undefined)
-        .join(' '),
-    ),
-  );
 
 /**
  * `--dhcp on|off|router=IP,dns=IP+IP,domain=NAME,lease=SECONDS,ipv6=on`: the network's whole
@@ -112,19 +68,6 @@ const dhcpCell = (d: unknown): string => {
   if (!dhcp?.enabled) return '-';
   const v6 = dhcp.ipv6 ? '+v6' : '';
   return dhcp.router ? `on${v6} (gw ${dhcp.router})` : `on${v6}`;
-};
-
-/** ACL port ranges travel as portMin/portMax; the CLI takes one --ports flag. */
-const ports: FieldFlag = {
-  flag: 'ports',
-  field: 'portMin',
-  type: 'custom',
-  spread: true,
-  help: 'port or range, e.g. 80 or 8000-8080',
-  parse: (v) => {
-    const [portMin, portMax] = portRange(v.at(-1)!, '--ports');
-    return { portMin, portMax };
-  },
 };
 
 const bound: Column = {
@@ -299,6 +242,7 @@ export const resourceClis: ResourceCli[] = [
       { flag: 'src', field: 'srcCidr', type: 'string', help: 'source CIDR' },
       { flag: 'dst', field: 'dstCidr', type: 'string', help: 'destination CIDR' },
       ports,
+      ...icmpFlags,
       aclLogFlag,
     ],
     filters: ['tenant', 'network'],
@@ -311,7 +255,7 @@ export const resourceClis: ResourceCli[] = [
       col('PROTO', 'protocol'),
       col('SRC', 'srcCidr'),
       col('DST', 'dstCidr'),
-      { header: 'PORTS', value: (o) => (o.portMin === undefined ? '-' : `${o.portMin}-${o.portMax}`) },
+      aclPortsColumn,
       aclLogColumn,
       revision,
     ],

@@ -19,6 +19,7 @@ import { type E2e, protectInboundTcp, startOneNetwork } from './harness.js';
  *   and the meters equal the desired state.
  * - Network ACLs with `log` log each packet they drop or let through, named by the ACL, on one
  *   meter per hypervisor that stays while any of its networks' ACLs still logs.
+ * - A rule admits ICMP by type: echo requests pass with a type 8 rule, not with a type 13 one.
  */
 let e: E2e;
 const C = { name: 'c', hypervisor: 'hv1', mac: '02:00:00:00:07:4c', ip: '10.0.0.60/24' };
@@ -234,4 +235,24 @@ describe('security-group logging (real OVS, real TCP and ICMP)', () => {
     }
     await expectConverged(e.lab, e.controller.engine);
   }, 90_000);
+
+  it('admits ICMP by type: echo requests (type 8) pass, a rule for another type does not', async () => {
+    const rules = ((await e.api.get('/v1/security-groups/web')) as { rules: object[] }).rules;
+    const withIcmp = async (icmpType: number) =>
+      e.api.patch('/v1/security-groups/web?wait=applied&timeout=20s', {
+        rules: [...rules, { direction: 'ingress', ethertype: 'ipv4', protocol: 'icmp', icmpType }],
+      });
+    const pings = async () =>
+      (await e.lab.ping('c', sIp, { count: 3, intervalMs: 200, timeoutS: 1 })).received;
+    const traced = async () =>
+      ((await e.api.get(`/v1/endpoints/c/trace?to=${sIp}&protocol=icmp`)) as { verdict: string }).verdict;
+    expect(await pings()).toBe(0); // s admits tcp/8080 only
+    await withIcmp(8);
+    expect(await pings()).toBe(3); // its replies pass as the connection's (conntrack)
+    expect(await traced()).toBe('delivered');
+    await withIcmp(13); // timestamp requests only
+    expect(await pings()).toBe(0);
+    expect(await traced()).toBe('dropped');
+    await expectConverged(e.lab, e.controller.engine);
+  }, 60_000);
 });

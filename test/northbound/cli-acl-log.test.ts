@@ -18,11 +18,11 @@ describe('weft acl --log', () => {
     expect(plain).not.toHaveProperty('log'); // not given: nothing written
     let list = (await weft('acl list')).out;
     expect(list.split('\n')[0]).toMatch(/\sPORTS\s+LOG\s+REV$/);
-    expect(list).toMatch(/^no-ssh\s.*\s22-22\s+on\s+\d+$/m);
-    expect(list).toMatch(/^plain\s.*\s22-22\s+-\s+\d+$/m);
+    expect(list).toMatch(/^no-ssh\s.*\s22\s+on\s+\d+$/m);
+    expect(list).toMatch(/^plain\s.*\s22\s+-\s+\d+$/m);
     expect((await json('acl update no-ssh --log off')).log).toBe(false);
     list = (await weft('acl list')).out;
-    expect(list).toMatch(/^no-ssh\s.*\s22-22\s+-\s+\d+$/m);
+    expect(list).toMatch(/^no-ssh\s.*\s22\s+-\s+\d+$/m);
   });
 
   it('refuses another value as a usage error naming the flag (exit 2); the API refuses a non-boolean', async () => {
@@ -32,6 +32,28 @@ describe('weft acl --log', () => {
     const api = await weft(`acl update no-ssh --data '{"log":"on"}'`);
     expect(api.code).toBe(1);
     expect(api.err).toMatch(/body 'log' must be boolean.*\[log\] \(HTTP 400 invalid\)\n$/);
+  });
+});
+
+describe('ICMP types on the command line', () => {
+  it('a security-group rule type=T[/CODE] and an ACL --icmp-type/--icmp-code, shown in the lists', async () => {
+    const sg = await json(
+      'security-group create --id ping --tenant t1 --name ping --rule ingress,ipv4,icmp,type=8 --rule ingress,ipv4,icmp,type=3/4',
+    );
+    expect(sg.rules).toMatchObject([{ icmpType: 8 }, { icmpType: 3, icmpCode: 4 }]);
+    expect((await weft('security-group list')).out).toMatch(
+      /^ping\s.*ingress icmp type 8,ingress icmp type 3\/4\s/m,
+    );
+    const a = await json(
+      'acl create --id no-echo --network n1 --priority 20 --direction ingress --action drop --protocol icmp --icmp-type 8 --icmp-code 0',
+    );
+    expect(a).toMatchObject({ icmpType: 8, icmpCode: 0 });
+    expect((await weft('acl list')).out).toMatch(/^no-echo\s.*\sicmp\s+-\s+-\s+type 8\/0\s+-\s+\d+$/m);
+    const bad = await weft(
+      'acl create --network n1 --priority 21 --direction ingress --action drop --protocol tcp --icmp-type 8',
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/icmpType: needs protocol icmp, not tcp .*\(HTTP 400 invalid\)/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRule } from '../../northbound/cli/resources.js';
+import { parseRule } from '../../northbound/cli/rule-flags.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';
 import { runWeft } from './run-weft.js';
 
@@ -211,5 +211,23 @@ describe('parseRule', () => {
     });
     expect(() => parseRule('ingress')).toThrow(/expected DIRECTION,ETHERTYPE,PROTOCOL/);
     expect(() => parseRule('ingress,ipv4,tcp,http')).toThrow(/'http' is not a port/);
+  });
+
+  it('reads an ICMP type, and a code after a slash', () => {
+    expect(parseRule('ingress,ipv4,icmp,type=8')).toEqual({
+      direction: 'ingress',
+      ethertype: 'ipv4',
+      protocol: 'icmp',
+      icmpType: 8,
+    });
+    expect(parseRule('ingress,ipv4,icmp,type=3/4,remote=10.0.0.0/8')).toMatchObject({
+      icmpType: 3,
+      icmpCode: 4,
+      remoteCidr: '10.0.0.0/8',
+    });
+    expect(() => parseRule('ingress,ipv4,icmp,type=echo')).toThrow(
+      "--rule: 'type=echo' is not an ICMP type like type=8 or type=3/4 (type/code)",
+    );
+    expect(() => parseRule('ingress,ipv4,icmp,type=3/')).toThrow(/is not an ICMP type/);
   });
 });

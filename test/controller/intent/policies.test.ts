@@ -88,6 +88,37 @@ describe('security groups', () => {
     await rejects(svc.update('securityGroup', object.id, { log: true as never }), 'invalid', modes);
   });
 
+  it('keeps an ICMP type and code on an icmp rule, and refuses them on another protocol or a code alone', async () => {
+    const icmp = { direction: 'ingress', ethertype: 'ipv4', protocol: 'icmp' } as const;
+    const { object } = await svc.create('securityGroup', {
+      tenantId: 't1',
+      name: 'ping',
+      rules: [
+        { id: 'echo', ...icmp, icmpType: 8 },
+        { id: 'frag', ...icmp, icmpType: 3, icmpCode: 4 },
+        { id: 'echo6', ...icmp, ethertype: 'ipv6', icmpType: 128 },
+      ],
+    });
+    expect(object.rules.map(({ id, icmpType, icmpCode }) => [id, icmpType, icmpCode])).toEqual([
+      ['echo', 8, undefined],
+      ['frag', 3, 4],
+      ['echo6', 128, undefined],
+    ]);
+    const bad = (rule: object, re: RegExp) =>
+      rejects(
+        svc.create('securityGroup', { tenantId: 't1', name: 'x', rules: [rule as never] }),
+        'invalid',
+        re,
+      );
+    await bad({ ...tcp, icmpType: 8 }, /^rules\[0\]\.icmpType: needs protocol icmp, not tcp/);
+    await bad(
+      { ...icmp, protocol: 'any', icmpCode: 0 },
+      /^rules\[0\]\.icmpCode: needs protocol icmp, not any/,
+    );
+    await bad({ ...icmp, icmpCode: 0 }, /^rules\[0\]\.icmpCode: needs icmpType/);
+    await bad({ ...icmp, icmpType: 256 }, /^rules\/0\/icmpType|rules\.0\.icmpType|icmpType/);
+  });
+
   it('allows a rule naming its own group, and refuses to delete a group still in use', async () => {
     await svc.put('securityGroup', 'db', {
       tenantId: 't1',
@@ -141,6 +172,18 @@ describe('network ACLs', () => {
       svc.create('networkAcl', { ...acl, networkId: 'zz' }),
       'invalid',
       /^networkId: network 'zz' does not exist/,
+    );
+    const echo = await svc.create('networkAcl', { ...acl, protocol: 'icmp', icmpType: 8, icmpCode: 0 });
+    expect(echo.object).toMatchObject({ protocol: 'icmp', icmpType: 8, icmpCode: 0 });
+    await rejects(
+      svc.create('networkAcl', { ...acl, icmpType: 8 }),
+      'invalid',
+      /^icmpType: needs protocol icmp, not udp/,
+    );
+    await rejects(
+      svc.create('networkAcl', { ...acl, protocol: 'icmp', icmpCode: 3 }),
+      'invalid',
+      /^icmpCode: needs icmpType/,
     );
     await rejects(svc.create('networkAcl', { ...acl, priority: 40000 }), 'invalid', /^priority: /);
     await rejects(svc.create('networkAcl', { ...acl, action: 'reject' as never }), 'invalid', /^action: /);
