@@ -84,10 +84,8 @@ const AclMutable = {
       'log each packet the rule matches (rate-limited per hypervisor and endpoint): drop rules what they drop, allow rules what they let through',
   }),
 };
-export const NetworkAclSchema = withMeta({
-  id: IdSchema,
-  tenantId: IdSchema,
-  networkId: IdSchema,
+/** What an ACL says, as stored and as created: the mutable fields, optional ones optional. */
+const AclFields = {
   priority: AclMutable.priority,
   direction: AclMutable.direction,
   action: AclMutable.action,
@@ -99,23 +97,19 @@ export const NetworkAclSchema = withMeta({
   icmpType: Type.Optional(AclMutable.icmpType),
   icmpCode: Type.Optional(AclMutable.icmpCode),
   log: Type.Optional(AclMutable.log),
+};
+export const NetworkAclSchema = withMeta({
+  id: IdSchema,
+  tenantId: IdSchema,
+  networkId: IdSchema,
+  ...AclFields,
 });
 export const NetworkAclCreateSchema = Type.Object(
   {
     id: Type.Optional(IdSchema),
     tenantId: Type.Optional(IdSchema),
     networkId: IdSchema,
-    priority: AclMutable.priority,
-    direction: AclMutable.direction,
-    action: AclMutable.action,
-    protocol: AclMutable.protocol,
-    srcCidr: Type.Optional(CidrSchema),
-    dstCidr: Type.Optional(CidrSchema),
-    portMin: Type.Optional(Port),
-    portMax: Type.Optional(Port),
-    icmpType: Type.Optional(AclMutable.icmpType),
-    icmpCode: Type.Optional(AclMutable.icmpCode),
-    log: Type.Optional(AclMutable.log),
+    ...AclFields,
   },
   { additionalProperties: false },
 );

@@ -75,12 +75,24 @@ const ignored = (cause: SgLogIgnoredCause, reason: string, endpointId?: string):
   ...(endpointId !== undefined ? { endpointId } : {}),
 });
 
+const aclVerdict = (acl: Pick<NetworkAcl, 'action'>): SgLogEntry['verdict'] =>
+  acl.action === 'allow' ? 'accepted' : 'denied';
+
+/** A security group's logging flow of the endpoint: its denied flow or its commit flows. */
+function sgVerdict(cookie: bigint, endpointId: string): SgLogEntry['verdict'] | undefined {
+  if (cookie === objectCookie('acl', SG_DENIED_KIND, endpointId)) return 'denied';
+  if (cookie === objectCookie('acl', SG_ACCEPTED_KIND, endpointId)) return 'accepted';
+  return undefined;
+}
+
 /**
  * Turns the PACKET_INs of the security groups' logging flows (apps/acl: a denied packet's drop
  * flow, an accepted connection's commit, in the egress and ingress security-group conntrack
  * tables) into log entries. The flow's cookie names the endpoint it logs for (`sg-denied/<id>`
  * or `sg-port/<id>`); the frame's MAC in the network its metadata names must be that endpoint's,
- * so an entry is never attributed to an endpoint the switch did not log for. Nothing is sent back.
+ * so an entry is never attributed to an endpoint the switch did not log for. A logging network
+ * ACL's flows (the egress and ingress ACL tables) name the ACL instead (`acl/<id>`): it must be a
+ * logging ACL of that network, and the MAC names the endpoint. Nothing is sent back.
  */
 export class SecurityGroupLog {
   readonly #limit: PortRateLimit;
@@ -119,29 +131,18 @@ export class SecurityGroupLog {
     const endpoint = this.ctx.endpointByMac(network.id, mac);
     if (!endpoint) return ignored('unknown-endpoint', `no endpoint of ${network.id} has MAC ${mac}`);
     // A network ACL's flow names the ACL (cookie `acl/<id>`); a security group's the endpoint.
-    const acl = ACL_TABLES.has(msg.tableId)
-      ? this.ctx
-          .aclsOf?.(network.id)
-          .find((a) => a.log === true && msg.cookie === cookieFor('acl', `acl/${a.id}`))
-      : undefined;
-    const verdict = acl
-      ? acl.action === 'allow'
-        ? 'accepted'
-        : 'denied'
-      : ACL_TABLES.has(msg.tableId)
-        ? undefined
-        : msg.cookie === objectCookie('acl', SG_DENIED_KIND, endpoint.id)
-          ? 'denied'
-          : msg.cookie === objectCookie('acl', SG_ACCEPTED_KIND, endpoint.id)
-            ? 'accepted'
-            : undefined;
+    const aclTable = ACL_TABLES.has(msg.tableId);
+    const acl = aclTable ? this.loggingAcl(network.id, msg.cookie) : undefined;
+    const verdict = aclTable ? acl && aclVerdict(acl) : sgVerdict(msg.cookie, endpoint.id);
     // Another endpoint's flow (a MAC that moved since), or an acl flow that does not log.
-    if (!verdict)
+    if (!verdict) {
+      const nor = aclTable ? ` nor of a logging ACL of ${network.id}` : '';
       return ignored(
         'cookie-mismatch',
-        `cookie 0x${msg.cookie.toString(16)} is no logging flow of endpoint ${endpoint.id}${ACL_TABLES.has(msg.tableId) ? ` nor of a logging ACL of ${network.id}` : ''}`,
+        `cookie 0x${msg.cookie.toString(16)} is no logging flow of endpoint ${endpoint.id}${nor}`,
         endpoint.id,
       );
+    }
     const { ethSrc: _s, ethDst: _d, ...fields } = packet;
     // Which rule let the connection in (or out), read from the intent as it is now.
     const by =
@@ -164,6 +165,13 @@ export class SecurityGroupLog {
         ...(acl ? { networkAclId: acl.id } : {}),
       },
     };
+  }
+
+  /** The network's logging ACL whose flows carry `cookie`, as the intent has it now. */
+  private loggingAcl(networkId: string, cookie: bigint) {
+    return this.ctx
+      .aclsOf?.(networkId)
+      .find((a) => a.log === true && cookie === cookieFor('acl', `acl/${a.id}`));
   }
 
   /** Forgets the rate-limit state of a switch that went away. */

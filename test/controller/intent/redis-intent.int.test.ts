@@ -90,9 +90,19 @@ describe('intent service over Redis', () => {
     await a.delete('network', 'n', { actor: 'tok-2', tenantScope: 't' });
     const seen = await b.history({ since: 0, limit: 10 });
     expect(seen.changes.map(({ at, ...c }) => c)).toEqual([
-      { revision: 1, by: 'admin-0', requestId: 'req-a', objects: [{ op: 'write', kind: 'tenant', id: 't' }] },
-      { revision: 2, objects: [{ op: 'write', kind: 'network', id: 'n' }] },
-      { revision: 3, by: 'tok-2', tenant: 't', objects: [{ op: 'delete', kind: 'network', id: 'n' }] },
+      {
+        revision: 1,
+        by: 'admin-0',
+        requestId: 'req-a',
+        objects: [{ op: 'write', kind: 'tenant', id: 't', tenant: 't' }],
+      },
+      { revision: 2, objects: [{ op: 'write', kind: 'network', id: 'n', tenant: 't' }] },
+      {
+        revision: 3,
+        by: 'tok-2',
+        tenant: 't',
+        objects: [{ op: 'delete', kind: 'network', id: 'n', tenant: 't' }],
+      },
     ]);
     for (let i = 0; i < 1_200; i++) await a.put('tenant', `x${i % 3}`, { name: `v${i}` });
     await expect(b.history({ since: 0, limit: 10 })).rejects.toMatchObject({ code: 'gone', field: 'since' });
