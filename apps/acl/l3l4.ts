@@ -73,9 +73,10 @@ export function l3l4Matches(spec: L3L4Spec): OxmTlv[][] {
   if (spec.protocol === 'icmp') {
     base.push({ field: 'ip_proto', value: ICMP_PROTO[spec.family] });
     const v = spec.family === 4 ? 'icmpv4' : 'icmpv6';
-    if (spec.icmpType !== undefined) base.push({ field: `${v}_type`, value: spec.icmpType });
-    if (spec.icmpType !== undefined && spec.icmpCode !== undefined)
-      base.push({ field: `${v}_code`, value: spec.icmpCode });
+    if (spec.icmpType !== undefined) {
+      base.push({ field: `${v}_type`, value: spec.icmpType });
+      if (spec.icmpCode !== undefined) base.push({ field: `${v}_code`, value: spec.icmpCode });
+    }
   }
   if (spec.protocol === 'tcp' || spec.protocol === 'udp')
     base.push({ field: 'ip_proto', value: IP_PROTO[spec.protocol] });

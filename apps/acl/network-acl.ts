@@ -4,12 +4,10 @@ import { apply, type DesiredFlow, type DesiredMeter, goto } from '../../controll
 import { ACL_LOG_METER } from '../../controller/pipeline/meters.js';
 import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
-import type { Action } from '../../southbound/openflow/codec/actions.js';
-import { ofpr } from '../../southbound/openflow/codec/constants.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { NetworkOnChassis } from '../view.js';
 import { type Family, familyOf, l3l4Matches } from './l3l4.js';
-import { SG_LOG_MAX_LEN } from './sg-log.js';
+import { logCopyOf } from './sg-log.js';
 
 /** Network ACL priorities sit above the table-miss and below nothing else in their tables. */
 export const ACL_PRIORITY_BASE = 1000;
@@ -65,8 +63,8 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
 }
 
 /**
- * Network ACL logging: a logging ACL's flows also send the first SG_LOG_MAX_LEN bytes of what they
- * match to the controller (controller/sg-log), the packet going on (allow) or not (drop) as
+ * Network ACL logging: a logging ACL's flows also send the first bytes of what they match to the
+ * controller (logCopyOf, for controller/sg-log), the packet going on (allow) or not (drop) as
  * before. The copies of every network of a chassis share one packets-per-second meter
  * (ACL_LOG_METER): an ACL's flows are its network's, with no port whose meter they could use, so a
  * flood costs the hypervisor at most ACL_LOG_RATE_PPS upcalls a second, the controller then
@@ -75,14 +73,7 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
 export const ACL_LOG_RATE_PPS = 100;
 export const ACL_LOG_BURST = 200;
 
-const ACL_LOG_COPY: Action = Object.freeze({
-  type: 'controller',
-  maxLen: SG_LOG_MAX_LEN,
-  controllerId: 0,
-  reason: ofpr.ACTION,
-  meterId: ACL_LOG_METER,
-  v2: true,
-}) as Action;
+const ACL_LOG_COPY = logCopyOf(ACL_LOG_METER);
 
 const ACL_LOG_METER_SPEC: DesiredMeter = Object.freeze({
   meterId: ACL_LOG_METER,

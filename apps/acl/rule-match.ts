@@ -56,8 +56,8 @@ function portAdmits(rule: ResolvedRule, port: number | undefined): boolean {
 }
 
 function icmpAdmits(rule: ResolvedRule, c: LoggedConnection): boolean {
-  if (rule.icmpType !== undefined && c.icmpType !== rule.icmpType) return false;
-  return rule.icmpType === undefined || rule.icmpCode === undefined || c.icmpCode === rule.icmpCode;
+  if (rule.icmpType === undefined) return true;
+  return c.icmpType === rule.icmpType && (rule.icmpCode === undefined || c.icmpCode === rule.icmpCode);
 }
 
 function remoteAdmits(rule: ResolvedRule, remote: NonNullable<ReturnType<typeof parseIp>>): boolean {

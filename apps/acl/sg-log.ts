@@ -42,20 +42,27 @@ export function sgLogging(logs: Iterable<GroupLog>): SgLogging | undefined {
   return denied || accepted ? { denied, accepted } : undefined;
 }
 
+/**
+ * A log copy: the first SG_LOG_MAX_LEN bytes to the controller, policed by meter `meterId` (a
+ * port's log meter here, the chassis's ACL log meter in network-acl.ts). Frozen: shared by flows.
+ */
+export const logCopyOf = (meterId: number): Action =>
+  Object.freeze({
+    type: 'controller',
+    maxLen: SG_LOG_MAX_LEN,
+    controllerId: 0,
+    reason: ofpr.ACTION,
+    meterId,
+    v2: true,
+  }) as Action;
+
 const copies = new Map<number, Action>();
 
 /** The copy to the controller of a logging port, policed by its meter (one frozen action per port). */
 export function logCopy(ofport: number): Action {
   let a = copies.get(ofport);
   if (!a) {
-    a = Object.freeze({
-      type: 'controller',
-      maxLen: SG_LOG_MAX_LEN,
-      controllerId: 0,
-      reason: ofpr.ACTION,
-      meterId: logMeterId(ofport),
-      v2: true,
-    }) as Action;
+    a = logCopyOf(logMeterId(ofport));
     if (copies.size < 65536) copies.set(ofport, a);
   }
   return a;

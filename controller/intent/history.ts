@@ -66,33 +66,22 @@ export interface HistoryEntry {
 /** The store's feed entry as history: the objects it wrote or deleted (no values), and its author. */
 export function historyOf(change: Change): HistoryEntry {
   const entry: HistoryEntry = { revision: change.revision, objects: [] };
-  let owners: Record<string, unknown> | undefined;
-  const deleted: Array<{ key: string; object: ChangedObject }> = [];
+  // The record first: it comes after the objects, and names the tenants of those deleted.
+  const record = change.ops.find((op) => op.key === CHANGE_KEY && op.type === 'put');
+  const v = (record?.type === 'put' ? record.value : {}) as Record<string, unknown>;
+  for (const k of ['at', 'by', 'tenant', 'requestId'] as const)
+    if (typeof v[k] === 'string') entry[k] = v[k] as string;
+  const owners = (v.owners ?? {}) as Record<string, unknown>;
   for (const op of change.ops) {
-    if (op.key === CHANGE_KEY && op.type === 'put') {
-      const v = op.value as Record<string, unknown>;
-      for (const k of ['at', 'by', 'tenant', 'requestId'] as const)
-        if (typeof v[k] === 'string') entry[k] = v[k] as string;
-      if (v.owners !== null && typeof v.owners === 'object') owners = v.owners as Record<string, unknown>;
-      continue;
-    }
-    const parsed = parseKey(op.key); // idempotency records and meta keys are not objects
+    const parsed = parseKey(op.key); // the record, idempotency records and meta keys are not objects
     if (!parsed || !KINDS.includes(parsed.kind)) continue;
-    const object: ChangedObject = {
+    const tenant = op.type === 'put' ? ownerOf(parsed.kind, op.value) : owners[op.key];
+    entry.objects.push({
       op: op.type === 'put' ? 'write' : 'delete',
       kind: parsed.kind,
       id: parsed.id,
-    };
-    if (op.type === 'put') {
-      const tenant = ownerOf(parsed.kind, op.value);
-      if (tenant !== undefined) object.tenant = tenant;
-    } else deleted.push({ key: op.key, object });
-    entry.objects.push(object);
-  }
-  // The record is the transaction's last op: deletions learn their tenant once it is read.
-  for (const { key, object } of deleted) {
-    const tenant = owners?.[key];
-    if (typeof tenant === 'string') object.tenant = tenant;
+      ...(typeof tenant === 'string' ? { tenant } : {}),
+    });
   }
   return entry;
 }

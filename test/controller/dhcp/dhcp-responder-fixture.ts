@@ -4,6 +4,7 @@ import type { Dhcp, Endpoint, Network } from '../../../controller/intent/model.j
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { PacketIn } from '../../../southbound/openflow/codec/messages.js';
 import { endpoint, network } from '../../apps/fixtures.js';
+import { packetInMessage } from '../packet-in-message.js';
 
 /** A DHCP responder over one network n1 (VNI 100) and its endpoint e1, bound to port 7 of hv1. */
 export const DPID = '00:00:00:00:00:00:00:01';
@@ -54,17 +55,10 @@ export function world(
 export const packetIn = (
   data: Buffer,
   opts: { port?: number; vni?: number; cookie?: bigint } = {},
-): PacketIn => ({
-  type: 'PACKET_IN',
-  xid: 0,
-  bufferId: 0xffffffff,
-  totalLen: data.length,
-  reason: 1,
-  tableId: 10,
-  cookie: opts.cookie ?? cookieFor('dhcp', 'network/n1'),
-  match: [
-    { field: 'in_port', value: opts.port ?? 7 },
-    { field: 'metadata', value: BigInt(opts.vni ?? 100) },
-  ],
-  data,
-});
+): PacketIn =>
+  packetInMessage(data, {
+    tableId: 10,
+    cookie: opts.cookie ?? cookieFor('dhcp', 'network/n1'),
+    port: opts.port ?? 7,
+    ...(opts.vni === undefined ? {} : { vni: opts.vni }),
+  });
