@@ -1,7 +1,7 @@
 /**
  * npm run bench:overlay — compute cost of the overlay apps (issue 6 targets), pure, no switches:
  * a model of 100,000 endpoints over 1,000 chassis (100 networks, each spread over 20 chassis),
- * then (1) a full recompute of every chassis's desired state by the engine's DesiredModel, (2) the cost
+ * its objects parsed from JSON as a store hands them to the engine (bench/scale-model.ts), then (1) a full recompute of every chassis's desired state by the engine's DesiredModel, (2) the cost
  * of adding (then updating) one endpoint incrementally, and the old full-rebuild path for scale. Prints figures and ratios to the targets.
  */
 

@@ -55,11 +55,10 @@ export function effectiveQos(
   tenantDefault: Qos | undefined,
   mtu: number,
 ): Qos | undefined {
+  if (!own && !tenantDefault) return undefined; // most endpoints: asked for every one in a full recompute
   const frame = frameKbit(mtu);
-  const atLeastAFrame = (r: RateLimit | undefined) =>
-    r && r.burstKb !== undefined && r.burstKb < frame ? { ...r, burstKb: frame } : r;
-  const egress = atLeastAFrame(own?.egress ?? tenantDefault?.egress);
-  const ingress = atLeastAFrame(own?.ingress ?? tenantDefault?.ingress);
+  const egress = atLeastAFrame(own?.egress ?? tenantDefault?.egress, frame);
+  const ingress = atLeastAFrame(own?.ingress ?? tenantDefault?.ingress, frame);
   const dscp = own?.dscp ?? tenantDefault?.dscp;
   if (!egress && !ingress && dscp === undefined) return undefined;
   if (egress === own?.egress && ingress === own?.ingress && dscp === own?.dscp) return own;
@@ -70,3 +69,6 @@ export function effectiveQos(
   };
 }
 type RateLimit = NonNullable<Qos['egress']>;
+
+const atLeastAFrame = (r: RateLimit | undefined, frameKb: number): RateLimit | undefined =>
+  r && r.burstKb !== undefined && r.burstKb < frameKb ? { ...r, burstKb: frameKb } : r;
