@@ -33,29 +33,37 @@ export class OfpFramer {
   push(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
     if (chunk.length === 0) return out;
-    let buf: Buffer;
-    if (this.pendingLen === 0) {
-      buf = chunk;
-    } else {
+    let buf = chunk;
+    let off = 0;
+    if (this.pendingLen > 0) {
+      const held = this.pendingLen;
       this.pending.push(chunk);
       this.pendingLen += chunk.length;
       if (this.pendingLen < OFP_HEADER_LEN) return out;
-      if (this.pending[0]!.length < OFP_HEADER_LEN)
-        this.pending = [Buffer.concat(this.pending, this.pendingLen)];
-      const need = this.checkHeader(this.pending[0]!, 0);
+      const first = this.pending[0]!;
+      // A header split across reads: its 8 bytes joined (pending itself stays as it is).
+      const head = first.length >= OFP_HEADER_LEN ? first : Buffer.concat(this.pending, OFP_HEADER_LEN);
+      const need = this.checkHeader(head, 0);
       if (this.pendingLen < need) return out;
-      buf = Buffer.concat(this.pending, this.pendingLen);
+      // Only the message that spans the chunks is copied; the rest of the chunk is cut into views,
+      // so no byte is copied twice (a dump's 64 KiB replies nearly all span two socket reads).
+      const taken = need - held;
+      this.pending[this.pending.length - 1] = chunk.subarray(0, taken);
+      out.push(Buffer.concat(this.pending, need));
+      this.streamOffset += need;
       this.pending = [];
       this.pendingLen = 0;
+      buf = chunk;
+      off = taken;
     }
-    let off = 0;
+    const start = off;
     while (buf.length - off >= OFP_HEADER_LEN) {
       const len = this.checkHeader(buf, off);
       if (buf.length - off < len) break;
       out.push(buf.subarray(off, off + len));
       off += len;
     }
-    this.streamOffset += off;
+    this.streamOffset += off - start;
     if (off < buf.length) {
       this.pending = [off === 0 ? buf : buf.subarray(off)];
       this.pendingLen = buf.length - off;

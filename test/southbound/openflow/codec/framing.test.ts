@@ -60,6 +60,37 @@ describe('OfpFramer', () => {
     expect(f.buffered).toBe(0);
   });
 
+  it('copies only the message that spans two reads; the messages after it are views of the read', () => {
+    const cut = frames[0]!.length + 3; // the second message starts 3 bytes before the first read ends
+    const f = new OfpFramer();
+    const first = stream.subarray(0, cut);
+    const second = Buffer.alloc(stream.length - cut); // a read of its own memory, as the socket's are
+    stream.copy(second, 0, cut);
+    const out = [...f.push(first), ...f.push(second)];
+    expect(hexes(out)).toEqual(hexes(frames));
+    const viewOfSecond = (b: Buffer) =>
+      b.buffer === second.buffer &&
+      b.byteOffset >= second.byteOffset &&
+      b.byteOffset + b.length <= second.byteOffset + second.length;
+    expect(viewOfSecond(out[1]!)).toBe(false); // the spanning message: joined
+    expect(out.slice(2).map(viewOfSecond)).toEqual(out.slice(2).map(() => true));
+  });
+
+  it('names the stream offset of a bad header that arrives split across reads', () => {
+    const bad = Buffer.from(frames[1]!);
+    bad[0] = 0x01;
+    bad[1] = 14;
+    const whole = Buffer.concat([frames[0]!, bad]);
+    const at = frames[0]!.length;
+    for (const split of [1, 3, 7]) {
+      const f = new OfpFramer();
+      expect(hexes(f.push(whole.subarray(0, at + split)))).toEqual([frames[0]!.toString('hex')]);
+      const err = codecError(() => f.push(whole.subarray(at + split)));
+      expect(err.kind, `split ${split}`).toBe('bad-version');
+      expect(err.offset, `split ${split}`).toBe(at);
+    }
+  });
+
   it('yields frames that decode to the original messages', () => {
     const decoded = new OfpFramer().push(stream).map((b) => decodeMessage(b).type);
     expect(decoded).toEqual(samples.slice(0, 20).map((s) => s.msg.type));
