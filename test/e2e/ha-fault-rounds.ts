@@ -80,6 +80,8 @@ export interface CutOffResult {
   rejoinMs: number;
   watch: WatchResult;
   ping: PingResult;
+  /** performance.now() at the fault (the cut, Redis's kill -9, both controllers' kill -9). */
+  faultAt: number;
   writeKept: boolean;
   tablesChanged: string[];
 }
@@ -166,6 +168,7 @@ async function cutOff(
     rejoinMs,
     watch: watchResult,
     ping: pingResult,
+    faultAt: t0,
     writeKept: read.status === 200,
     tablesChanged: await tablesChanged(pair, baseline),
   };
@@ -210,6 +213,8 @@ export interface RedisDownResult {
   newWriteOnStandby: boolean;
   watch: WatchResult;
   ping: PingResult;
+  /** performance.now() at the fault (the cut, Redis's kill -9, both controllers' kill -9). */
+  faultAt: number;
   tablesChanged: string[];
 }
 
@@ -286,6 +291,7 @@ export async function redisDownRound(
       ...result,
       watch: watchResult,
       ping: await ping.stop(),
+      faultAt: t0,
       tablesChanged: await tablesChanged(pair, baseline),
     };
   } finally {
@@ -312,6 +318,8 @@ export interface RestartBothResult {
   controlEvents: number;
   watch: WatchResult;
   ping: PingResult;
+  /** performance.now() at the fault (the cut, Redis's kill -9, both controllers' kill -9). */
+  faultAt: number;
   tablesChanged: string[];
 }
 
@@ -372,6 +380,7 @@ export async function restartBothRound(
       controlEvents: await monitorControl(pair, hvs[0] as string),
       watch: watchResult,
       ping: pingResult,
+      faultAt: t0,
       tablesChanged: changed,
     };
   } finally {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cutOffRound, redisDownRound, restartBothRound } from './ha-fault-rounds.js';
 import type { WatchResult } from './ha-faults.js';
 import { type HaMode, type HaPair, LEASE_TTL_MS, startHaPair } from './ha-harness.js';
-import { baselineTables, provisionNetwork } from './ha-round.js';
+import { baselineTables, type PingOutcome, provisionNetwork } from './ha-round.js';
 
 /**
  * The HA pair's faults beyond kill -9 of the leader (issue 7, "Faults"), with real processes in
@@ -22,8 +22,19 @@ const REDIS_DOWN_MS = Number(process.env.WEFT_HA_REDIS_DOWN_MS ?? 2000);
 /** How long no controller runs at all in the restart scenario. */
 const BOTH_DOWN_MS = Number(process.env.WEFT_HA_BOTH_DOWN_MS ?? 1000);
 
-const pingText = (p: { sent: number; received: number; lost: number; missing: number[] }) =>
-  `ping ${p.received}/${p.sent} (lost ${p.lost}${p.missing.length ? `: seq ${p.missing.slice(0, 10).join(',')}` : ''})`;
+/** The ping's figures; what was lost placed in time against the fault (performance.now() at it). */
+function pingText(p: PingOutcome, faultAt: number): string {
+  const sentAt = (seq: number) => Math.round(p.startedAt + (seq - 1) * p.intervalMs - faultAt);
+  const where = (seqs: number[]) =>
+    `seq ${seqs[0]}-${seqs.at(-1)}, sent ${sentAt(seqs[0]!)} to ${sentAt(seqs.at(-1)!)} ms after the fault`;
+  const parts = [];
+  if (p.missing.length) parts.push(`${p.missing.length} missing: ${where(p.missing)}`);
+  if (p.trailing > 30)
+    parts.push(
+      `the last ${p.trailing} unanswered (from ${sentAt(p.sent - p.trailing + 1)} ms after the fault)`,
+    );
+  return `ping ${p.received}/${p.sent} (lost ${p.lost}${parts.length ? `; ${parts.join('; ')}` : ''})`;
+}
 const watchText = (w: WatchResult) =>
   `max MASTERs/bridge ${w.maxMasters}, max leaders ${w.maxLeaders} over ${w.samples} samples; stale MASTER views of a non-leader ${w.staleMasterViews}; leaders: ${w.leaderTimeline.join(' | ')}${w.twoMasters.length ? `; TWO MASTERS: ${w.twoMasters.join(' | ')}` : ''}`;
 
@@ -67,7 +78,7 @@ function describeMode(mode: HaMode) {
           const r = await cutOffRound(pair, baseline);
           const at = `${mode} cut-off ${i} (cut ${r.cut})`;
           console.log(
-            `HA ${mode} cut-off ${i}: cut ${r.cut} off; it stepped down after ${r.stepDown?.ms} ms (${r.stepDown?.reason}), its engine stopped writing after ${r.engineStandby?.ms} ms; ${r.successor} became leader after ${r.elected?.ms} ms (lease ttl ${LEASE_TTL_MS} ms), MASTER on the ${r.granted?.switches} switches connected to it then after ${r.granted?.ms} ms (its log), on every switch after ${r.failoverMs} ms (its /v1/status); ${mode === 'roles' ? 'OVS dropped the cut-off connections' : 'VIP on the successor'} after ${r.settledMs} ms; the cut-off instance said '${r.roleWhileCut}' (its /v1/status answered in ${r.statusAnswerMs} ms); rejoined as standby ${r.rejoinMs} ms after reconnect; ${pingText(r.ping)}; write kept ${r.writeKept}; tables changed: ${r.tablesChanged.join(',') || 'none'}; ${watchText(r.watch)}`,
+            `HA ${mode} cut-off ${i}: cut ${r.cut} off; it stepped down after ${r.stepDown?.ms} ms (${r.stepDown?.reason}), its engine stopped writing after ${r.engineStandby?.ms} ms; ${r.successor} became leader after ${r.elected?.ms} ms (lease ttl ${LEASE_TTL_MS} ms), ${r.granted ? `MASTER on the ${r.granted.switches} switches connected to it then after ${r.granted.ms} ms (its log)` : "no 'MASTER on every switch' in its log since the cut"}, on every switch after ${r.failoverMs} ms (its /v1/status); ${mode === 'roles' ? 'OVS dropped the cut-off connections' : 'VIP on the successor'} after ${r.settledMs} ms; the cut-off instance said '${r.roleWhileCut}' (its /v1/status answered in ${r.statusAnswerMs} ms); rejoined as standby ${r.rejoinMs} ms after reconnect; ${pingText(r.ping, r.faultAt)}; write kept ${r.writeKept}; tables changed: ${r.tablesChanged.join(',') || 'none'}; ${watchText(r.watch)}`,
           );
           expect(r.successor).not.toBe(r.cut);
           // It stopped writing before its lease could expire: before anyone could take over.
@@ -108,7 +119,7 @@ function describeMode(mode: HaMode) {
           const answers = (a: typeof r.writes) =>
             a.map((x) => `${x.ctl} ${x.status} ${x.code}: ${x.message}`).join(' / ');
           console.log(
-            `HA ${mode} redis-down ${i}: leader ${r.leaderBefore}; /readyz?leader=1 503 on both ${r.noLeaderMs} ms after kill -9 of Redis, ${r.leaderBefore} stepped down after ${r.stepDown?.ms} ms (${r.stepDown?.reason}); while down (${REDIS_DOWN_MS} ms more): PUT ${answers(r.writes)}; GET of an object both had: ${answers(r.readsSettled)}; GET of the last acknowledged: ${answers(r.readsLast)}; /readyz ${answers(r.readyz)}; Redis back -> ${r.leaderAfter} leads after ${r.leaderBackMs} ms, every switch ready after ${r.recoveredMs} ms; write before kill kept ${r.writeKept} (standby ${r.writeKeptOnStandby}); new write ?wait=applied ${r.newWriteStatus}, on standby ${r.newWriteOnStandby}; ${pingText(r.ping)}; tables changed: ${r.tablesChanged.join(',') || 'none'}; ${watchText(r.watch)}`,
+            `HA ${mode} redis-down ${i}: leader ${r.leaderBefore}; /readyz?leader=1 503 on both ${r.noLeaderMs} ms after kill -9 of Redis, ${r.leaderBefore} stepped down after ${r.stepDown?.ms} ms (${r.stepDown?.reason}); while down (${REDIS_DOWN_MS} ms more): PUT ${answers(r.writes)}; GET of an object both had: ${answers(r.readsSettled)}; GET of the last acknowledged: ${answers(r.readsLast)}; /readyz ${answers(r.readyz)}; Redis back -> ${r.leaderAfter} leads after ${r.leaderBackMs} ms, every switch ready after ${r.recoveredMs} ms; write before kill kept ${r.writeKept} (standby ${r.writeKeptOnStandby}); new write ?wait=applied ${r.newWriteStatus}, on standby ${r.newWriteOnStandby}; ${pingText(r.ping, r.faultAt)}; tables changed: ${r.tablesChanged.join(',') || 'none'}; ${watchText(r.watch)}`,
           );
           expect(r.stepDown?.reason, `${at}: the leader stepped down`).toMatch(/could not renew/);
           expect(r.stepDown?.ms ?? Number.POSITIVE_INFINITY, `${at}: ... within the lease`).toBeLessThan(
@@ -152,7 +163,7 @@ function describeMode(mode: HaMode) {
           const r = await restartBothRound(pair, baseline, BOTH_DOWN_MS);
           const at = `${mode} restart-both ${i}`;
           console.log(
-            `HA ${mode} restart-both ${i}: both down ${r.downMs} ms (kill -9 to both started); then ${r.leader} leads after ${r.leaderMs} ms, switches ready after ${r.readyMs} ms, intent applied everywhere after ${r.convergedMs} ms; flow changes seen by OVS's flow monitor: ${r.flowEvents.length}${r.flowEvents.length ? ` (${r.flowEvents.slice(0, 3).join(' | ')})` : ''}; flows re-added/gone/new: ${r.reAdded.length} of ${r.flowsChecked}${r.reAdded.length ? ` (${r.reAdded.slice(0, 3).join(' | ')})` : ''}; monitor control: ${r.controlEvents} events; ${pingText(r.ping)}; tables changed: ${r.tablesChanged.join(',') || 'none'}; ${watchText(r.watch)}`,
+            `HA ${mode} restart-both ${i}: both down ${r.downMs} ms (kill -9 to both started); then ${r.leader} leads after ${r.leaderMs} ms, switches ready after ${r.readyMs} ms, intent applied everywhere after ${r.convergedMs} ms; flow changes seen by OVS's flow monitor: ${r.flowEvents.length}${r.flowEvents.length ? ` (${r.flowEvents.slice(0, 3).join(' | ')})` : ''}; flows re-added/gone/new: ${r.reAdded.length} of ${r.flowsChecked}${r.reAdded.length ? ` (${r.reAdded.slice(0, 3).join(' | ')})` : ''}; monitor control: ${r.controlEvents} events; ${pingText(r.ping, r.faultAt)}; tables changed: ${r.tablesChanged.join(',') || 'none'}; ${watchText(r.watch)}`,
           );
           expect(
             r.controlEvents,

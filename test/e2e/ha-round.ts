@@ -15,7 +15,20 @@ import { ctlIp, HA_VMS, type HaPair, masterCount } from './ha-harness.js';
  * the stream stopped (too many of those means traffic stopped at the end, reported as lost too).
  */
 export interface PingStream {
-  stop(): Promise<{ sent: number; received: number; lost: number; missing: number[] }>;
+  stop(): Promise<PingOutcome>;
+}
+
+export interface PingOutcome {
+  sent: number;
+  received: number;
+  lost: number;
+  /** Sequence numbers without a reply before the last answered one. */
+  missing: number[];
+  /** Sent after the last answered one (counted in `lost` only when more than 30). */
+  trailing: number;
+  /** performance.now() when ping started: sequence s left about (s - 1) * interval ms later. */
+  startedAt: number;
+  intervalMs: number;
 }
 
 export function startPingStream(ns: string, toIp: string, intervalMs = 10): PingStream {
@@ -24,6 +37,7 @@ export function startPingStream(ns: string, toIp: string, intervalMs = 10): Ping
     ['netns', 'exec', ns, 'ping', '-n', '-i', String(intervalMs / 1000), '-W', '1', toIp],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  const startedAt = performance.now();
   let out = '';
   child.stdout?.on('data', (c) => {
     out += c;
@@ -48,7 +62,7 @@ export function startPingStream(ns: string, toIp: string, intervalMs = 10): Ping
       // Up to 30 trailing packets (300 ms at 100 pps) may be in flight; more means traffic stopped.
       const trailing = sent - last;
       const lost = missing.length + (trailing > 30 ? trailing : 0);
-      return { sent, received: replies.size, lost, missing };
+      return { sent, received: replies.size, lost, missing, trailing, startedAt, intervalMs };
     },
   };
 }
