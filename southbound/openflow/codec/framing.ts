@@ -33,7 +33,6 @@ export class OfpFramer {
   push(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
     if (chunk.length === 0) return out;
-    let buf = chunk;
     let off = 0;
     if (this.pendingLen > 0) {
       const held = this.pendingLen;
@@ -45,28 +44,26 @@ export class OfpFramer {
       const head = first.length >= OFP_HEADER_LEN ? first : Buffer.concat(this.pending, OFP_HEADER_LEN);
       const need = this.checkHeader(head, 0);
       if (this.pendingLen < need) return out;
-      // Only the message that spans the chunks is copied; the rest of the chunk is cut into views,
+      // Only the message that spans the reads is copied; the rest of this read is cut into views,
       // so no byte is copied twice (a dump's 64 KiB replies nearly all span two socket reads).
       const taken = need - held;
       this.pending[this.pending.length - 1] = chunk.subarray(0, taken);
       out.push(Buffer.concat(this.pending, need));
-      this.streamOffset += need;
       this.pending = [];
       this.pendingLen = 0;
-      buf = chunk;
+      this.streamOffset += held; // now the stream offset of chunk[0], as below
       off = taken;
     }
-    const start = off;
-    while (buf.length - off >= OFP_HEADER_LEN) {
-      const len = this.checkHeader(buf, off);
-      if (buf.length - off < len) break;
-      out.push(buf.subarray(off, off + len));
+    while (chunk.length - off >= OFP_HEADER_LEN) {
+      const len = this.checkHeader(chunk, off);
+      if (chunk.length - off < len) break;
+      out.push(chunk.subarray(off, off + len));
       off += len;
     }
-    this.streamOffset += off - start;
-    if (off < buf.length) {
-      this.pending = [off === 0 ? buf : buf.subarray(off)];
-      this.pendingLen = buf.length - off;
+    this.streamOffset += off;
+    if (off < chunk.length) {
+      this.pending = [off === 0 ? chunk : chunk.subarray(off)];
+      this.pendingLen = chunk.length - off;
     }
     return out;
   }

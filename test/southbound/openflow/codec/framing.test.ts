@@ -91,6 +91,18 @@ describe('OfpFramer', () => {
     }
   });
 
+  it('names the stream offset of a bad header after a message that spanned two reads', () => {
+    const bad = Buffer.from(frames[2]!);
+    bad[0] = 0x01;
+    bad[1] = 14;
+    const whole = Buffer.concat([frames[0]!, frames[1]!, bad]);
+    const f = new OfpFramer();
+    f.push(whole.subarray(0, frames[0]!.length + 3)); // frames[1] spans this read and the next
+    const err = codecError(() => f.push(whole.subarray(frames[0]!.length + 3)));
+    expect(err.kind).toBe('bad-version');
+    expect(err.offset).toBe(frames[0]!.length + frames[1]!.length);
+  });
+
   it('yields frames that decode to the original messages', () => {
     const decoded = new OfpFramer().push(stream).map((b) => decodeMessage(b).type);
     expect(decoded).toEqual(samples.slice(0, 20).map((s) => s.msg.type));
