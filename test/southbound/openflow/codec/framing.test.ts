@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   decodeMessage,
@@ -101,6 +102,34 @@ describe('OfpFramer', () => {
     const err = codecError(() => f.push(whole.subarray(frames[0]!.length + 3)));
     expect(err.kind).toBe('bad-version');
     expect(err.offset).toBe(frames[0]!.length + frames[1]!.length);
+  });
+
+  it('whatever the reads, names the stream offset of a bad header; what it yielded before is the stream', () => {
+    const starts = frames.map((_, i) => frames.slice(0, i).reduce((n, f) => n + f.length, 0));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: frames.length - 1 }),
+        fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 8 }),
+        (badAt, cuts) => {
+          const whole = Buffer.from(stream);
+          whole[starts[badAt]!] = 0x01; // version 1
+          whole[starts[badAt]! + 1] = 14; // FLOW_MOD there: not acceptable
+          const f = new OfpFramer();
+          const got: Buffer[] = [];
+          const bounds = [0, ...cuts.sort((a, b) => a - b), whole.length];
+          const err = codecError(() => {
+            for (let i = 1; i < bounds.length; i++)
+              got.push(...f.push(whole.subarray(bounds[i - 1], bounds[i])));
+          });
+          expect(err.kind).toBe('bad-version');
+          expect(err.offset).toBe(starts[badAt]);
+          // The push that meets the bad header throws, frames of that read before it included.
+          expect(got.length).toBeLessThanOrEqual(badAt);
+          expect(hexes(got)).toEqual(hexes(frames.slice(0, got.length)));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('yields frames that decode to the original messages', () => {
