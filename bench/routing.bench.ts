@@ -13,7 +13,7 @@ import type { IntentView } from '../apps/build-view.js';
 import { DesiredModel } from '../controller/engine/desired-model.js';
 import { type Router, routerMac } from '../controller/intent/model.js';
 import { endpoint } from '../test/apps/fixtures.js';
-import { NETWORKS, SPREAD, scaleModel } from './scale-model.js';
+import { asStored, NETWORKS, SPREAD, scaleModel } from './scale-model.js';
 
 const CHASSIS = Number(process.env.CHASSIS ?? 1000);
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
@@ -22,10 +22,10 @@ const meta = { revision: 1, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2
 
 const { intent: plain, facts } = scaleModel(CHASSIS, ENDPOINTS);
 // Each network its own /16 (routed subnets must not overlap); the router is .0.1 in it.
-const subnetted: IntentView = {
+const subnetted: IntentView = asStored({
   ...plain,
   networks: plain.networks.map((n, i) => ({ ...n, subnets: [`100.${i}.0.0/16`] })),
-};
+});
 /** Router r<i> joins net<i> and net<i+50>: the same tenant (t<i % 10>), 350 chassis apart. */
 const routerOf = (i: number): Router => ({
   ...meta,
@@ -39,7 +39,8 @@ const routerOf = (i: number): Router => ({
   })),
 });
 const routers = Array.from({ length: NETWORKS / 2 }, (_, i) => routerOf(i));
-const routed: IntentView = { ...subnetted, routers };
+// Parsed as a store hands them (bench/scale-model.ts), as the networks above.
+const routed: IntentView = asStored({ ...subnetted, routers });
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const pct = (xs: number[], p: number) =>
