@@ -1,5 +1,5 @@
 import type { NetworkAcl } from '../../controller/intent/model.js';
-import { cookieFor } from '../../controller/pipeline/cookies.js';
+import { cookieFor, objectCookie } from '../../controller/pipeline/cookies.js';
 import { apply, type DesiredFlow, type DesiredMeter, goto } from '../../controller/pipeline/flow.js';
 import { ACL_LOG_METER } from '../../controller/pipeline/meters.js';
 import { metadataForVni } from '../../controller/pipeline/registers.js';
@@ -8,6 +8,9 @@ import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
 import type { NetworkOnChassis } from '../view.js';
 import { type Family, familyOf, l3l4Matches } from './l3l4.js';
 import { logCopyOf } from './sg-log.js';
+
+/** The cookie kind of an ACL's flows (objectCookie('acl', ACL_COOKIE_KIND, aclId)): the log names the ACL by it. */
+export const ACL_COOKIE_KIND = 'acl';
 
 /** Network ACL priorities sit above the table-miss and below nothing else in their tables. */
 export const ACL_PRIORITY_BASE = 1000;
@@ -52,7 +55,7 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
         flows.push({
           tableId,
           priority: ACL_PRIORITY_BASE + acl.priority,
-          cookie: cookieFor('acl', `acl/${acl.id}`),
+          cookie: objectCookie('acl', ACL_COOKIE_KIND, acl.id),
           match: [meta, ...m],
           instructions: acl.log === true ? [apply(ACL_LOG_COPY), ...pass] : pass,
         });

@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
+import { ACL_COOKIE_KIND } from '../../apps/acl/network-acl.js';
 import { admittingRule, type GroupRule } from '../../apps/acl/rule-match.js';
 import { SG_ACCEPTED_KIND, SG_DENIED_KIND } from '../../apps/acl/sg-log.js';
 import type { PacketIn } from '../../southbound/openflow/codec/messages.js';
 import type { SwitchRegistry } from '../../southbound/openflow/session/registry.js';
 import type { Endpoint, Network, NetworkAcl } from '../intent/model.js';
 import { type Ignored, onPacketIns, PortRateLimit, packetInField, packetInOrigin } from '../packet-in.js';
-import { appOf, cookieFor, objectCookie } from '../pipeline/cookies.js';
+import { appOf, objectCookie } from '../pipeline/cookies.js';
 import { METADATA_VNI_MASK, REG_OUTPORT } from '../pipeline/registers.js';
 import { TABLE } from '../pipeline/tables.js';
 import type { SgLogBook, SgLogEntry } from './sg-log-book.js';
@@ -171,7 +172,7 @@ export class SecurityGroupLog {
   private loggingAcl(networkId: string, cookie: bigint) {
     return this.ctx
       .aclsOf?.(networkId)
-      .find((a) => a.log === true && cookie === cookieFor('acl', `acl/${a.id}`));
+      .find((a) => a.log === true && cookie === objectCookie('acl', ACL_COOKIE_KIND, a.id));
   }
 
   /** Forgets the rate-limit state of a switch that went away. */
