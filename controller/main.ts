@@ -37,6 +37,7 @@ import { DEFAULT_RA_TIMINGS } from './router/ra-periodic.js';
 import { raContext, startRouterAdvertisements } from './router/ra-responder.js';
 import { neighborContext, routerIcmpContext } from './router/router-context.js';
 import { startRouterResponder } from './router/router-responder.js';
+import { RedisSgLog } from './sg-log/redis-sg-log.js';
 import { SgLogBook } from './sg-log/sg-log-book.js';
 import { intentAclsOf, intentRulesOf } from './sg-log/sg-log-rules.js';
 import { startSecurityGroupLog } from './sg-log/sg-log-service.js';
@@ -192,6 +193,13 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   );
   const isLeader = () => (ha ? ha.leadership.isLeader : true);
   const securityLog = new SgLogBook();
+  const sgLogLog = log.child({ part: 'sg-log' });
+  // With Redis the log is shared: both controllers of a pair (and a restarted one) read the same
+  // entries under the same numbers. The embedded store has one controller: its book is the log.
+  const sharedLog =
+    config.store.kind === 'redis'
+      ? await RedisSgLog.open(config.store.url, securityLog, sgLogLog)
+      : undefined;
   startSecurityGroupLog(
     openflow.registry,
     {
@@ -202,8 +210,8 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       rulesOf: intentRulesOf(intents),
       aclsOf: intentAclsOf(intents),
     },
-    securityLog,
-    log.child({ part: 'sg-log' }),
+    sharedLog ?? securityLog,
+    sgLogLog,
     metricsRegistry,
   );
   const neighbors = new NeighborService(
@@ -299,6 +307,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
       await api.close();
       await openflow.close();
       await chassis?.stop?.();
+      sharedLog?.close();
       await intents.close();
       log.info('weft controller stopped');
     },

@@ -1,11 +1,15 @@
 /**
  * The security-group log kept in memory: the last `capacity` connections a logging security group
  * accepted or a protected endpoint's policy denied, as the switches reported them (one PACKET_IN
- * each, rate-limited per endpoint by a meter on the switch). Numbered in arrival order from 1 for
- * the life of this controller process, so a reader follows it with `since` as it follows the
- * intent's changes; what fell off the end is gone (the structured log line of each entry stays in
- * the controller's log). Only the controller holding the switches receives entries: on an HA
- * standby the book stays empty.
+ * each, rate-limited per endpoint by a meter on the switch). Numbered in arrival order from 1, so
+ * a reader follows it with `since` as it follows the intent's changes; what fell off the end is
+ * gone (the structured log line of each entry stays in the controller's log).
+ *
+ * Two ways to fill it. With the embedded store the controller numbers entries itself (`append`),
+ * from 1 for the life of its process. With Redis the entries live in a stream there
+ * (redis-sg-log.ts), numbered by Redis, and every controller's book mirrors that stream
+ * (`insert`): the HA standby holds the same entries under the same numbers, so a takeover or a
+ * restart loses none of what Redis kept.
  */
 
 export type SgLogVerdict = 'accepted' | 'denied';
@@ -61,7 +65,12 @@ export interface SgLogPage {
 
 export const DEFAULT_SG_LOG_CAPACITY = 10_000;
 
-export class SgLogBook {
+/** Where the security-group log service puts an entry; resolves with the entry as numbered. */
+export interface SgLogWriter {
+  append(e: Omit<SgLogEntry, 'seq'>): Promise<SgLogEntry>;
+}
+
+export class SgLogBook implements SgLogWriter {
   readonly #ring: Array<SgLogEntry | undefined>;
   #last = 0;
   readonly #waiters = new Set<() => void>();
@@ -84,9 +93,40 @@ export class SgLogBook {
   add(e: Omit<SgLogEntry, 'seq'>): SgLogEntry {
     const entry = { seq: ++this.#last, ...e };
     this.#ring[entry.seq % this.capacity] = entry;
+    this.#wake();
+    return entry;
+  }
+
+  append(e: Omit<SgLogEntry, 'seq'>): Promise<SgLogEntry> {
+    return Promise.resolve(this.add(e));
+  }
+
+  /**
+   * An entry numbered elsewhere (a mirrored stream), taken only if newer than the newest held:
+   * false for one already held or older. Numbers it skips stay empty and lists pass over them.
+   */
+  insert(entry: SgLogEntry): boolean {
+    const seq = entry.seq;
+    if (!Number.isSafeInteger(seq) || seq <= this.#last) return false;
+    // Slots of skipped numbers still hold entries from a lap ago: clear them, or a list would
+    // read those under the new numbers. At most one lap's worth needs it.
+    for (let s = Math.max(this.#last + 1, seq - this.capacity + 1); s < seq; s++)
+      this.#ring[s % this.capacity] = undefined;
+    this.#ring[seq % this.capacity] = entry;
+    this.#last = seq;
+    this.#wake();
+    return true;
+  }
+
+  /** Forgets every entry: the mirrored stream began again (a Redis that lost its data). */
+  clear(): void {
+    this.#ring.fill(undefined);
+    this.#last = 0;
+  }
+
+  #wake(): void {
     for (const wake of this.#waiters) wake();
     this.#waiters.clear();
-    return entry;
   }
 
   /** Entries after `since`, oldest first, those the filters name; scans at most what is kept. */
@@ -99,8 +139,9 @@ export class SgLogBook {
     const entries: SgLogEntry[] = [];
     let next = from;
     for (let seq = from + 1; seq <= this.#last && entries.length < limit; seq++) {
-      const e = this.#ring[seq % this.capacity]!;
+      const e = this.#ring[seq % this.capacity];
       next = seq;
+      if (e?.seq !== seq) continue; // a number a mirrored stream skipped
       if (q.endpointId !== undefined && e.endpointId !== q.endpointId) continue;
       if (q.tenantId !== undefined && e.tenantId !== q.tenantId) continue;
       if (q.verdict !== undefined && e.verdict !== q.verdict) continue;

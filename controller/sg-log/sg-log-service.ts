@@ -10,7 +10,7 @@ import { type Ignored, onPacketIns, PortRateLimit, packetInField, packetInOrigin
 import { appOf, objectCookie } from '../pipeline/cookies.js';
 import { METADATA_VNI_MASK, REG_OUTPORT } from '../pipeline/registers.js';
 import { TABLE } from '../pipeline/tables.js';
-import type { SgLogBook, SgLogEntry } from './sg-log-book.js';
+import type { SgLogEntry, SgLogWriter } from './sg-log-book.js';
 import { readLoggedFrame } from './sg-log-frame.js';
 
 /** What the security-group log reads of the running controller. */
@@ -182,15 +182,16 @@ export class SecurityGroupLog {
 }
 
 /**
- * Wires a SecurityGroupLog to every switch's PACKET_IN: each entry into `book`, counted and
- * logged as one info line (the record that outlives the book's ring); each ignored packet counted
- * and logged at debug. onPacketIns, not servePacketIns (controller/packet-in.ts): that one sends an answer
+ * Wires a SecurityGroupLog to every switch's PACKET_IN: each entry to `writer` (the book, or the
+ * Redis stream the books mirror), counted and logged as one info line (the record that outlives
+ * the book's ring; written with or without the shared log); each ignored packet counted and
+ * logged at debug. onPacketIns, not servePacketIns (controller/packet-in.ts): that one sends an answer
  * back, and the log answers nothing; the same guard keeps a failing handler off the session.
  */
 export function startSecurityGroupLog(
   switches: SwitchRegistry,
   ctx: SgLogContext,
-  book: SgLogBook,
+  writer: SgLogWriter,
   log: Logger,
   registry?: Registry,
 ): SecurityGroupLog {
@@ -213,6 +214,7 @@ export function startSecurityGroupLog(
     for (const direction of ['egress', 'ingress']) entries.inc({ verdict, direction }, 0);
   for (const reason of SG_LOG_IGNORED) ignoredTotal.inc({ reason }, 0);
 
+  let unshared = false;
   onPacketIns(switches, service, log, 'packet-in not logged: its handler failed', (_sw, dpid, outcome) => {
     if (outcome.kind === 'ignored') {
       ignoredTotal.inc({ reason: outcome.cause });
@@ -220,31 +222,48 @@ export function startSecurityGroupLog(
       return;
     }
     if (outcome.kind !== 'logged') return;
-    const e = book.add(outcome.entry);
-    entries.inc({ verdict: e.verdict, direction: e.direction });
-    log.info(
-      {
-        seq: e.seq,
-        dpid,
-        chassis: e.chassis,
-        endpoint: e.endpointId,
-        tenant: e.tenantId,
-        network: e.networkId,
-        verdict: e.verdict,
-        direction: e.direction,
-        protocol: e.protocol,
-        src: e.src,
-        dst: e.dst,
-        srcPort: e.srcPort,
-        dstPort: e.dstPort,
-        icmpType: e.icmpType,
-        icmpCode: e.icmpCode,
-        securityGroup: e.securityGroupId,
-        rule: e.ruleId,
-        networkAcl: e.networkAclId,
+    entries.inc({ verdict: outcome.entry.verdict, direction: outcome.entry.direction });
+    // Appends resolve in order (one connection), so the lines keep the order of the reports.
+    writer.append(outcome.entry).then(
+      (e) => {
+        unshared = false;
+        logEntry(log, dpid, e);
       },
-      'security group log',
+      (err: Error) => {
+        // The line is the lasting record: written without a seq when the shared log is down.
+        if (!unshared)
+          log.warn({ err: err.message }, 'security group log: entries not shared until Redis answers');
+        unshared = true;
+        logEntry(log, dpid, outcome.entry);
+      },
     );
   });
   return service;
+}
+
+/** One info line per entry: what outlives the book; `seq` absent when the shared log was down. */
+function logEntry(log: Logger, dpid: string, e: Omit<SgLogEntry, 'seq'> & { seq?: number }): void {
+  log.info(
+    {
+      seq: e.seq,
+      dpid,
+      chassis: e.chassis,
+      endpoint: e.endpointId,
+      tenant: e.tenantId,
+      network: e.networkId,
+      verdict: e.verdict,
+      direction: e.direction,
+      protocol: e.protocol,
+      src: e.src,
+      dst: e.dst,
+      srcPort: e.srcPort,
+      dstPort: e.dstPort,
+      icmpType: e.icmpType,
+      icmpCode: e.icmpCode,
+      securityGroup: e.securityGroupId,
+      rule: e.ruleId,
+      networkAcl: e.networkAclId,
+    },
+    'security group log',
+  );
 }

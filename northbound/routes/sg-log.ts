@@ -12,11 +12,12 @@ const description = [
   'What the security groups that ask for it (`log`: denied, accepted, all) logged: one entry per',
   "packet their member endpoints' policy dropped (denied) or per new connection a rule admitted",
   '(accepted), as the switches reported them, rate-limited per endpoint on the switch (20 a second,',
-  'bursts of 40; what exceeds it is not logged, the traffic is unaffected). Kept in memory by the',
-  'controller holding the switches, its last 10,000, numbered from 1 per controller process (an HA',
-  "standby's log is empty): entries after `since`, oldest first; follow it by asking again with",
-  "`since` set to the answer's `next`. A `since` past this controller's newest entry (one from",
-  'before a restart or an HA takeover) reads from its oldest. With `wait`, an answer that would be',
+  'bursts of 40; what exceeds it is not logged, the traffic is unaffected). The last 10,000, numbered',
+  'from 1: with a Redis store kept in Redis and read by both controllers of an HA pair alike (a',
+  'takeover or restart keeps them), with the embedded store in memory, numbered per controller',
+  "process. Entries after `since`, oldest first; follow it by asking again with `since` set to the answer's",
+  '`next`. A `since` past the newest entry (one from before the numbering began again) reads from',
+  'the oldest. With `wait`, an answer that would be',
   'empty waits up to that long for an entry. Admin tokens see every entry, a tenant token those of',
   'its tenant. Network ACLs with `log: true` log here too, each packet they match (`networkAclId`),',
   'under the same per-endpoint limit and at most 100 a second per hypervisor for all its networks.',
@@ -26,7 +27,7 @@ const Verdict = Type.Union([Type.Literal('accepted'), Type.Literal('denied')]);
 
 const Entry = Type.Object(
   {
-    seq: Type.Integer({ description: "position in this controller's log, from 1" }),
+    seq: Type.Integer({ description: 'position in the log, from 1' }),
     at: Type.String({ description: 'when the controller received it (ISO 8601)' }),
     verdict: Verdict,
     direction: Type.Union([Type.Literal('egress'), Type.Literal('ingress')], {
@@ -125,9 +126,9 @@ export const sgLogRoutes: FastifyPluginAsyncTypebox<SgLogRouteOptions> = async (
         ...(tenantId === undefined ? {} : { tenantId }),
         ...(verdict === undefined ? {} : { verdict }),
       });
-      // Seqs are this process's: one past its newest came from another process (a restart, the
-      // other controller of an HA pair before a takeover). Kept, it would hide every entry until
-      // this one counted that far; read from the oldest kept instead.
+      // One past the newest came from before the numbering began again (a restart on the
+      // embedded store, a Redis that lost its data). Kept, it would hide every entry until the
+      // log counted that far; read from the oldest kept instead.
       let page = book.list(query(since > book.last ? 0 : since));
       if (page.entries.length === 0 && waitMs > 0)
         page = await whileOpen(reply.raw, (signal) => waitForEntries(book, page, query, waitMs, signal));

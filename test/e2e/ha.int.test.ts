@@ -1,6 +1,14 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type HaMode, type HaPair, startHaPair } from './ha-harness.js';
-import { baselineTables, failoverRound, provisionNetwork, type RoundResult } from './ha-round.js';
+import type { PlacedVm } from '../lab/lab-spec.js';
+import { ctlIp, HA_VMS, type HaMode, type HaPair, startHaPair } from './ha-harness.js';
+import {
+  baselineTables,
+  failoverRound,
+  provisionNetwork,
+  type RoundResult,
+  waitSwitchesReady,
+} from './ha-round.js';
 
 /**
  * The HA pair with real processes (issue 7, "Faults" and "Proof"): two `weft serve` instances in
@@ -65,7 +73,82 @@ function describeMode(mode: HaMode, failoverBudgetMs: number) {
       },
       ROUNDS * 60_000 + 30_000,
     );
+
+    // Once (roles mode): the log lives in Redis, so both instances read it, and a takeover keeps it.
+    if (mode === 'roles')
+      it('shares the security-group log: the standby reads what the leader logged, and a new leader numbers on', async () => {
+        await sharedSgLog(pair);
+      }, 120_000);
   });
+}
+
+type LogPage = { entries: Array<{ seq: number; endpointId: string; verdict: string; dstPort?: number }> };
+
+/** Endpoint b logs what it denies; a TCP probe from a is denied, logged by the leader, read on both. */
+async function sharedSgLog(pair: HaPair): Promise<void> {
+  const [a, b] = HA_VMS as [PlacedVm, PlacedVm];
+  const bIp = b.ip.split('/')[0]!;
+  const ok = (r: { status: number; body: unknown }, what: string) => {
+    if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+  };
+  ok(
+    await pair.api('PUT', '/v1/security-groups/logged', {
+      tenantId: 't1',
+      name: 'logged',
+      log: 'denied',
+      rules: [
+        { direction: 'ingress', ethertype: 'ipv4', protocol: 'icmp' },
+        { direction: 'egress', ethertype: 'ipv4', protocol: 'any' },
+      ],
+    }),
+    'security group',
+  );
+  const member = (groups: string[]) =>
+    pair.api('PUT', `/v1/endpoints/${b.name}?wait=applied&timeout=20s`, {
+      networkId: 'n1',
+      mac: b.mac,
+      ips: [bIp],
+      ifaceId: b.name,
+      securityGroupIds: groups,
+    });
+  ok(await member(['logged']), 'endpoint b in the group');
+  const read = async (ctl: string, port: number) => {
+    const r = await pair.api(
+      'GET',
+      `/v1/security-group-log?endpoint=${b.name}&limit=1000`,
+      undefined,
+      ctlIp(ctl),
+    );
+    ok(r, `log on ${ctl}`);
+    return (r.body as LogPage).entries.filter((e) => e.dstPort === port);
+  };
+  /** Both instances answer the same entries for `port`, at least one. */
+  const onBoth = async (port: number) => {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const [c1, c2] = await Promise.all([read('c1', port), read('c2', port)]);
+      if (c1.length > 0 && JSON.stringify(c1) === JSON.stringify(c2)) return c1;
+      if (Date.now() > deadline)
+        throw new Error(`log for port ${port}: c1 ${JSON.stringify(c1)}, c2 ${JSON.stringify(c2)}`);
+      await sleep(200);
+    }
+  };
+  expect(await pair.ha.lab.tcpConnect(a.name, bIp, 9101, 1000)).toBe(false);
+  const first = await onBoth(9101);
+  expect(first[0]).toMatchObject({ endpointId: b.name, verdict: 'denied', dstPort: 9101 });
+
+  const leader = await pair.waitLeader();
+  await pair.weft.get(leader)!.kill9();
+  const next = await pair.waitLeader(20_000);
+  expect(next).not.toBe(leader);
+  await pair.startWeft(leader); // back as standby: it reads the log from Redis at startup
+  await waitSwitchesReady(pair, next);
+  expect(await pair.ha.lab.tcpConnect(a.name, bIp, 9102, 1000)).toBe(false);
+  const second = await onBoth(9102);
+  // Numbered on from the old leader's entries, not from 1 again.
+  expect(second[0]!.seq).toBeGreaterThan(first.at(-1)!.seq);
+  expect(await read(next, 9101)).toEqual(first);
+  ok(await member([]), 'endpoint b out of the group');
 }
 
 // Budgets are generous correctness bounds for a loaded 2-core CI machine, not the targets:

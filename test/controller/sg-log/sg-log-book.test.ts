@@ -157,3 +157,50 @@ describe('SgLogBook.waitAfter', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 });
+
+describe('SgLogBook: entries numbered elsewhere (a mirrored stream)', () => {
+  const numbered = (seq: number, endpointId: string): SgLogEntry => ({ seq, ...entry(endpointId) });
+
+  it('takes entries newer than the newest it holds, under their own numbers', () => {
+    const book = new SgLogBook(10);
+    expect(book.insert(numbered(4, 'a'))).toBe(true);
+    expect(book.insert(numbered(5, 'b'))).toBe(true);
+    expect([book.last, book.oldest]).toEqual([5, 1]);
+    expect(book.list().entries.map((e) => [e.seq, e.endpointId])).toEqual([
+      [4, 'a'],
+      [5, 'b'],
+    ]);
+    // Already held, older, or not a whole number: nothing changes.
+    expect(book.insert(numbered(5, 'x'))).toBe(false);
+    expect(book.insert(numbered(3, 'x'))).toBe(false);
+    expect(book.insert(numbered(6.5, 'x'))).toBe(false);
+    expect(book.insert(numbered(Number.NaN, 'x'))).toBe(false);
+    expect(book.list().entries.map((e) => e.endpointId)).toEqual(['a', 'b']);
+  });
+
+  it('passes over skipped numbers, also where the ring held an entry a lap ago', () => {
+    const book = new SgLogBook(4);
+    for (let seq = 1; seq <= 4; seq++) book.insert(numbered(seq, `old${seq}`));
+    // 5 and 6 skipped: their slots held 1 and 2, which must not be read as 5 and 6.
+    book.insert(numbered(7, 'new7'));
+    expect([book.last, book.oldest]).toEqual([7, 4]);
+    expect(book.list().entries.map((e) => [e.seq, e.endpointId])).toEqual([
+      [4, 'old4'],
+      [7, 'new7'],
+    ]);
+    expect(book.list({ since: 4 })).toEqual({ entries: [numbered(7, 'new7')], next: 7, oldest: 4 });
+    // A jump of more than a lap leaves only the new entry.
+    book.insert(numbered(100, 'far'));
+    expect(book.list().entries.map((e) => e.seq)).toEqual([100]);
+    expect(book.list({ limit: 1 })).toMatchObject({ next: 100 });
+  });
+
+  it('wakes a waiter, and append numbers as add does', async () => {
+    const book = new SgLogBook(10);
+    const waiting = book.waitAfter(0, 60_000);
+    book.insert(numbered(9, 'a'));
+    await expect(waiting).resolves.toBe(true);
+    await expect(book.append(entry('b'))).resolves.toMatchObject({ seq: 10, endpointId: 'b' });
+    expect(book.list().entries.map((e) => e.seq)).toEqual([9, 10]);
+  });
+});

@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import type { Endpoint, Network } from '../../../controller/intent/model.js';
 import { objectCookie } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
-import { SgLogBook } from '../../../controller/sg-log/sg-log-book.js';
+import { SgLogBook, type SgLogWriter } from '../../../controller/sg-log/sg-log-book.js';
 import {
   SecurityGroupLog,
   type SgLogContext,
@@ -87,7 +87,7 @@ export function tcp(srcPort: number, dstPort: number): Uint8Array {
 }
 
 /** The service wired to a registry, with its book, metrics and every JSON log line it wrote. */
-export function wired(over: Parameters<typeof context>[0] & { level?: string } = {}) {
+export function wired(over: Parameters<typeof context>[0] & { level?: string; writer?: SgLogWriter } = {}) {
   const registry = new SwitchRegistry();
   const metrics = new Registry();
   const book = new SgLogBook(100);
@@ -96,7 +96,7 @@ export function wired(over: Parameters<typeof context>[0] & { level?: string } =
     { level: over.level ?? 'debug' },
     { write: (line: string) => lines.push(JSON.parse(line)) },
   );
-  const svc = startSecurityGroupLog(registry, context(over), book, log, metrics);
+  const svc = startSecurityGroupLog(registry, context(over), over.writer ?? book, log, metrics);
   const sw = { dpid: DPID, send: async () => {} } as unknown as SwitchSession;
   return {
     svc,

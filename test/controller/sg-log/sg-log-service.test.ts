@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import { TABLE } from '../../../controller/pipeline/tables.js';
+import type { SgLogWriter } from '../../../controller/sg-log/sg-log-book.js';
 import { SecurityGroupLog, type SgLogOutcome } from '../../../controller/sg-log/sg-log-service.js';
 import { icmp, ipv4Frame, udp } from '../router/frames.js';
 import { icmp6, ipv6Frame } from '../router/frames6.js';
@@ -368,6 +369,40 @@ describe('startSecurityGroupLog', () => {
     w.emit(packetIn(udpFrame));
     expect(w.book.last).toBe(0);
     expect(await w.value('weft_sg_log_ignored_total{reason="standby"}')).toBe(1);
+  });
+
+  it('writes the line without a seq when the shared log refuses the entry, warns once per outage', async () => {
+    let failing = true;
+    let seq = 0;
+    const writer: SgLogWriter = {
+      append: async (e) => {
+        if (failing) throw new Error('Connection is closed.');
+        return { seq: ++seq, ...e };
+      },
+    };
+    const w = wired({ writer, level: 'info' });
+    w.emit(packetIn(udpFrame));
+    w.emit(packetIn(udpFrame));
+    await new Promise((r) => setImmediate(r));
+    expect(w.lines.map((l) => [l.level, l.msg, l.seq])).toEqual([
+      [40, 'security group log: entries not shared until Redis answers', undefined],
+      [30, 'security group log', undefined],
+      [30, 'security group log', undefined],
+    ]);
+    expect(w.lines[0]).toMatchObject({ err: 'Connection is closed.' });
+    expect(w.lines[1]).toMatchObject({ endpoint: 'e1', verdict: 'denied', srcPort: 5353 });
+    // Still counted: the line is the entry's record.
+    expect(await w.value('weft_sg_log_entries_total{verdict="denied",direction="egress"}')).toBe(2);
+    failing = false;
+    w.emit(packetIn(udpFrame));
+    failing = true;
+    w.emit(packetIn(udpFrame));
+    await new Promise((r) => setImmediate(r));
+    expect(w.lines.slice(3).map((l) => [l.level, l.msg, l.seq])).toEqual([
+      [30, 'security group log', 1],
+      [40, 'security group log: entries not shared until Redis answers', undefined],
+      [30, 'security group log', undefined],
+    ]);
   });
 
   it('keeps a failing handler off the switch session, and logs the error', () => {
