@@ -26,6 +26,8 @@ export class RedisSgLog implements SgLogWriter {
   readonly key: string;
   #closed = false;
   #tail: Promise<void> = Promise.resolve();
+  /** The id of the last stream entry read, taken or skipped: the tail reads on after it. */
+  #cursor = '0-0';
 
   private constructor(
     private readonly writer: Redis,
@@ -92,7 +94,7 @@ export class RedisSgLog implements SgLogWriter {
       'e',
       JSON.stringify(e),
     );
-    return { seq: seqOf(id!), ...e };
+    return { ...e, seq: seqOf(id!) };
   }
 
   /** The stream's newest entries, as many as the book keeps, oldest first into the book. */
@@ -108,20 +110,12 @@ export class RedisSgLog implements SgLogWriter {
         if (down) {
           await this.#resync();
           this.log.info(
-            { stream: this.key, last: this.book.last },
+            { stream: this.key, last: this.book.last, cursor: this.#cursor },
             'security group log: following the shared log again',
           );
           down = false;
         }
-        const res = await this.reader.xread(
-          'COUNT',
-          1000,
-          'BLOCK',
-          2000,
-          'STREAMS',
-          this.key,
-          `0-${this.book.last}`,
-        );
+        const res = await this.reader.xread('COUNT', 1000, 'BLOCK', 2000, 'STREAMS', this.key, this.#cursor);
         for (const [, entries] of res ?? []) for (const e of entries) this.#take(e);
       } catch (err) {
         if (this.#closed) return;
@@ -137,30 +131,33 @@ export class RedisSgLog implements SgLogWriter {
   }
 
   /**
-   * After an outage: a stream that now ends before the book's newest began again (a Redis
+   * After an outage: a stream that now ends before the last entry read began again (a Redis
    * restarted without its data, numbering from 1), and the tail would wait for it to count past
    * the old numbers. The book starts over from what the stream holds.
    */
   async #resync(): Promise<void> {
     const [newest] = await this.reader.xrevrange(this.key, '+', '-', 'COUNT', 1);
-    const seq = newest ? seqOf(newest[0]) : 0;
-    if (seq >= this.book.last) return;
+    const now = newest?.[0] ?? '0-0';
+    if (!idBefore(now, this.#cursor)) return;
     this.log.warn(
-      { stream: this.key, was: this.book.last, now: seq },
+      { stream: this.key, was: this.#cursor, now },
       'security group log: the shared log began again; reloading it',
     );
     this.book.clear();
+    this.#cursor = '0-0';
     await this.#load(this.reader);
   }
 
   /** One stream entry into the book; one that does not parse is skipped, named in the log. */
   #take([id, fields]: [string, string[]]): void {
-    const at = fields.indexOf('e');
+    this.#cursor = id;
     try {
-      const seq = seqOf(id);
+      const at = fields.indexOf('e');
+      if (at < 0) throw new Error('no entry field');
       const body = JSON.parse(fields[at + 1] ?? '') as Omit<SgLogEntry, 'seq'>;
-      if (at < 0 || typeof body !== 'object' || body === null) throw new Error('no entry field');
-      this.book.insert({ seq, ...body });
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('not an entry');
+      // The number is the stream's, whatever the body says.
+      this.book.insert({ ...body, seq: seqOf(id) });
     } catch (err) {
       this.log.warn(
         { stream: this.key, id, err: (err as Error).message },
@@ -181,6 +178,13 @@ export class RedisSgLog implements SgLogWriter {
   stopped(): Promise<void> {
     return this.#tail;
   }
+}
+
+/** Whether stream id `a` (`<ms>-<seq>`) comes before `b`. */
+function idBefore(a: string, b: string): boolean {
+  const [am = 0n, as = 0n] = a.split('-').map(BigInt);
+  const [bm = 0n, bs = 0n] = b.split('-').map(BigInt);
+  return am < bm || (am === bm && as < bs);
 }
 
 /** `0-<seq>`, the only ids weft writes; anything else is not a seq. */

@@ -128,16 +128,26 @@ describe('RedisSgLog', () => {
     try {
       await direct.xadd(`${prefix}sg-log`, '0-*', 'e', '{not json');
       await direct.xadd(`${prefix}sg-log`, '0-*', 'other', '1');
+      await direct.xadd(`${prefix}sg-log`, '0-*', 'e', '[1,2]');
+      // A body that names its own seq is filed under the stream's number.
+      await direct.xadd(`${prefix}sg-log`, '0-*', 'e', JSON.stringify({ ...entry('claims'), seq: 99 }));
     } finally {
       direct.disconnect();
     }
     const e = await a.shared.append(entry('ok'));
-    expect(e.seq).toBe(3);
-    expect((await holds(a.book, 3)).map((x) => [x.seq, x.endpointId])).toEqual([[3, 'ok']]);
+    expect(e.seq).toBe(5);
+    expect((await holds(a.book, 5)).map((x) => [x.seq, x.endpointId])).toEqual([
+      [4, 'claims'],
+      [5, 'ok'],
+    ]);
     const skipped = lines.filter(
       (l) => l.msg === 'security group log: unreadable entry skipped' && l.stream === `${prefix}sg-log`,
     );
-    expect(skipped.map((l) => l.id)).toEqual(expect.arrayContaining(['0-1', '0-2']));
+    expect(skipped.map((l) => [l.id, l.err])).toEqual([
+      ['0-1', expect.stringContaining('JSON')],
+      ['0-2', 'no entry field'],
+      ['0-3', 'not an entry'],
+    ]);
   });
 
   /** Appends until one succeeds: the writer reconnects by itself, the first tries may find it connecting. */
@@ -191,7 +201,7 @@ describe('RedisSgLog', () => {
         l.msg === 'security group log: the shared log began again; reloading it' &&
         l.stream === `${prefix}sg-log`,
     );
-    expect(reloads).toEqual([expect.objectContaining({ was: 3 }), expect.objectContaining({ was: 3 })]);
+    expect(reloads).toEqual([expect.objectContaining({ was: '0-3' }), expect.objectContaining({ was: '0-3' })]);
   });
 
   it('refuses to open when Redis is not there, naming the stream and the address', async () => {
