@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,7 @@ export async function startOvs(opts: OvsOptions = {}): Promise<OvsInstance> {
   const pids = new Set<number>();
   const forget = onExitUndo(() => {
     for (const pid of pids) killPid(pid);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   const readPid = async (name: string): Promise<number> =>
@@ -93,11 +95,20 @@ export async function startOvs(opts: OvsOptions = {}): Promise<OvsInstance> {
     for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(10);
   };
 
-  await run('ovsdb-tool', ['create', join(dir, 'conf.db'), SCHEMA]);
-  await startOvsdb();
   const vsctl = (...args: string[]) => run('ovs-vsctl', [`--db=${dbTarget}`, '--timeout=10', ...args]);
-  await vsctl('--no-wait', 'init');
-  if (opts.vswitchd !== false) await startVswitchd();
+  try {
+    await run('ovsdb-tool', ['create', join(dir, 'conf.db'), SCHEMA]);
+    await startOvsdb();
+    await vsctl('--no-wait', 'init');
+    if (opts.vswitchd !== false) await startVswitchd();
+  } catch (err) {
+    // Nothing of a failed start stays behind: its daemons, its namespace, its directory.
+    for (const pid of pids) killPid(pid);
+    forget();
+    if (ownNetns) await netns.delete().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
 
   const instance: OvsInstance = {
     dir,

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../controller/cli/weft.js';
-import { SgLogBook, type SgLogEntry } from '../../controller/sg-log/sg-log-book.js';
+import { SgLogBook } from '../../controller/sg-log/sg-log-book.js';
 import { entryLine, flowText } from '../../northbound/cli/sg-log-command.js';
 import { memoryIo } from '../cli/memory-io.js';
 import { ADMIN, type Harness, startHarness } from './harness.js';

@@ -201,7 +201,10 @@ describe('RedisSgLog', () => {
         l.msg === 'security group log: the shared log began again; reloading it' &&
         l.stream === `${prefix}sg-log`,
     );
-    expect(reloads).toEqual([expect.objectContaining({ was: '0-3' }), expect.objectContaining({ was: '0-3' })]);
+    expect(reloads).toEqual([
+      expect.objectContaining({ was: '0-3' }),
+      expect.objectContaining({ was: '0-3' }),
+    ]);
   });
 
   it('refuses to open when Redis is not there, naming the stream and the address', async () => {
