@@ -5,7 +5,6 @@ import {
   type DesiredGroup,
   type DesiredMeter,
 } from '../controller/pipeline/flow.js';
-import { isSharedMeter } from '../controller/pipeline/meters.js';
 import { flowKey } from '../controller/reconcile/canonical.js';
 import {
   chassisUnit,
@@ -66,8 +65,6 @@ export function computeDatapath(view: DatapathView): Desired {
       groups.push(g);
     }
     for (const m of part.meters ?? []) {
-      // A shared meter (the ACL log's) comes from every network that logs: the same meter each time.
-      if (meterIds.has(m.meterId) && isSharedMeter(m.meterId)) continue;
       if (meterIds.has(m.meterId)) throw new DesiredStateConflict(`meter ${m.meterId} emitted twice`);
       meterIds.add(m.meterId);
       meters.push(m);

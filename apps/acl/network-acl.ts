@@ -1,7 +1,7 @@
 import type { NetworkAcl } from '../../controller/intent/model.js';
 import { cookieFor, objectCookie } from '../../controller/pipeline/cookies.js';
 import { apply, type DesiredFlow, type DesiredMeter, goto } from '../../controller/pipeline/flow.js';
-import { ACL_LOG_METER } from '../../controller/pipeline/meters.js';
+import { aclLogMeterId } from '../../controller/pipeline/meters.js';
 import { metadataForVni } from '../../controller/pipeline/registers.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { OxmTlv } from '../../southbound/openflow/codec/match.js';
@@ -33,6 +33,7 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
   const seen = new Set<string>();
   const meta = { field: 'metadata', value: metadataForVni(net.vni) };
   if (net.acls.length > 0) ndExemptFlows(net, meta, flows);
+  const logCopy = net.acls.some((a) => a.log === true) ? logCopyOf(aclLogMeterId(net.vni)) : undefined;
   for (const acl of net.acls) {
     const tableId = acl.direction === 'egress' ? TABLE.EGRESS_ACL : TABLE.INGRESS_ACL;
     const next = acl.direction === 'egress' ? TABLE.EGRESS_SG : TABLE.INGRESS_SG;
@@ -57,7 +58,7 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
           priority: ACL_PRIORITY_BASE + acl.priority,
           cookie: objectCookie('acl', ACL_COOKIE_KIND, acl.id),
           match: [meta, ...m],
-          instructions: acl.log === true ? [apply(ACL_LOG_COPY), ...pass] : pass,
+          instructions: acl.log === true && logCopy ? [apply(logCopy), ...pass] : pass,
         });
       }
     }
@@ -68,26 +69,20 @@ export function networkAclFlows(net: NetworkOnChassis): DesiredFlow[] {
 /**
  * Network ACL logging: a logging ACL's flows also send the first bytes of what they match to the
  * controller (logCopyOf, for controller/sg-log), the packet going on (allow) or not (drop) as
- * before. The copies of every network of a chassis share one packets-per-second meter
- * (ACL_LOG_METER): an ACL's flows are its network's, with no port whose meter they could use, so a
- * flood costs the hypervisor at most ACL_LOG_RATE_PPS upcalls a second, the controller then
- * limiting each endpoint as it does the security groups' entries.
+ * before. The copies of one network on one chassis share a packets-per-second meter of that
+ * network's (aclLogMeterId): an ACL's flows are its network's, with no port whose meter they
+ * could use, so a flood costs the hypervisor at most ACL_LOG_RATE_PPS upcalls a second per logging
+ * network, and one network's flood takes nothing of another's, the controller then limiting each
+ * endpoint as it does the security groups' entries.
  */
 export const ACL_LOG_RATE_PPS = 100;
 export const ACL_LOG_BURST = 200;
 
-const ACL_LOG_COPY = logCopyOf(ACL_LOG_METER);
-
-const ACL_LOG_METER_SPEC: DesiredMeter = Object.freeze({
-  meterId: ACL_LOG_METER,
-  kbps: ACL_LOG_RATE_PPS,
-  burstKb: ACL_LOG_BURST,
-  unit: 'pktps',
-});
-
-/** The chassis's ACL log meter, when the network has a logging ACL (each such network emits it). */
-export const aclLogMeter = (net: Pick<NetworkOnChassis, 'acls'>): DesiredMeter | undefined =>
-  net.acls.some((a) => a.log === true) ? ACL_LOG_METER_SPEC : undefined;
+/** The network's ACL log meter on a chassis it is on, when it has a logging ACL. */
+export const aclLogMeter = (net: Pick<NetworkOnChassis, 'acls' | 'vni'>): DesiredMeter | undefined =>
+  net.acls.some((a) => a.log === true)
+    ? { meterId: aclLogMeterId(net.vni), kbps: ACL_LOG_RATE_PPS, burstKb: ACL_LOG_BURST, unit: 'pktps' }
+    : undefined;
 
 function ndExemptFlows(net: NetworkOnChassis, meta: OxmTlv, flows: DesiredFlow[]): void {
   const cookie = cookieFor('acl', `nd-exempt/${net.networkId}`);

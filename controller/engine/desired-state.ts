@@ -1,6 +1,5 @@
 import type { DatapathCtx } from '../../apps/view.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
-import { isSharedMeter } from '../pipeline/meters.js';
 import { flowKey } from '../reconcile/canonical.js';
 
 /**
@@ -218,8 +217,7 @@ export class ChassisState implements ChassisDesired {
         groups.push(g);
       },
       (m) => {
-        // A shared meter (isSharedMeter) is emitted by each network unit that uses it: once here.
-        if (!isSharedMeter(m.meterId) || !meters.some((x) => x.meterId === m.meterId)) meters.push(m);
+        meters.push(m);
       },
     );
     return meters.length > 0 ? { flows, groups, meters } : { flows, groups };
@@ -302,14 +300,6 @@ export class ChassisState implements ChassisDesired {
     });
     const meters = this.meterChanges;
     this.removedMeters.forEach((m) => {
-      // A shared meter one network unit let go of stays while another still emits it.
-      if (isSharedMeter(m) && !this.addedMeters.has(m)) {
-        const kept = this.sharedMeter(m);
-        if (kept) {
-          meters.set(m, kept);
-          return;
-        }
-      }
       meters.set(m, null);
     });
     this.addedMeters.forEach((m, id) => {
@@ -321,16 +311,6 @@ export class ChassisState implements ChassisDesired {
     this.addedGroups.clear();
     this.removedMeters.clear();
     this.addedMeters.clear();
-  }
-
-  /** The shared meter `id` as a network unit of this chassis still emits it, if one does. */
-  private sharedMeter(id: number): DesiredMeter | undefined {
-    for (const nc of this.nets.values()) {
-      const u = nc.unit; // its meters are its last slots (unitOf)
-      for (let i = u.length - 2; i >= 0 && typeof u[i] === 'number' && (u[i] as number) < 0; i -= 2)
-        if (u[i] === -id) return u[i + 1] as DesiredMeter;
-    }
-    return undefined;
   }
 
   hasChanges(): boolean {

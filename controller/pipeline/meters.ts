@@ -26,14 +26,21 @@ export const LOG_METER_BASE = METER_MAX + 1;
 export const LOG_METER_MAX = LOG_METER_BASE + 0xff00;
 export const logMeterId = (ofport: number): number => LOG_METER_BASE + ofport;
 /**
- * The network ACLs' log meter (apps/acl/network-acl.ts): one per chassis, shared by every network
- * there with a logging ACL (an ACL's flows are the network's, with no port to hang a meter on).
- * Several network units emit it: the engine keeps it while any of them still does
- * (controller/engine/desired-state.ts, isSharedMeter).
+ * The network ACLs' log meters (apps/acl/network-acl.ts): ACL_LOG_METER_BASE + VNI, one per network
+ * with a logging ACL on each chassis it is on (an ACL's flows are the network's, with no port to
+ * hang a meter on). Per network, so one network's flood of logged packets cannot use up another's
+ * budget (two tenants never share one). The VNI is unique, so no allocation is remembered. These
+ * ids run past the datapaths' meter tables (262,144 in OVS 3.1's userspace datapath): OVS 3.1
+ * keeps OpenFlow meters by id in a hash map and gives each a datapath meter of its own, so only
+ * how many there are counts (checked: ids up to 2^31 accepted). An older OVS that indexed its
+ * meters by id refuses large ones; the copies then go unpoliced there
+ * (controller/reconcile/refused-meters.ts), the controller's own limit still applying.
  */
-export const ACL_LOG_METER = LOG_METER_MAX + 1;
-export const isSharedMeter = (id: number): boolean => id === ACL_LOG_METER;
-export const isLogMeter = (id: number): boolean => id >= LOG_METER_BASE && id <= ACL_LOG_METER;
+export const ACL_LOG_METER_BASE = LOG_METER_MAX + 1;
+export const ACL_LOG_METER_MAX = ACL_LOG_METER_BASE + 0xffffff;
+export const aclLogMeterId = (vni: number): number => ACL_LOG_METER_BASE + vni;
+export const isAclLogMeter = (id: number): boolean => id > ACL_LOG_METER_BASE && id <= ACL_LOG_METER_MAX;
+export const isLogMeter = (id: number): boolean => id >= LOG_METER_BASE && id <= ACL_LOG_METER_MAX;
 
 /** A log copy (apps/acl/sg-log.ts, network-acl.ts): a controller action policed by a log meter, not a way on. */
 export const isLogCopy = (a: Action): boolean =>
@@ -50,7 +57,7 @@ export type MeterDirection = keyof typeof METER_DIRECTION;
 export const endpointMeterId = (ofport: number, direction: MeterDirection): number =>
   METER_BASE + 2 * ofport + METER_DIRECTION[direction];
 
-export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= ACL_LOG_METER;
+export const isOwnedMeter = (id: number): boolean => id >= METER_BASE && id <= ACL_LOG_METER_MAX;
 
 /** What a rate-limit meter polices, read back from its id (for `weft trace` and logs). */
 export function meterPlace(id: number): { ofport: number; direction: MeterDirection } | undefined {

@@ -6,7 +6,7 @@ import { CT_COMMIT, NAT_DST, NAT_SRC, type Subfield } from '../../southbound/ope
 import type { OxmValue } from '../../southbound/openflow/codec/oxm.js';
 import { CS } from '../pipeline/conntrack.js';
 import type { Desired, DesiredFlow, DesiredGroup, DesiredMeter } from '../pipeline/flow.js';
-import { ACL_LOG_METER, isLogCopy, meterPlace } from '../pipeline/meters.js';
+import { isAclLogMeter, isLogCopy, meterPlace } from '../pipeline/meters.js';
 import { bitsOf, canonical, fieldMask, type Packet } from './packet.js';
 
 /**
@@ -353,7 +353,7 @@ function action(run: Run, pass: number, a: Action, p: Packet, depth: number, at:
     case 'controller':
       // A security-group log copy is a record of the packet, not where it goes.
       if (isLogCopy(a)) {
-        const whose = a.meterId === ACL_LOG_METER ? 'network ACL' : 'security-group';
+        const whose = a.meterId !== undefined && isAclLogMeter(a.meterId) ? 'network ACL' : 'security-group';
         note(run, `a copy goes to the controller for the ${whose} log`);
         return;
       }

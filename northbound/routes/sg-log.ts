@@ -20,7 +20,7 @@ const description = [
   'the oldest. With `wait`, an answer that would be',
   'empty waits up to that long for an entry. Admin tokens see every entry, a tenant token those of',
   'its tenant. Network ACLs with `log: true` log here too, each packet they match (`networkAclId`),',
-  'under the same per-endpoint limit and at most 100 a second per hypervisor for all its networks.',
+  'under the same per-endpoint limit and at most 100 a second per network on each hypervisor.',
 ].join(' ');
 
 const Verdict = Type.Union([Type.Literal('accepted'), Type.Literal('denied')]);

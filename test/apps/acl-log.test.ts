@@ -6,14 +6,20 @@ import { computeDatapath } from '../../apps/compute-all.js';
 import { offloadReport } from '../../apps/offload/compute.js';
 import type { NetworkAcl } from '../../controller/intent/model.js';
 import { cookieFor } from '../../controller/pipeline/cookies.js';
-import { ACL_LOG_METER, isLogCopy, isOwnedMeter, isSharedMeter } from '../../controller/pipeline/meters.js';
+import {
+  aclLogMeterId,
+  isAclLogMeter,
+  isLogCopy,
+  isLogMeter,
+  isOwnedMeter,
+} from '../../controller/pipeline/meters.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import { formatFlow, parseFlow } from '../../southbound/openflow/text/index.js';
 import { twoTenants } from './fixtures.js';
 
 /**
  * Network ACL logging in the flows (apps/acl/network-acl.ts), as ovs-ofctl prints them: red and
- * blue both have a port on hv1, so their logging ACLs share hv1's one ACL log meter.
+ * blue both have a port on hv1, and each network's logging ACLs have a meter of their own there.
  */
 const rule = (id: string, networkId: string, action: 'allow' | 'drop', log?: boolean): NetworkAcl => ({
   id,
@@ -41,7 +47,8 @@ const aclLines = (acls: NetworkAcl[]) =>
     .flows.filter((f) => f.tableId === TABLE.INGRESS_ACL && f.priority === 1005)
     .map((f) => formatFlow(f));
 
-const COPY = `controller(max_len=128,meter_id=${ACL_LOG_METER})`;
+/** red is VNI 100 (metadata 0x64): its meter. */
+const COPY = `controller(max_len=128,meter_id=${aclLogMeterId(100)})`;
 const cookie = (id: string) => `0x${cookieFor('acl', `acl/${id}`).toString(16)}`;
 
 describe('network ACL logging: flows', () => {
@@ -73,14 +80,38 @@ describe('network ACL logging: flows', () => {
     expect(apply.type === 'apply_actions' && isLogCopy(apply.actions[0]!)).toBe(true);
   });
 
-  it('one meter per chassis, however many networks there log: 100 packets/s, bursts of 200', () => {
+  it('one meter per logging network on each chassis: 100 packets/s, bursts of 200; two tenants never share one', () => {
     const both = computeDatapath(hv1([rule('a', 'red', 'drop', true), rule('b', 'blue', 'allow', true)]));
-    expect(both.meters).toEqual([
-      { meterId: ACL_LOG_METER, kbps: ACL_LOG_RATE_PPS, burstKb: ACL_LOG_BURST, unit: 'pktps' },
-    ]);
+    const spec = (vni: number) => ({
+      meterId: aclLogMeterId(vni),
+      kbps: ACL_LOG_RATE_PPS,
+      burstKb: ACL_LOG_BURST,
+      unit: 'pktps',
+    });
+    expect(both.meters).toEqual([spec(100), spec(200)]);
     expect([ACL_LOG_RATE_PPS, ACL_LOG_BURST]).toEqual([100, 200]);
-    expect(isSharedMeter(ACL_LOG_METER) && isOwnedMeter(ACL_LOG_METER)).toBe(true);
-    // None where no ACL logs.
+    // Each network's copies go through its own meter.
+    const copies = (vni: number) =>
+      both.flows
+        .filter((f) => formatFlow(f).includes(`meter_id=${aclLogMeterId(vni)})`))
+        .map((f) => formatFlow(f));
+    expect(copies(100).length).toBeGreaterThan(0);
+    expect(copies(200).length).toBeGreaterThan(0);
+    expect(copies(100).every((l) => l.includes('metadata=0x64'))).toBe(true);
+    expect(copies(200).every((l) => l.includes('metadata=0xc8'))).toBe(true);
+    for (const vni of [1, 100, 0xffffff])
+      expect([isAclLogMeter, isLogMeter, isOwnedMeter].map((is) => is(aclLogMeterId(vni)))).toEqual([
+        true,
+        true,
+        true,
+      ]);
+    // Past the largest VNI, or the base itself (no VNI 0): not one.
+    expect(isAclLogMeter(aclLogMeterId(0))).toBe(false);
+    expect(isOwnedMeter(aclLogMeterId(0xffffff) + 1)).toBe(false);
+    // Only a network that logs has one.
+    expect(computeDatapath(hv1([rule('a', 'red', 'drop', true), rule('b', 'blue', 'allow')])).meters).toEqual(
+      [spec(100)],
+    );
     expect(computeDatapath(hv1([rule('a', 'red', 'drop', false)])).meters).toBeUndefined();
   });
 });

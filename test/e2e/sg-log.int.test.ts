@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACL_LOG_METER, logMeterId } from '../../controller/pipeline/meters.js';
+import { aclLogMeterId, logMeterId } from '../../controller/pipeline/meters.js';
 import { TABLE } from '../../controller/pipeline/tables.js';
 import type { SgLogEntry } from '../../controller/sg-log/sg-log-book.js';
 import { expectConverged } from './converged.js';
@@ -169,8 +169,9 @@ describe('security-group logging (real OVS, real TCP and ICMP)', () => {
     await expectConverged(e.lab, e.controller.engine);
   }, 60_000);
 
-  it('network ACLs that log: each packet a rule drops or lets through, on one meter per hypervisor', async () => {
+  it('network ACLs that log: each packet a rule drops or lets through, on a meter of the network on each hypervisor', async () => {
     const since = await lastSeq();
+    const ACL_LOG_METER = aclLogMeterId(740); // n1's
     const acl = (id: string, direction: string, action: string, port: number) =>
       e.api.post('/v1/acls?wait=applied&timeout=20s', {
         id,

@@ -6,7 +6,12 @@ import type { ChassisChanges, ChassisDesired } from '../../../controller/engine/
 import { fencedPort } from '../../../controller/ha/fenced-port.js';
 import { cookieFor } from '../../../controller/pipeline/cookies.js';
 import type { DesiredFlow, DesiredGroup, DesiredMeter } from '../../../controller/pipeline/flow.js';
-import { type ActualMeter, endpointMeterId, meterMod } from '../../../controller/pipeline/meters.js';
+import {
+  ACL_LOG_METER_MAX,
+  type ActualMeter,
+  endpointMeterId,
+  meterMod,
+} from '../../../controller/pipeline/meters.js';
 import { flowKey } from '../../../controller/reconcile/canonical.js';
 import type { FlowMod, MeterMod } from '../../../southbound/openflow/codec/messages.js';
 import { MeterModRejectedError } from '../../../southbound/openflow/session/operations.js';
@@ -159,7 +164,7 @@ describe('DatapathSync meters', () => {
   it('leaves meters outside its id range alone, and deletes owned meters no longer desired', async () => {
     const sw = new MemorySwitch('0000000000000001');
     const foreign = { meterId: 7, flags: 1, bands: [{ kind: 'drop' as const, rate: 1, burstSize: 0 }] };
-    const above = { ...foreign, meterId: 0x40000 };
+    const above = { ...foreign, meterId: ACL_LOG_METER_MAX + 1 };
     const stale = actual(meter(9));
     for (const m of [foreign, above, stale]) sw.meters.set(m.meterId, m);
     const d = new Desired();
@@ -167,10 +172,14 @@ describe('DatapathSync meters', () => {
     const sync = new DatapathSync(sw, log);
     await sync.syncChanges(d.full(), 1);
     expect(commands(sw.meterBatches[1])).toEqual([[2, stale.meterId]]);
-    expect([...sw.meters.keys()].sort((a, b) => a - b)).toEqual([7, endpointMeterId(1, 'egress'), 0x40000]);
+    expect([...sw.meters.keys()].sort((a, b) => a - b)).toEqual([
+      7,
+      endpointMeterId(1, 'egress'),
+      ACL_LOG_METER_MAX + 1,
+    ]);
     // A partial change naming a foreign id as gone does not touch it either.
     const batches = sw.meterBatches.length;
-    await sync.syncChanges(d.change([], [7, 0x40000]), 2);
+    await sync.syncChanges(d.change([], [7, ACL_LOG_METER_MAX + 1]), 2);
     expect(sw.meterBatches).toHaveLength(batches);
     expect(sw.meters.get(7)).toBe(foreign);
     sync.close();

@@ -121,7 +121,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     net: fc.nat(1),
     prio: fc.nat(2),
     drop: fc.boolean(),
-    // Logging ACLs of both networks share one meter per chassis (isSharedMeter).
+    // A logging ACL gives its network a log meter on each chassis it is on.
     log: fc.boolean(),
   }),
   fc.record({ t: fc.constant('aclDel' as const), id: pick(['a1', 'a2']) }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DesiredMeter } from '../../../controller/pipeline/flow.js';
-import { ACL_LOG_METER, type ActualMeter, METER_BASE } from '../../../controller/pipeline/meters.js';
+import { ACL_LOG_METER_MAX, type ActualMeter, METER_BASE } from '../../../controller/pipeline/meters.js';
 import { MeterTable, meterMessages, NO_METER_CHANGES } from '../../../controller/reconcile/meter-diff.js';
 
 const KBPS_BURST_STATS = 1 | 4 | 8;
@@ -18,7 +18,7 @@ describe('MeterTable', () => {
       dumped(METER_BASE + 3, 500), // other rate
       dumped(METER_BASE + 4, 1000, 1 | 8), // no burst flag
       dumped(METER_BASE + 5), // owned, not desired
-      dumped(ACL_LOG_METER + 1), // beyond weft's ids (rate limits, the security-group log's, the ACL log's)
+      dumped(ACL_LOG_METER_MAX + 1), // beyond weft's ids (rate limits, the security-group log's, the ACL log's)
       dumped(5), // an operator's
     ]);
     const d = table.fullDiff();
