@@ -3,6 +3,12 @@ import type { Logger } from 'pino';
 import { parseRedisUrl } from '../store/redis-url.js';
 import type { SgLogBook, SgLogEntry, SgLogWriter } from './sg-log-book.js';
 
+export interface RedisSgLogOptions {
+  /** Per-command timeout of appends (default 2000 ms): a hung Redis must not hold log lines long. */
+  commandTimeoutMs?: number;
+  connectTimeoutMs?: number;
+}
+
 /**
  * The security-group log shared through Redis, for controllers whose store is Redis (an HA pair,
  * or one controller that restarts): entries go to one stream, `<prefix>sg-log`, and every
@@ -16,12 +22,6 @@ import type { SgLogBook, SgLogEntry, SgLogWriter } from './sg-log-book.js';
  * still writes the entry's log line, and the tail resumes from the last entry it saw once Redis
  * is back.
  */
-export interface RedisSgLogOptions {
-  /** Per-command timeout of appends (default 2000 ms): a hung Redis must not hold log lines long. */
-  commandTimeoutMs?: number;
-  connectTimeoutMs?: number;
-}
-
 export class RedisSgLog implements SgLogWriter {
   readonly key: string;
   #closed = false;
