@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { parseRedisUrl } from '../store/redis-url.js';
+import { failFastOptions, parseRedisUrl } from '../store/redis-url.js';
 import type { SgLogBook, SgLogEntry, SgLogWriter } from './sg-log-book.js';
 
 export interface RedisSgLogOptions {
@@ -47,15 +47,12 @@ export class RedisSgLog implements SgLogWriter {
     opts: RedisSgLogOptions = {},
   ): Promise<RedisSgLog> {
     const cfg = parseRedisUrl(url);
-    const writer = new Redis({
-      ...cfg.redis,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: opts.commandTimeoutMs ?? 2000,
-      connectTimeout: opts.connectTimeoutMs ?? 5000,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 1000),
-    });
+    const writer = new Redis(
+      failFastOptions(cfg, {
+        commandTimeoutMs: opts.commandTimeoutMs ?? 2000,
+        connectTimeoutMs: opts.connectTimeoutMs ?? 5000,
+      }),
+    );
     writer.on('error', (err) =>
       log.debug({ store: cfg.description, err: err.message }, 'redis connection error'),
     );

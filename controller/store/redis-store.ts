@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { COMMIT_LUA } from './redis-script.js';
-import { parseRedisUrl, type RedisStoreConfig } from './redis-url.js';
+import { failFastOptions, parseRedisUrl, type RedisStoreConfig } from './redis-url.js';
 import {
   type Change,
   type CommitRequest,
@@ -56,15 +56,12 @@ export class RedisStore implements Store {
   static async open(url: string, opts: RedisStoreOptions = {}): Promise<RedisStore> {
     const cfg = parseRedisUrl(url);
     const log = opts.logger ?? pino({ level: 'silent' });
-    const redis = new Redis({
-      ...cfg.redis,
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: opts.commandTimeoutMs ?? 5000,
-      connectTimeout: opts.connectTimeoutMs ?? 5000,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 1000),
-    });
+    const redis = new Redis(
+      failFastOptions(cfg, {
+        commandTimeoutMs: opts.commandTimeoutMs ?? 5000,
+        connectTimeoutMs: opts.connectTimeoutMs ?? 5000,
+      }),
+    );
     redis.on('error', (err) =>
       log.debug({ store: cfg.description, err: err.message }, 'redis connection error'),
     );

@@ -23,6 +23,27 @@ export interface RedisStoreConfig {
 
 const bad = (url: string, why: string) => new StoreError('invalid', `store URL '${redact(url)}': ${why}`);
 
+/**
+ * ioredis options for a connection that fails fast: commands are refused at once while Redis is
+ * unreachable (no offline queue, no retries), each times out, and the client keeps reconnecting
+ * in the background (backoff up to 1 s), so the caller sees 'unavailable' and recovers by itself.
+ * Connected by the caller (lazyConnect), so a first failure is the caller's to report.
+ */
+export function failFastOptions(
+  cfg: RedisStoreConfig,
+  timeouts: { commandTimeoutMs: number; connectTimeoutMs: number },
+): RedisOptions {
+  return {
+    ...cfg.redis,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeouts.commandTimeoutMs,
+    connectTimeout: timeouts.connectTimeoutMs,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 1000),
+  };
+}
+
 export function redact(url: string): string {
   return url.replace(/\/\/([^@/]*)@/, '//***@');
 }
