@@ -46,6 +46,7 @@ import {
   ping,
   startListener,
   tcpProbe,
+  udpFlood,
 } from './traffic.js';
 import { wireUnderlay } from './underlay.js';
 import { configureVmNetns, createVm, moveVmPort, ovsWords, unplugVm, vethLines, vmOfport } from './vm.js';
@@ -84,6 +85,13 @@ export interface Lab {
   tcpConnect(fromVm: string, toIp: string, port: number, timeoutMs?: number): Promise<boolean>;
   /** Like tcpConnect, but names the VM that answered (undefined: no connection). */
   tcpProbe(fromVm: string, toIp: string, port: number, timeoutMs?: number): Promise<string | undefined>;
+  /** UDP datagrams at about `pps` a second for `seconds`; resolves with how many were sent. */
+  udpFlood(
+    fromVm: string,
+    toIp: string,
+    port: number,
+    opts: { pps: number; seconds: number },
+  ): Promise<number>;
   /** Runs a command (argv, or a string for `sh -c`) in a VM, a hypervisor or a namespace of the lab. */
   exec(where: string, cmd: string | string[]): Promise<string>;
   /** Points every hypervisor at a controller, or at none. */
@@ -289,6 +297,15 @@ class LabImpl implements Lab {
     const targets = this.state.vms.filter((v) => v !== from && parseIp(v.ip).address === toIp);
     await Promise.all(targets.map((t) => this.ensureListener(t, port)));
     return tcpProbe(from.netns, toIp, port, timeoutMs);
+  }
+
+  udpFlood(
+    fromVm: string,
+    toIp: string,
+    port: number,
+    opts: { pps: number; seconds: number },
+  ): Promise<number> {
+    return udpFlood(this.vm(fromVm).netns, toIp, port, opts);
   }
 
   private async ensureListener(vm: VmState, port: number): Promise<void> {

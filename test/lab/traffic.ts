@@ -144,3 +144,43 @@ export async function tcpProbe(
   const { code, out } = await execIn(ns, process.execPath, args, timeoutMs + 5000);
   return code === 0 ? out.trim() : undefined;
 }
+
+const UDP_FLOOD = `
+const dgram = require('node:dgram');
+const [, ip, port, pps, seconds] = process.argv;
+const s = dgram.createSocket('udp4');
+s.on('error', () => {}); // a full socket buffer drops a datagram: a flood does not care
+const payload = Buffer.alloc(64);
+// Every 10 ms a burst, or one datagram per 1/pps s when that is slower.
+const every = Math.max(10, 1000 / Number(pps));
+const perTick = Math.max(1, Math.round((Number(pps) * every) / 1000));
+const end = Date.now() + Number(seconds) * 1000;
+let sent = 0;
+const tick = () => {
+  if (Date.now() >= end) {
+    process.stdout.write(String(sent));
+    setTimeout(() => process.exit(0), 50);
+    return;
+  }
+  for (let i = 0; i < perTick; i++, sent++) s.send(payload, Number(port), ip);
+  setTimeout(tick, every);
+};
+tick();
+`;
+
+/**
+ * Sends UDP datagrams from a namespace at about `pps` a second for `seconds` (ping cannot keep a
+ * rate of thousands a second up here); resolves with how many were handed to the kernel.
+ */
+export async function udpFlood(
+  ns: string,
+  toIp: string,
+  port: number,
+  opts: { pps: number; seconds: number },
+): Promise<number> {
+  const args = ['-e', UDP_FLOOD, toIp, String(port), String(opts.pps), String(opts.seconds)];
+  const { code, out } = await execIn(ns, process.execPath, args, opts.seconds * 1000 + 10_000);
+  if (code !== 0)
+    throw new Error(`UDP flood from ${ns} to ${toIp}:${port} exited with ${code}: ${out.trim()}`);
+  return Number(out.trim());
+}
