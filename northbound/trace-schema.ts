@@ -46,7 +46,7 @@ export const TraceQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** GET /v1/vlan-bindings/{id}/trace: a probe from a host behind the binding (no ARP: it is no VM). */
+/** GET /v1/vlan-bindings/{id}/trace: a probe from a host behind the binding (its ARP too). */
 export const BindingTraceQuery = Type.Object(
   {
     ...TraceQuery.properties,
@@ -56,9 +56,6 @@ export const BindingTraceQuery = Type.Object(
     }),
     fromMac: Type.Optional(
       Type.String({ maxLength: 17, description: "the sending host's MAC (default 02:57:ef:00:00:01)" }),
-    ),
-    protocol: Type.Optional(
-      Type.Union([Type.Literal('icmp'), Type.Literal('tcp'), Type.Literal('udp')], { default: 'icmp' }),
     ),
   },
   { additionalProperties: false },

@@ -6,9 +6,11 @@ import { prefixHolding } from '../intent/net.js';
 import { CS } from '../pipeline/conntrack.js';
 import type { TraceRouter } from './destination.js';
 import {
+  askHeaders,
   checkRequest,
   l4,
   receivedOf,
+  sayWhereItIs,
   type TraceAnswer,
   type TraceLookups,
   type TraceRequest,
@@ -25,15 +27,16 @@ import { type TraceTarget, verdictOf } from './verdict.js';
  * upstream router, a client on the Internet behind it), as it arrives tagged on the binding's
  * port, followed through weft's desired flows: to an endpoint of the binding's network, to a
  * floating IP or a port forward of the network's router (translated on the way, as conntrack
- * translates a new connection's first packet), or through the router to another network. What
+ * translates a new connection's first packet), or through the router to another network; or
+ * the host's ARP request (IPv6: neighbour solicitation) for an address, answered by the router
+ * or an endpoint's ARP flow on the binding's hypervisor, or carried to the endpoint itself. What
  * the endpoint trace is for a VM, this is for the physical side.
  */
-export interface BindingTraceRequest extends Omit<TraceRequest, 'protocol'> {
+export interface BindingTraceRequest extends TraceRequest {
   /** The sending host's address (IPv4 or IPv6, the family of `to`). */
   from: string;
   /** The sending host's MAC; default DEFAULT_HOST_MAC. */
   fromMac?: string;
-  protocol: Exclude<TraceRequest['protocol'], 'arp'>;
 }
 
 export interface BindingTraceLookups extends TraceLookups {
@@ -72,40 +75,59 @@ export function traceFromBinding(
       `no desired state for chassis ${binding.chassisId} yet: this controller is standby or still starting (trace on the leader)`,
     );
   }
+  const arp = req.protocol === 'arp';
+  if (arp && req.dstMac !== undefined)
+    throw invalid(
+      'dstMac',
+      `an ${v6 ? 'neighbour solicitation' : 'ARP request'} has no destination MAC to give`,
+    );
   const router = lookups.routerOf(binding.networkId);
-  const { dstMac, target, gateway } = whereTo(lookups, binding.networkId, router, {
-    to,
-    req,
-    ...(req.dstMac === undefined ? {} : { dstMac: req.dstMac.toLowerCase() }),
-  });
+  // An ARP request is broadcast: it is meant for whoever holds `to` in the network, if anyone.
+  const held = arp ? lookups.endpointByIp(binding.networkId, to) : undefined;
+  const { dstMac, target, gateway }: Where = arp
+    ? { dstMac: '', ...(held ? { target: held } : {}) }
+    : whereTo(lookups, binding.networkId, router, {
+        to,
+        req,
+        ...(req.dstMac === undefined ? {} : { dstMac: req.dstMac.toLowerCase() }),
+      });
+  const headers: Record<string, OxmValue> = arp
+    ? askHeaders(mac, from, to, v6)
+    : {
+        eth_dst: dstMac,
+        eth_type: v6 ? 0x86dd : 0x0800,
+        ...(v6 ? { ipv6_src: from, ipv6_dst: to } : { ip_src: from, ip_dst: to }),
+        nw_ttl: req.ttl ?? VM_TTL,
+        ...l4(req, v6),
+      };
   const packet = packetOf({
     in_port: ofport,
     eth_src: mac,
-    eth_dst: dstMac,
     vlan_vid: VLAN_PRESENT | binding.vlan,
-    eth_type: v6 ? 0x86dd : 0x0800,
-    ...(v6 ? { ipv6_src: from, ipv6_dst: to } : { ip_src: from, ip_dst: to }),
-    nw_ttl: req.ttl ?? VM_TTL,
-    ...l4(req as TraceRequest, v6),
-  } as Record<string, OxmValue>);
+    ...headers,
+  });
   const established = req.established === true;
   const run = traceAcross(world, binding.chassisId, packet, {
     ctState: BigInt(CS.TRK | (established ? CS.EST : CS.NEW)),
   });
   const dst = v6 ? `[${to}]` : to;
+  const sender = `${from} (vlan-binding ${bindingId})`;
   const probe =
     req.protocol === 'icmp'
-      ? `ping from ${from} (vlan-binding ${bindingId}) to ${to}`
-      : `${req.protocol} from ${from} (vlan-binding ${bindingId}) to ${dst}:${req.port}`;
+      ? `ping from ${sender} to ${to}`
+      : arp
+        ? `${v6 ? 'neighbour solicitation' : 'ARP'} from ${sender} for ${to}`
+        : `${req.protocol} from ${sender} to ${dst}:${req.port}`;
   const goal: TraceTarget = {
     ...(target ? { endpoint: target.id } : {}),
-    arp: false,
+    arp,
     what: req.ttl === undefined ? probe : `${probe} with TTL ${req.ttl}`,
     ...(gateway ? { gateway } : {}),
   };
   const punt = routerPuntOf(run, goal, lookups.arpState?.bind(lookups));
   const verdict = verdictOf(run.hops, goal, established, punt);
   const received = receivedOf(run, verdict, goal);
+  if (arp) sayWhereItIs(verdict, received, to);
   return traceAnswer({ from: bindingId, chassis: binding.chassisId, to, req, established }, verdict, {
     packet,
     received,

@@ -146,7 +146,7 @@ function solicitation(mac: string, srcIp: string, target: string): Record<string
 }
 
 /** What an ARP-like probe asks with: an ARP request, or to an IPv6 address a neighbour solicitation. */
-function askHeaders(mac: string, srcIp: string, to: string, v6: boolean): Record<string, OxmValue> {
+export function askHeaders(mac: string, srcIp: string, to: string, v6: boolean): Record<string, OxmValue> {
   if (v6) return solicitation(mac, srcIp, to);
   return {
     eth_dst: 'ff:ff:ff:ff:ff:ff',
@@ -261,14 +261,23 @@ export function traceEndpoint(
   }
   const verdict = verdictOf(hops, goal, established, punt);
   const received = receivedOf(run, verdict, goal) ?? errorReceived(lookups, from, srcIp, punt);
-  // The advertisement's answer, said as the VM's neighbour table will have it.
-  const tll = req.protocol === 'arp' && verdict.verdict === 'answered' ? received?.get('nd_tll') : undefined;
-  if (tll !== undefined) verdict.summary += ` (${to} is at ${fieldText('nd_tll', tll)})`;
+  if (req.protocol === 'arp') sayWhereItIs(verdict, received, to);
   return traceAnswer({ from: fromId, chassis: binding.chassisId, to, req, established }, verdict, {
     packet,
     received,
     hops,
   });
+}
+
+/**
+ * An answered ARP request or solicitation, said as the asker's neighbour table will have it: the
+ * ARP reply's sender MAC, or the advertisement's target link-layer address.
+ */
+export function sayWhereItIs(verdict: TraceVerdict, received: Packet | undefined, to: string): void {
+  if (verdict.verdict !== 'answered' || !received) return;
+  const field = received.has('nd_tll') ? 'nd_tll' : received.get('arp_op') === 2n ? 'arp_sha' : undefined;
+  const mac = field && received.get(field);
+  if (mac !== undefined) verdict.summary += ` (${to} is at ${fieldText(field!, mac)})`;
 }
 
 /** The answer every trace gives: who sent what, the verdict, the probe as sent and as received, each hop. */

@@ -9,7 +9,7 @@ type Flow = NonNullable<Step['flow']>;
 type Output = Hop['outputs'][number];
 
 const HELP = `Usage: weft trace FROM TO [--tcp PORT | --udp PORT | --icmp | --arp] [options]
-       weft trace --binding ID --src IP TO [--tcp PORT | --udp PORT | --icmp] [options]
+       weft trace --binding ID --src IP TO [--tcp PORT | --udp PORT | --icmp | --arp] [options]
 
 Follows a probe packet from endpoint FROM to address TO through the OpenFlow flows weft puts on the
 switches, hypervisor to hypervisor, and says whether it is delivered or where and why it is dropped.
@@ -21,7 +21,8 @@ call fails.
 With --binding, the probe comes from a host behind that VLAN binding instead (a physical server,
 the upstream router, a client behind it), tagged on the binding's port: to an endpoint of its
 network, a floating IP or a forwarded port of the router (translated as conntrack would), or
-through the router (GET /v1/vlan-bindings/ID/trace).
+through the router; with --arp, its ARP request for TO and who answers it (the router, an
+endpoint's ARP flow, or the endpoint itself) (GET /v1/vlan-bindings/ID/trace).
   --binding ID      the VLAN binding the host is behind
   --src IP          the host's address (the family of TO)
   --src-mac MAC     the host's MAC (default 02:57:ef:00:00:01)
@@ -250,7 +251,6 @@ function requestOf(
   const [to, ...extra] = positionals;
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}' (--binding takes TO alone)`);
   if (values.src === undefined) throw new UsageError("--binding needs --src IP: the host's address");
-  if (values.arp) throw new UsageError('--arp does not fit --binding: trace --icmp, --tcp or --udp');
   return {
     path: `/v1/vlan-bindings/${encodeURIComponent(binding)}/trace`,
     query: {

@@ -62,7 +62,7 @@ export const traceRoutes: FastifyPluginAsyncTypebox<TraceRouteOptions> = async (
       schema: {
         tags: ['status'],
         summary:
-          "Follow a packet from a host behind a VLAN binding (a physical server, the upstream router) through weft's flows: to an endpoint, a floating IP, a port forward or through a router",
+          "Follow a packet from a host behind a VLAN binding (a physical server, the upstream router) through weft's flows: to an endpoint, a floating IP, a port forward or through a router; or its ARP request: who answers it",
         params: Type.Object({ id: Type.String() }),
         querystring: BindingTraceQuery,
         response: { 200: TraceAnswer, ...errorResponses(400, 401, 403, 404, 409, 503) },

@@ -127,6 +127,26 @@ describe('routing to hosts behind a VLAN binding (neighbours resolved by ARP)', 
     );
   }, 60_000);
 
+  it("weft trace of the host's own ARP agrees with the answer it really gets (the router's MAC), and with the silence for an unheld address", async () => {
+    const trace = (to: string) =>
+      e.api.get(
+        `/v1/vlan-bindings/metal42/trace?from=${METAL_IP}&fromMac=${METAL.mac}&to=${to}&protocol=arp`,
+      ) as Promise<{ verdict: string; summary: string; deliveredTo: string[] }>;
+    const arping = (to: string) => e.lab.exec('metal', `busybox arping -c 1 -w 2 -I eth0 ${to} 2>&1; true`);
+    const gw = await trace(METAL.gateway);
+    expect(gw.verdict, gw.summary).toBe('answered');
+    const traced =
+      /answered by router r1 on hv2 without leaving it \(10\.0\.0\.1 is at ([0-9a-f:]{17})\)$/.exec(
+        gw.summary,
+      )?.[1];
+    expect(traced, gw.summary).toBeDefined();
+    const real = /reply from 10\.0\.0\.1 \[([0-9a-f:]{17})\]/i.exec(await arping(METAL.gateway))?.[1];
+    expect(real?.toLowerCase()).toBe(traced);
+    const nobody = await trace('10.0.0.88');
+    expect(nobody.verdict, nobody.summary).toBe('not-delivered');
+    expect(await arping('10.0.0.88')).toMatch(/Received 0 re(ply|plies|sponse)/);
+  }, 60_000);
+
   it('routes a static route via the physical router, whose address no endpoint holds', async () => {
     await waitFor(async () => pings('w1', BEHIND_METAL, 1), 1, 15_000, 'w1 reaches 192.168.50.1 via metal');
     expect(await pings('w1', BEHIND_METAL)).toBe(3);

@@ -65,7 +65,12 @@ describe('GET /v1/vlan-bindings/:id/trace', () => {
   it('refuses bad requests with 400 naming the field, an unknown binding with 404; still serving after', async () => {
     const cases: Array<[string, number, RegExp]> = [
       ['/v1/vlan-bindings/up/trace?to=10.2.0.6', 400, /from/],
-      ['/v1/vlan-bindings/up/trace?from=10.2.0.77&to=10.2.0.6&protocol=arp', 400, /protocol/],
+      ['/v1/vlan-bindings/up/trace?from=10.2.0.77&to=10.2.0.6&protocol=ping', 400, /protocol/],
+      [
+        '/v1/vlan-bindings/up/trace?from=10.2.0.77&to=10.2.0.6&protocol=arp&dstMac=02:00:00:00:00:01',
+        400,
+        /^dstMac: an ARP request has no destination MAC to give/,
+      ],
       [
         '/v1/vlan-bindings/up/trace?from=10.2.0.77&to=10.2.0.6&fromMac=nope',
         400,
@@ -106,6 +111,14 @@ describe('weft trace --binding', () => {
       (await weft('trace --binding up --src 10.2.0.77 --src-mac 02:00:00:00:aa:01 10.2.0.6 --json')).out,
     );
     expect(json.packet.eth_src).toBe('02:00:00:00:aa:01');
+    // The host's ARP for its gateway: the router answers (exit 0); for an address nobody holds, no
+    // one does (exit 1).
+    const gw = await weft('trace --binding up --src 10.2.0.77 10.2.0.1 --arp');
+    expect(gw.code, gw.err).toBe(0);
+    expect(gw.out.split('\n')[0]).toMatch(
+      /^ARP from 10\.2\.0\.77 \(vlan-binding up\) for 10\.2\.0\.1: answered by router r1 on hv2 without leaving it \(10\.2\.0\.1 is at 0a:57:72:00:00:65\)$/,
+    );
+    expect((await weft('trace --binding up --src 10.2.0.77 10.2.0.99 --arp')).code).toBe(1);
     // Nobody answers 10.2.0.99 on its own link: the API says so, the exit status too.
     const no = await weft('trace --binding up --src 10.2.0.77 10.2.0.99');
     expect(no.code).toBe(1);
@@ -116,7 +129,6 @@ describe('weft trace --binding', () => {
     const cases: Array<[string, string]> = [
       ['trace r1 10.2.0.6 --src 10.2.0.77', '--src goes with --binding ID'],
       ['trace --binding up 10.2.0.6', "--binding needs --src IP: the host's address"],
-      ['trace --binding up --src 10.2.0.77 10.2.0.6 --arp', '--arp does not fit --binding'],
       [
         'trace --binding up --src 10.2.0.77 10.2.0.6 extra',
         "unexpected argument 'extra' (--binding takes TO alone)",

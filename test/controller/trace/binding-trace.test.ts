@@ -57,6 +57,49 @@ describe('weft trace from a host behind a VLAN binding', () => {
     expect(a.received).toMatchObject({ ip_src: HOST, ip_dst: '10.1.0.5' });
   });
 
+  it('ARP from the host: answered by the router (its address, a floating IP) or an endpoint ARP flow, on the binding hypervisor', () => {
+    const arp = (to: string) => trace({ to, protocol: 'arp' });
+    const gw = arp('10.2.0.1');
+    expect([gw.verdict, gw.deliveredTo], gw.summary).toEqual(['answered', []]);
+    expect(gw.summary).toBe(
+      `ARP from 10.2.0.77 (vlan-binding up) for 10.2.0.1: answered by router r1 on hv2 without leaving it (10.2.0.1 is at ${DB_GATEWAY_MAC})`,
+    );
+    // Tagged as it arrived, a broadcast request from the host's MAC.
+    expect(gw.packet).toMatchObject({
+      in_port: String(PHY_PORT),
+      eth_dst: 'ff:ff:ff:ff:ff:ff',
+      eth_src: '02:57:ef:00:00:01',
+      arp_spa: HOST,
+      arp_tpa: '10.2.0.1',
+    });
+    // The reply goes back out of the binding's port, tagged, from the router's MAC.
+    expect(gw.received).toMatchObject({ arp_op: '2', arp_sha: DB_GATEWAY_MAC, arp_tha: '02:57:ef:00:00:01' });
+    expect(arp('10.2.0.50').summary).toMatch(
+      new RegExp(
+        `answered by router r1 on hv2 without leaving it \\(10\\.2\\.0\\.50 is at ${DB_GATEWAY_MAC}\\)$`,
+      ),
+    );
+    const d1 = arp('10.2.0.5');
+    expect([d1.verdict, d1.summary]).toEqual([
+      'answered',
+      'ARP from 10.2.0.77 (vlan-binding up) for 10.2.0.5: answered on hv2 without leaving it (10.2.0.5 is at 02:00:00:00:02:05)',
+    ]);
+    // Nobody holds it: the request floods the network and nothing answers.
+    const none = arp('10.2.0.99');
+    expect([none.verdict, [...none.deliveredTo].sort()], none.summary).toEqual([
+      'not-delivered',
+      ['d1', 'd2'],
+    ]);
+    // An ARP request has no TTL and no destination MAC to give.
+    expect(errorOf(() => trace({ to: '10.2.0.1', protocol: 'arp', ttl: 3 })).field).toBe('ttl');
+    const mac = errorOf(() => trace({ to: '10.2.0.1', protocol: 'arp', dstMac: DB_GATEWAY_MAC }));
+    expect([mac.code, mac.field, mac.message]).toEqual([
+      'invalid',
+      'dstMac',
+      'dstMac: an ARP request has no destination MAC to give',
+    ]);
+  });
+
   it('to a forwarded port of the SNAT address: translated on the binding chassis (to the internal port; a range keeps it)', async () => {
     const r = await w.svc.update('router', 'r1', {
       floatingIps: [],

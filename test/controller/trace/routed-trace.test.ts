@@ -124,7 +124,9 @@ describe('weft trace through a router', () => {
 
   it('answers the ARP for the gateway address by the router', () => {
     const a = w.trace('w1', { to: '10.1.0.1', protocol: 'arp' });
-    expect(a.summary).toBe('ARP from w1 for 10.1.0.1: answered by router r1 on hv1 without leaving it');
+    expect(a.summary).toBe(
+      `ARP from w1 for 10.1.0.1: answered by router r1 on hv1 without leaving it (10.1.0.1 is at ${WEB_GATEWAY_MAC})`,
+    );
     expect(a.received).toMatchObject({ arp_op: '2', arp_spa: '10.1.0.1', arp_sha: WEB_GATEWAY_MAC });
   });
 
