@@ -167,3 +167,48 @@ describe('weft trace from a host behind a VLAN binding', () => {
     );
   });
 });
+
+describe('weft trace from a host behind a VLAN binding, IPv6', () => {
+  let w6: Awaited<ReturnType<typeof routedWorld>>;
+  beforeAll(async () => {
+    w6 = await routedWorld({ ipv6: true, byName: (c) => new Map(c === 'hv2' ? [['phy-up', PHY_PORT]] : []) });
+    const b = await w6.svc.create('vlanBinding', {
+      id: 'up',
+      chassisId: 'hv2',
+      port: 'phy-up',
+      vlan: 42,
+      networkId: 'db',
+    });
+    await w6.applied(b.revision);
+  });
+  afterAll(async () => {
+    await w6?.close();
+  });
+  const solicit = (to: string) =>
+    traceFromBinding(
+      bindingTraceLookups(w6.svc, () => w6.facts.current()),
+      w6.world('db'),
+      'up',
+      {
+        from: 'fd00:2::77',
+        to,
+        protocol: 'arp',
+      },
+    );
+
+  it("a neighbour solicitation for the router's address is answered by the router, with its MAC", () => {
+    const a = solicit('fd00:2::1');
+    expect([a.verdict, a.summary]).toEqual([
+      'answered',
+      `neighbour solicitation from fd00:2::77 (vlan-binding up) for fd00:2::1: answered by router r1 on hv2 without leaving it (fd00:2::1 is at ${DB_GATEWAY_MAC})`,
+    ]);
+    expect(a.packet).toMatchObject({ in_port: String(PHY_PORT), icmpv6_type: '135', nd_target: 'fd00:2::1' });
+  });
+
+  it("one for an endpoint's address is answered on the binding's hypervisor; one for nobody's is not", () => {
+    expect(solicit('fd00:2::5').summary).toMatch(
+      /answered on hv2 without leaving it \(fd00:2::5 is at 02:00:00:00:02:05\)$/,
+    );
+    expect(solicit('fd00:2::99').verdict).toBe('not-delivered');
+  });
+});
