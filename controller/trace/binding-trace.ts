@@ -84,8 +84,8 @@ export function traceFromBinding(
   const router = lookups.routerOf(binding.networkId);
   // An ARP request is broadcast: it is meant for whoever holds `to` in the network, if anyone.
   const held = arp ? lookups.endpointByIp(binding.networkId, to) : undefined;
-  const { dstMac, target, gateway }: Where = arp
-    ? { dstMac: '', ...(held ? { target: held } : {}) }
+  const { dstMac, target, gateway }: Partial<Where> = arp
+    ? { ...(held ? { target: held } : {}) }
     : whereTo(lookups, binding.networkId, router, {
         to,
         req,
@@ -94,7 +94,7 @@ export function traceFromBinding(
   const headers: Record<string, OxmValue> = arp
     ? askHeaders(mac, from, to, v6)
     : {
-        eth_dst: dstMac,
+        eth_dst: dstMac!, // whereTo gives every IP probe one
         eth_type: v6 ? 0x86dd : 0x0800,
         ...(v6 ? { ipv6_src: from, ipv6_dst: to } : { ip_src: from, ip_dst: to }),
         nw_ttl: req.ttl ?? VM_TTL,
