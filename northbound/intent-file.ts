@@ -38,7 +38,12 @@ const itemsOf = (doc: unknown): unknown[] => {
   return doc === null || doc === undefined ? [] : [doc];
 };
 
-/** JSON first (no YAML parser needed); otherwise YAML, one or more documents. */
+/**
+ * JSON first (no YAML parser needed); otherwise YAML, one or more documents, read with js-yaml's
+ * core schema (YAML 1.2: no dates, no yes/no booleans, as `weft export` writes it). js-yaml, not
+ * the `yaml` package export writes with: it reads a file of 20,000 endpoints 10-17x faster
+ * (docs/BENCHMARKS.md), and a restore of 100,000 was mostly spent reading.
+ */
 export const parseApplyFile = async (text: string): Promise<unknown[]> => {
   let jsonError: Error;
   try {
@@ -47,23 +52,21 @@ export const parseApplyFile = async (text: string): Promise<unknown[]> => {
     jsonError = err as Error;
   }
   // Loaded only for YAML files, so JSON keeps working where the package is missing.
-  const { parseAllDocuments } = await import('yaml').catch(() => {
-    throw new FileError(`not JSON (${jsonError.message}), and YAML needs the 'yaml' package`);
+  const { default: jsyaml } = await import('js-yaml').catch(() => {
+    throw new FileError(`not JSON (${jsonError.message}), and YAML needs the 'js-yaml' package`);
   });
-  const items: unknown[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    const first = doc.errors[0];
-    if (first) {
-      // YAML flow style looks like JSON too; report the JSON error for what looks like JSON.
-      throw new FileError(
-        /^\s*[[{]/.test(text)
-          ? `not valid JSON: ${jsonError.message}`
-          : `not valid YAML: ${first.message.split('\n')[0]}`,
-      );
-    }
-    items.push(...itemsOf(doc.toJS()));
+  let docs: unknown[];
+  try {
+    docs = jsyaml.loadAll(text, undefined, { schema: jsyaml.CORE_SCHEMA });
+  } catch (err) {
+    // YAML flow style looks like JSON too; report the JSON error for what looks like JSON.
+    throw new FileError(
+      /^\s*[[{]/.test(text)
+        ? `not valid JSON: ${jsonError.message}`
+        : `not valid YAML: ${(err as Error).message.split('\n')[0]}`,
+    );
   }
-  return items;
+  return docs.flatMap(itemsOf);
 };
 
 /** One file item -> one batch op (the server checks the rest and names the op if wrong). */
