@@ -129,10 +129,12 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
   const facts: FactsSource = chassis ? new OvsdbFacts(chassis) : noFacts;
   const metricsRegistry = new Registry();
   let observe: (r: SyncResult, dpid: string) => void = () => {};
+  let failed: (err: Error, dpid: string) => void = () => {};
   let rolledOut: (done: RolloutDone) => void = () => {};
   const engine = new Engine(intentSource(intents), facts, log.child({ part: 'engine' }), {
     resyncIntervalMs: config.resyncIntervalMs,
     onSynced: (r, dpid) => observe(r, dpid),
+    onSyncFailed: (err, dpid) => failed(err, dpid),
     onRolledOut: (done) => rolledOut(done),
   });
 
@@ -173,7 +175,9 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     openflow.registry.on('switch-down', detach);
   }
 
-  const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry);
+  const metrics = registerControllerMetrics(metricsRegistry, engine, openflow.registry, () =>
+    intents.revision(),
+  );
   const dhcp = startDhcpResponder(
     openflow.registry,
     {
@@ -243,6 +247,7 @@ export async function startController(config: ServeConfig, deps: ControllerDeps 
     ha?.notePossiblyApplied();
   };
   rolledOut = metrics.rolledOut;
+  failed = metrics.failed;
   if (chassis) {
     new ChassisSync(intents, chassis, { datapathType: config.datapathType }, log.child({ part: 'chassis' }));
     await chassis.start();

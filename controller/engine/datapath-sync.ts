@@ -102,6 +102,8 @@ export class DatapathSync {
     private readonly clock: RevisionClock = { revision: 0 },
     /** The engine's, shared by this switch's later connections: see NatFlushDebt. */
     private readonly natDebt = new NatFlushDebt(),
+    /** Each failed sync (metrics), before its retry is scheduled. */
+    private readonly onFailed: (dpid: string, err: Error) => void = () => {},
   ) {}
 
   /**
@@ -217,6 +219,7 @@ export class DatapathSync {
           },
           'sync failed; will dump and retry',
         );
+        this.onFailed(this.port.dpid, err as Error);
         this.scheduleRetry(job);
       }
       const ready = this.waiters.filter((w) => w.revision <= job.revision);

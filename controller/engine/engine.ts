@@ -48,6 +48,8 @@ export interface EngineOptions {
   startupGraceMs?: number;
   /** Called after every successful switch sync (metrics). */
   onSynced?: (result: SyncResult, dpid: string) => void;
+  /** Called after every failed switch sync, before its retry (metrics). */
+  onSyncFailed?: (err: Error, dpid: string) => void;
   /** Called once every switch a revision was sent to has applied it (metrics). */
   onRolledOut?: (done: RolloutDone) => void;
 }
@@ -77,6 +79,7 @@ export class Engine implements ApplyTracker {
   private computedRevision = 0;
   private readonly gate: StartupGate;
   private readonly onSynced: (result: SyncResult, dpid: string) => void;
+  private readonly onSyncFailed: (err: Error, dpid: string) => void;
   private active = true;
   private readonly model: DesiredModel;
   private modelReady = false;
@@ -101,6 +104,7 @@ export class Engine implements ApplyTracker {
   ) {
     this.gate = new StartupGate(opts.startupGraceMs ?? 10_000, log, () => this.schedule(true));
     this.onSynced = opts.onSynced ?? (() => {});
+    this.onSyncFailed = opts.onSyncFailed ?? (() => {});
     this.model = new DesiredModel(log);
     this.rollouts = new RolloutLog(log, opts.onRolledOut);
     intent.onChange((changes) => {
@@ -138,6 +142,7 @@ export class Engine implements ApplyTracker {
         },
         this.clock,
         this.natDebt,
+        (dpid, err) => this.onSyncFailed(err, dpid),
       ),
     );
     this.schedule(true);

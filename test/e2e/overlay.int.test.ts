@@ -50,6 +50,14 @@ describe('tenant overlays end to end', () => {
     expect(text).toMatch(/^weft_switch_flows\{dpid="[0-9a-f]{16}",chassis="hv1"\} [1-9]\d*$/m);
     expect(text).toMatch(/^weft_switch_applied_revision\{dpid="[0-9a-f]{16}",chassis="hv2"\} [1-9]\d*$/m);
     expect(text).toMatch(/^weft_reconcile_seconds_count\{dumped="true"\} [1-9]\d*$/m);
+    // Both switches in step, none failing: alerting compares these two and watches the third.
+    const intentRevision = Number(/^weft_intent_revision (\d+)$/m.exec(text)?.[1]);
+    expect(intentRevision).toBeGreaterThan(0);
+    const applied = [...text.matchAll(/^weft_switch_applied_revision\{[^}]*\} (\d+)$/gm)].map((m) =>
+      Number(m[1]),
+    );
+    expect(applied).toEqual([intentRevision, intentRevision]);
+    expect(text).toMatch(/^weft_switch_sync_failing\{dpid="[0-9a-f]{16}",chassis="hv1"\} 0$/m);
     // Every revision written above reached both switches: its rollout was timed.
     expect(text).toMatch(/^weft_revision_rollout_seconds_count [1-9]\d*$/m);
     // /v1/status says how each switch's last sync went.
