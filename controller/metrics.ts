@@ -7,8 +7,7 @@ import type { RolloutDone } from './engine/rollout-log.js';
 /**
  * Why a switch sync failed, for alerting: `refused` (the switch rejected a bundle or a meter),
  * `disconnected` (the connection went mid-sync), `timeout` (no answer in time, or the switch
- * stopped reading), `not-leader`
- * (an HA standby's write stopped before it left), `other`.
+ * stopped reading), `not-leader` (an HA standby's write stopped before it left), `other`.
  */
 export function failureReason(err: Error): string {
   switch (err.name) {

@@ -41,8 +41,8 @@ const itemsOf = (doc: unknown): unknown[] => {
 /**
  * JSON first (no YAML parser needed); otherwise YAML, one or more documents, read with js-yaml's
  * core schema (YAML 1.2: no dates, no yes/no booleans, as `weft export` writes it). js-yaml, not
- * the `yaml` package export writes with: it reads a file of 20,000 endpoints 10-17x faster
- * (docs/BENCHMARKS.md), and a restore of 100,000 was mostly spent reading.
+ * the `yaml` package export writes with: it reads 100,000 endpoints 18x faster (npm run
+ * bench:apply-file), and a restore of that many was mostly spent reading.
  */
 export const parseApplyFile = async (text: string): Promise<unknown[]> => {
   let jsonError: Error;

@@ -170,7 +170,7 @@ tick();
 
 /**
  * Sends UDP datagrams from a namespace at about `pps` a second for `seconds` (ping cannot keep a
- * rate of thousands a second up here); resolves with how many were handed to the kernel.
+ * rate of thousands a second up here); resolves with how many it asked the socket to send.
  */
 export async function udpFlood(
   ns: string,
