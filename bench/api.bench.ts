@@ -21,6 +21,7 @@ import type { Store } from '../controller/store/store.js';
 import { buildApp } from '../northbound/app.js';
 import { DURABLE_REDIS, startRedis } from '../test/lab/redis.js';
 import { runLoad } from './api-load.js';
+import { median } from './stats.js';
 
 const CREATES = Number(process.env.BENCH_CREATES ?? 10_000);
 const CONCURRENCY = 50;
@@ -45,8 +46,6 @@ const timedList = async (url: string): Promise<{ ms: number; bytes: number }> =>
     throw new Error(`list ${url}: ${JSON.stringify(r.statuses)} ${r.firstError}`);
   return { ms: r.p50, bytes: r.bytesPerResponse };
 };
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function bareFastify(): Promise<{ perSecond: number; listFloorMs: number }> {
   const app = Fastify();

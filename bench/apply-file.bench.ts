@@ -8,6 +8,7 @@
 import { parseAllDocuments } from 'yaml';
 import { exportYaml } from '../northbound/cli/export-command.js';
 import { parseApplyFile } from '../northbound/intent-file.js';
+import { median } from './stats.js';
 
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -28,7 +29,6 @@ const ops = Array.from({ length: ENDPOINTS }, (_, i) => ({
 const yamlText = await exportYaml(ops, '1', new Date());
 const jsonText = JSON.stringify(ops.map((o) => ({ kind: o.kind, id: o.id, ...o.body })));
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 async function time(what: string, read: () => Promise<unknown[]> | unknown[]): Promise<number> {
   const ms: number[] = [];
   for (let r = 0; r < RUNS; r++) {

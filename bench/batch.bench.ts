@@ -20,6 +20,7 @@ import type { Store } from '../controller/store/store.js';
 import { buildApp } from '../northbound/app.js';
 import { DURABLE_REDIS, startRedis } from '../test/lab/redis.js';
 import { runLoad } from './api-load.js';
+import { median } from './stats.js';
 
 const N = 1_000;
 const RUNS = 7;
@@ -30,7 +31,6 @@ const load = () =>
     .map((l) => l.toFixed(1))
     .join(' ');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Body of one batch: N endpoint creates on network `<prefix><i>` (i = the load client's request index). */
 const batchBody = (prefix: string) =>

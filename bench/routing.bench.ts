@@ -14,6 +14,7 @@ import { DesiredModel } from '../controller/engine/desired-model.js';
 import { type Router, routerMac } from '../controller/intent/model.js';
 import { endpoint } from '../test/apps/fixtures.js';
 import { asStored, NETWORKS, SPREAD, scaleModel } from './scale-model.js';
+import { median } from './stats.js';
 
 const CHASSIS = Number(process.env.CHASSIS ?? 1000);
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 100_000);
@@ -42,7 +43,6 @@ const routers = Array.from({ length: NETWORKS / 2 }, (_, i) => routerOf(i));
 // Parsed as a store hands them (bench/scale-model.ts), as the networks above.
 const routed: IntentView = asStored({ ...subnetted, routers });
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 const mb = () => process.memoryUsage().heapUsed / 1e6;

@@ -20,6 +20,7 @@ import { pino } from 'pino';
 import { RedisSgLog } from '../controller/sg-log/redis-sg-log.js';
 import { SgLogBook, type SgLogEntry } from '../controller/sg-log/sg-log-book.js';
 import { startRedis } from '../test/lab/redis.js';
+import { median } from './stats.js';
 
 const ENTRIES = Number(process.env.SG_LOG_ENTRIES ?? 20_000);
 const RUNS = Number(process.env.SG_LOG_RUNS ?? 3);
@@ -40,7 +41,6 @@ const entry = (i: number): Omit<SgLogEntry, 'seq'> => ({
 });
 
 const perSec = (n: number, ms: number) => Math.round((n / ms) * 1000).toLocaleString('en-US');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const redis = await startRedis();

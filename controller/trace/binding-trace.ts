@@ -9,6 +9,7 @@ import {
   askHeaders,
   checkRequest,
   l4,
+  probeText,
   receivedOf,
   sayWhereItIs,
   type TraceAnswer,
@@ -81,25 +82,25 @@ export function traceFromBinding(
       'dstMac',
       `an ${v6 ? 'neighbour solicitation' : 'ARP request'} has no destination MAC to give`,
     );
-  const router = lookups.routerOf(binding.networkId);
   // An ARP request is broadcast: it is meant for whoever holds `to` in the network, if anyone.
-  const held = arp ? lookups.endpointByIp(binding.networkId, to) : undefined;
-  const { dstMac, target, gateway }: Partial<Where> = arp
-    ? { ...(held ? { target: held } : {}) }
-    : whereTo(lookups, binding.networkId, router, {
+  const where = arp
+    ? undefined
+    : whereTo(lookups, binding.networkId, lookups.routerOf(binding.networkId), {
         to,
         req,
         ...(req.dstMac === undefined ? {} : { dstMac: req.dstMac.toLowerCase() }),
       });
-  const headers: Record<string, OxmValue> = arp
-    ? askHeaders(mac, from, to, v6)
-    : {
-        eth_dst: dstMac!, // whereTo gives every IP probe one
+  const target = where ? where.target : lookups.endpointByIp(binding.networkId, to);
+  const gateway = where?.gateway;
+  const headers: Record<string, OxmValue> = where
+    ? {
+        eth_dst: where.dstMac,
         eth_type: v6 ? 0x86dd : 0x0800,
         ...(v6 ? { ipv6_src: from, ipv6_dst: to } : { ip_src: from, ip_dst: to }),
         nw_ttl: req.ttl ?? VM_TTL,
         ...l4(req, v6),
-      };
+      }
+    : askHeaders(mac, from, to, v6);
   const packet = packetOf({
     in_port: ofport,
     eth_src: mac,
@@ -110,18 +111,10 @@ export function traceFromBinding(
   const run = traceAcross(world, binding.chassisId, packet, {
     ctState: BigInt(CS.TRK | (established ? CS.EST : CS.NEW)),
   });
-  const dst = v6 ? `[${to}]` : to;
-  const sender = `${from} (vlan-binding ${bindingId})`;
-  const probe =
-    req.protocol === 'icmp'
-      ? `ping from ${sender} to ${to}`
-      : arp
-        ? `${v6 ? 'neighbour solicitation' : 'ARP'} from ${sender} for ${to}`
-        : `${req.protocol} from ${sender} to ${dst}:${req.port}`;
   const goal: TraceTarget = {
     ...(target ? { endpoint: target.id } : {}),
     arp,
-    what: req.ttl === undefined ? probe : `${probe} with TTL ${req.ttl}`,
+    what: probeText(req, `${from} (vlan-binding ${bindingId})`, to, v6),
     ...(gateway ? { gateway } : {}),
   };
   const punt = routerPuntOf(run, goal, lookups.arpState?.bind(lookups));

@@ -236,13 +236,7 @@ export function traceEndpoint(
     ctState: BigInt(CS.TRK | (established ? CS.EST : CS.NEW)),
   });
   const { hops } = run;
-  const probe =
-    req.protocol === 'tcp' || req.protocol === 'udp'
-      ? `${req.protocol} from ${fromId} to ${v6 ? `[${to}]` : to}:${req.port}`
-      : req.protocol === 'arp'
-        ? `${v6 ? 'neighbour solicitation' : 'ARP'} from ${fromId} for ${to}`
-        : `ping from ${fromId} to ${to}`;
-  const what = req.ttl === undefined ? probe : `${probe} with TTL ${req.ttl}`;
+  const what = probeText(req, fromId, to, v6);
   const goal: TraceTarget = {
     ...(target ? { endpoint: target.id } : {}),
     arp: req.protocol === 'arp',
@@ -269,6 +263,17 @@ export function traceEndpoint(
   });
 }
 
+/** The probe in words, as verdicts begin: `tcp from w1 to 10.0.0.7:443`, `ARP from w1 for 10.0.0.1`. */
+export function probeText(req: TraceRequest, sender: string, to: string, v6: boolean): string {
+  const probe =
+    req.protocol === 'tcp' || req.protocol === 'udp'
+      ? `${req.protocol} from ${sender} to ${v6 ? `[${to}]` : to}:${req.port}`
+      : req.protocol === 'arp'
+        ? `${v6 ? 'neighbour solicitation' : 'ARP'} from ${sender} for ${to}`
+        : `ping from ${sender} to ${to}`;
+  return req.ttl === undefined ? probe : `${probe} with TTL ${req.ttl}`;
+}
+
 /**
  * An answered ARP request or solicitation, said as the asker's neighbour table will have it: the
  * ARP reply's sender MAC, or the advertisement's target link-layer address.
@@ -276,8 +281,8 @@ export function traceEndpoint(
 export function sayWhereItIs(verdict: TraceVerdict, received: Packet | undefined, to: string): void {
   if (verdict.verdict !== 'answered' || !received) return;
   const field = received.has('nd_tll') ? 'nd_tll' : received.get('arp_op') === 2n ? 'arp_sha' : undefined;
-  const mac = field && received.get(field);
-  if (mac !== undefined) verdict.summary += ` (${to} is at ${fieldText(field!, mac)})`;
+  const mac = field === undefined ? undefined : received.get(field);
+  if (field !== undefined && mac !== undefined) verdict.summary += ` (${to} is at ${fieldText(field, mac)})`;
 }
 
 /** The answer every trace gives: who sent what, the verdict, the probe as sent and as received, each hop. */

@@ -8,9 +8,8 @@ import { createRedBlue, RED_BLUE_VMS } from './red-blue.js';
 /**
  * Network ACL logging stays per tenant under load, with real OVS and real packets: red floods a
  * logging ACL of its own (UDP, thousands a second) while every datagram blue's ACL drops meanwhile
- * is still logged,
- * because each network's copies go through a meter of that network's (100 a second, burst 200)
- * and not one meter every network of a hypervisor shares.
+ * is still logged, because each network's copies go through a meter of that network's (100 a
+ * second, burst 200) and not one meter every network of a hypervisor shares.
  */
 let e: E2e;
 const FLOOD = { pps: 2000, seconds: 3 };
