@@ -4,13 +4,14 @@ import {
   flowAges,
   instanceView,
   type LogRecord,
+  leaseInRedis,
   reAddedFlows,
   startFlowMonitor,
   type WatchResult,
   watchSplitBrain,
 } from './ha-faults.js';
-import { ctlIp, HA_VMS, type HaPair, type HttpResult } from './ha-harness.js';
-import { type PingStream, startPingStream, until, waitSwitchesReady } from './ha-round.js';
+import { ctlIp, type HaPair, type HttpResult } from './ha-harness.js';
+import { pingAtoB, type RoundPing, type RoundPingResult, until, waitSwitchesReady } from './ha-round.js';
 
 /**
  * The three faults of issue 7 the kill -9 loop does not cover, each run once against a running
@@ -18,23 +19,8 @@ import { type PingStream, startPingStream, until, waitSwitchesReady } from './ha
  * restarted on its AOF), both controllers killed -9 together (then started together).
  */
 
-type PingResult = Awaited<ReturnType<PingStream['stop']>>;
-
 const others = (pair: HaPair, ctl: string) => pair.ha.controllers.map((c) => c.name).filter((n) => n !== ctl);
 const since = (t0: number) => Math.round(performance.now() - t0);
-
-/** The VMs' ping; `stop` may be called again (a round's finally stops it if the round threw). */
-function pingAtoB(pair: HaPair): PingStream {
-  const to = (HA_VMS[1]?.ip ?? '').split('/')[0] as string;
-  const stream = startPingStream(pair.ha.lab.vm('a').netns, to);
-  let result: Promise<PingResult> | undefined;
-  return {
-    stop: () => {
-      result ??= stream.stop();
-      return result;
-    },
-  };
-}
 
 async function tablesChanged(pair: HaPair, baseline: Map<string, string[]>): Promise<string[]> {
   const changed: string[] = [];
@@ -79,9 +65,12 @@ export interface CutOffResult {
   /** reconnect -> it is a standby again (roles: SLAVE on every bridge, both connected). */
   rejoinMs: number;
   watch: WatchResult;
-  ping: PingResult;
+  ping: RoundPingResult;
   /** performance.now() at the fault (the cut, Redis's kill -9, both controllers' kill -9). */
   faultAt: number;
+  /** The instance holding the lease in Redis just after the cut, and when (ms after the cut) that lease ends. */
+  leaseHolder: string;
+  leaseEndsMs: number;
   writeKept: boolean;
   tablesChanged: string[];
 }
@@ -91,7 +80,7 @@ export async function cutOffRound(pair: HaPair, baseline: Map<string, string[]>)
   const leader = await pair.waitLeader();
   await waitSwitchesReady(pair, leader);
   const successor = others(pair, leader)[0] as string;
-  const ping = pingAtoB(pair);
+  const ping = await pingAtoB(pair);
   try {
     return await cutOff(pair, baseline, leader, successor, ping);
   } finally {
@@ -104,7 +93,7 @@ async function cutOff(
   baseline: Map<string, string[]>,
   leader: string,
   successor: string,
-  ping: PingStream,
+  ping: RoundPing,
 ): Promise<CutOffResult> {
   await sleep(300);
   const probe = `cut-probe-${Date.now()}`;
@@ -117,6 +106,8 @@ async function cutOff(
   let roleWhileCut = '';
   let statusAnswerMs = Number.NaN;
   await pair.ha.cutOff(leader);
+  // Read at once: the cut-off leader can no longer renew, so this is when its lease ends.
+  const lease = await leaseInRedis(pair);
   try {
     await until(`${successor} leads with every switch MASTER`, 30_000, () =>
       leadsEverywhere(pair, successor),
@@ -169,6 +160,8 @@ async function cutOff(
     watch: watchResult,
     ping: pingResult,
     faultAt: t0,
+    leaseHolder: lease.holder,
+    leaseEndsMs: lease.expiresAtWall - t0Wall,
     writeKept: read.status === 200,
     tablesChanged: await tablesChanged(pair, baseline),
   };
@@ -212,7 +205,7 @@ export interface RedisDownResult {
   newWriteStatus: number;
   newWriteOnStandby: boolean;
   watch: WatchResult;
-  ping: PingResult;
+  ping: RoundPingResult;
   /** performance.now() at the fault (the cut, Redis's kill -9, both controllers' kill -9). */
   faultAt: number;
   tablesChanged: string[];
@@ -233,7 +226,7 @@ export async function redisDownRound(
   await ackedWrite(pair, settled, ctlIp(leader));
   for (const n of others(pair, leader))
     await until(`${n} reads ${settled}`, 10_000, () => readOn(n, settled));
-  const ping = pingAtoB(pair);
+  const ping = await pingAtoB(pair);
   await sleep(300);
   const last = `redis-last-${Date.now()}`;
   await ackedWrite(pair, last, ctlIp(leader)).catch(async (err) => {
@@ -317,7 +310,7 @@ export interface RestartBothResult {
   /** The monitor's own check: a flow added and deleted by hand afterwards shows as events. */
   controlEvents: number;
   watch: WatchResult;
-  ping: PingResult;
+  ping: RoundPingResult;
   /** performance.now() at the fault (the cut, Redis's kill -9, both controllers' kill -9). */
   faultAt: number;
   tablesChanged: string[];
@@ -333,7 +326,7 @@ export async function restartBothRound(
   const hvs = pair.ha.lab.hypervisors.map((h) => h.name);
   await waitSwitchesReady(pair, await pair.waitLeader());
   const monitors = await Promise.all(hvs.map((hv) => startFlowMonitor(pair.ha.lab.hv(hv).mgmt('br-int'))));
-  const ping = pingAtoB(pair);
+  const ping = await pingAtoB(pair);
   await sleep(300);
   const watch = watchSplitBrain(pair);
   let watchResult: WatchResult | undefined;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killPid, onExitUndo } from '../lab/cleanup.js';
+import { inNetns } from '../lab/lab-netns.js';
 import { API_PORT, HA_TOKEN, type HaPair, masterCount } from './ha-harness.js';
 
 /**
@@ -243,4 +244,26 @@ export async function startFlowMonitor(mgmt: string): Promise<{ stop(): Promise<
     await sleep(20);
   }
   return { stop };
+}
+
+/** The leader lease's key with weft's default prefix (controller/ha/lease.ts). */
+const LEASE_KEY = 'weft:ha:lease';
+
+/**
+ * Who holds the leader lease and the wall-clock ms at which Redis lets it expire (PEXPIRETIME:
+ * Redis's own deadline, on this machine's clock, so comparable with log timestamps).
+ */
+export async function leaseInRedis(pair: HaPair): Promise<{ holder: string; expiresAtWall: number }> {
+  const { redis } = pair.ha;
+  const script = "return {redis.call('GET', KEYS[1]), redis.call('PEXPIRETIME', KEYS[1])}";
+  const out = await inNetns(redis.netns, 'redis-cli', [
+    ...['-h', redis.ip, '-p', String(redis.port), '--no-raw'],
+    ...['EVAL', script, '1', LEASE_KEY],
+  ]);
+  // --no-raw prints `1) "c1 <nonce> <term>"` and `2) (integer) 1764...`.
+  const holder = /1\) "(\S+) /.exec(out)?.[1];
+  const expiresAtWall = Number(/2\) \(integer\) (-?\d+)/.exec(out)?.[1]);
+  if (!holder || !(expiresAtWall > 0))
+    throw new Error(`lease ${LEASE_KEY} in Redis: unexpected answer ${out}`);
+  return { holder, expiresAtWall };
 }

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killPid } from '../lab/cleanup.js';
 import { ctlIp, HA_VMS, type HaPair, masterCount } from './ha-harness.js';
+import { watchOvsDrops } from './ovs-drop-notes.js';
 
 /**
  * One failover round of the HA pair (test/e2e/ha.int.test.ts, bench/ha.bench.ts) and what it
@@ -63,6 +64,26 @@ export function startPingStream(ns: string, toIp: string, intervalMs = 10): Ping
       const trailing = sent - last;
       const lost = missing.length + (trailing > 30 ? trailing : 0);
       return { sent, received: replies.size, lost, missing, trailing, startedAt, intervalMs };
+    },
+  };
+}
+
+/** The ping's outcome; when it lost packets, what OVS saw meanwhile (test/e2e/ovs-drop-notes.ts). */
+export type RoundPingResult = PingOutcome & { ovs?: string[] };
+export interface RoundPing {
+  stop(): Promise<RoundPingResult>;
+}
+
+/** The VMs' ping; `stop` may be called again (a round's finally stops it if the round threw). */
+export async function pingAtoB(pair: HaPair): Promise<RoundPing> {
+  const to = (HA_VMS[1]?.ip ?? '').split('/')[0] as string;
+  const ovs = await watchOvsDrops(pair.ha.lab.hypervisors);
+  const stream = startPingStream(pair.ha.lab.vm('a').netns, to);
+  let result: Promise<RoundPingResult> | undefined;
+  return {
+    stop: () => {
+      result ??= stream.stop().then(async (p) => (p.lost > 0 ? { ...p, ovs: await ovs.notes() } : p));
+      return result;
     },
   };
 }
@@ -163,7 +184,7 @@ export interface RoundResult {
   /** Bridges where the restarted instance was left at a role other than SLAVE (lenient rounds only). */
   standbyNotSlave: number;
   samples: number;
-  ping: { sent: number; received: number; lost: number; missing: number[] };
+  ping: RoundPingResult;
   /** The write acknowledged just before the kill, read back from the new leader after. */
   writeKept: boolean;
   /** Hypervisors whose flow/group table differs from the baseline after the round. */
@@ -189,9 +210,24 @@ export async function failoverRound(
 ): Promise<RoundResult> {
   const leader = await pair.waitLeader();
   await waitSwitchesReady(pair, leader, 20_000, standbyRoles);
+  const ping = await pingAtoB(pair);
+  try {
+    return await killAndRecover(pair, round, baseline, leader, ping, standbyRoles, samplePauseMs);
+  } finally {
+    await ping.stop(); // already stopped unless the round threw
+  }
+}
+
+async function killAndRecover(
+  pair: HaPair,
+  round: number,
+  baseline: Map<string, string[]>,
+  leader: string,
+  ping: RoundPing,
+  standbyRoles: string[],
+  samplePauseMs: number,
+): Promise<RoundResult> {
   const killedIp = ctlIp(leader);
-  const to = (HA_VMS[1]?.ip ?? '').split('/')[0] as string;
-  const ping = startPingStream(pair.ha.lab.vm('a').netns, to);
   await sleep(300);
   const probe = `ha-probe-${round}-${Date.now()}`;
   const w = await pair.api('PUT', `/v1/tenants/${probe}`, { name: probe }, killedIp);

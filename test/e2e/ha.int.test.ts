@@ -65,7 +65,8 @@ function describeMode(mode: HaMode, failoverBudgetMs: number) {
           expect(r.writeKept, `${at}: acknowledged write present`).toBe(true);
           expect(r.tablesChanged, `${at}: tables changed`).toEqual([]);
           expect(r.ping.sent, `${at}: pings sent`).toBeGreaterThan(100);
-          expect(r.ping.lost, `${at}: packets lost`).toBe(0);
+          const ovsSaw = r.ping.ovs?.length ? `; what OVS saw meanwhile:\n${r.ping.ovs.join('\n')}\n` : '';
+          expect(r.ping.lost, `${at}: packets lost${ovsSaw}`).toBe(0);
           expect(r.failoverMs, `${at}: ms until every switch has a MASTER`).toBeLessThan(failoverBudgetMs);
         }
         // Each kill hands leadership to the other instance.
