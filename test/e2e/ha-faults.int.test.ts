@@ -25,8 +25,11 @@ const BOTH_DOWN_MS = Number(process.env.WEFT_HA_BOTH_DOWN_MS ?? 1000);
 /** The ping's figures; what was lost placed in time against the fault (performance.now() at it). */
 function pingText(p: PingOutcome, faultAt: number): string {
   const sentAt = (seq: number) => Math.round(p.startedAt + (seq - 1) * p.intervalMs - faultAt);
+  // Wall clock too, to line the loss up with OVS's log (what OVS saw, below).
+  const wall = (seq: number) =>
+    new Date(performance.timeOrigin + p.startedAt + (seq - 1) * p.intervalMs).toISOString().slice(11, 23);
   const where = (seqs: number[]) =>
-    `seq ${seqs[0]}-${seqs.at(-1)}, sent ${sentAt(seqs[0]!)} to ${sentAt(seqs.at(-1)!)} ms after the fault`;
+    `seq ${seqs[0]}-${seqs.at(-1)}, sent ${sentAt(seqs[0]!)} to ${sentAt(seqs.at(-1)!)} ms after the fault (${wall(seqs[0]!)}-${wall(seqs.at(-1)!)} UTC)`;
   const parts = [];
   if (p.missing.length) parts.push(`${p.missing.length} missing: ${where(p.missing)}`);
   if (p.trailing > 30)

@@ -59,6 +59,18 @@ export async function watchOvsDrops(hypervisors: readonly Hypervisor[]): Promise
         const grown = grownCounters(before[i] ?? new Map(), await read(hv));
         const log = await readFile(join(hv.dir, 'vswitchd.log'), 'utf8').catch(() => '');
         notes.push(`${hv.name}: counters ${grown.join(', ') || 'none of note'}`);
+        // The userspace tunnel's own ARP cache: a missing next hop drops tunnelled packets.
+        const neigh = await hv.appctl('tnl/neigh/show').catch((err: Error) => err.message);
+        notes.push(
+          `${hv.name} tunnel neighbours: ${
+            neigh
+              .trim()
+              .split('\n')
+              .slice(2)
+              .map((l) => l.replace(/\s+/g, ' '))
+              .join(' | ') || 'none'
+          }`,
+        );
         for (const line of logLinesSince(log, sinceIso)) notes.push(`${hv.name} log: ${line}`);
       }
       return notes;
