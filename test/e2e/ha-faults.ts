@@ -10,8 +10,8 @@ import { API_PORT, HA_TOKEN, type HaPair, masterCount } from './ha-harness.js';
 /**
  * What the HA fault tests (test/e2e/ha-faults.int.test.ts) observe besides ha-round.ts: each
  * instance's own word (/v1/status: does it lead, which role each switch granted it), a split-brain
- * watch over those views and OVSDB, the instances' logs, the flows' ages and a flow monitor that
- * sees every flow change OVS makes, whoever asked for it.
+ * watch over those views and OVSDB, the instances' logs, the flows' ages, a flow monitor that
+ * sees every flow change OVS makes, whoever asked for it, and the leader lease as Redis holds it.
  */
 
 export interface InstanceView {
