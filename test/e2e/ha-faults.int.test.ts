@@ -3,6 +3,7 @@ import { cutOffRound, redisDownRound, restartBothRound } from './ha-fault-rounds
 import type { WatchResult } from './ha-faults.js';
 import { type HaMode, type HaPair, LEASE_TTL_MS, startHaPair } from './ha-harness.js';
 import { baselineTables, type PingOutcome, provisionNetwork } from './ha-round.js';
+import { ovsSawText } from './ovs-drop-notes.js';
 
 /**
  * The HA pair's faults beyond kill -9 of the leader (issue 7, "Faults"), with real processes in
@@ -56,8 +57,7 @@ function expectDataplaneKept(
   minPings: number,
 ) {
   expect(r.ping.sent, `${at}: pings sent`).toBeGreaterThan(minPings);
-  const ovsSaw = r.ping.ovs?.length ? `; what OVS saw meanwhile:\n${r.ping.ovs.join('\n')}\n` : '';
-  expect(r.ping.lost, `${at}: packets lost${ovsSaw}`).toBe(0);
+  expect(r.ping.lost, `${at}: packets lost${ovsSawText(r.ping.ovs)}`).toBe(0);
   expect(r.tablesChanged, `${at}: tables changed`).toEqual([]);
 }
 

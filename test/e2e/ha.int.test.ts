@@ -9,6 +9,7 @@ import {
   type RoundResult,
   waitSwitchesReady,
 } from './ha-round.js';
+import { ovsSawText } from './ovs-drop-notes.js';
 
 /**
  * The HA pair with real processes (issue 7, "Faults" and "Proof"): two `weft serve` instances in
@@ -65,8 +66,7 @@ function describeMode(mode: HaMode, failoverBudgetMs: number) {
           expect(r.writeKept, `${at}: acknowledged write present`).toBe(true);
           expect(r.tablesChanged, `${at}: tables changed`).toEqual([]);
           expect(r.ping.sent, `${at}: pings sent`).toBeGreaterThan(100);
-          const ovsSaw = r.ping.ovs?.length ? `; what OVS saw meanwhile:\n${r.ping.ovs.join('\n')}\n` : '';
-          expect(r.ping.lost, `${at}: packets lost${ovsSaw}`).toBe(0);
+          expect(r.ping.lost, `${at}: packets lost${ovsSawText(r.ping.ovs)}`).toBe(0);
           expect(r.failoverMs, `${at}: ms until every switch has a MASTER`).toBeLessThan(failoverBudgetMs);
         }
         // Each kill hands leadership to the other instance.

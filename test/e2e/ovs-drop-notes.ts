@@ -44,6 +44,20 @@ export function logLinesSince(log: string, sinceIso: string, max = 20): string[]
   return lines.length > max ? [...lines.slice(0, max), `... ${lines.length - max} more`] : lines;
 }
 
+/** The rows of `ovs-appctl tnl/neigh/show` (its two header lines dropped), one space between columns. */
+function neighbourRows(text: string): string[] {
+  return text
+    .trim()
+    .split('\n')
+    .slice(2)
+    .map((l) => l.replace(/\s+/g, ' '));
+}
+
+/** What OVS saw, as the tail of a "packets lost" assertion message ('' when nothing was collected). */
+export function ovsSawText(ovs: readonly string[] | undefined): string {
+  return ovs?.length ? `; what OVS saw meanwhile:\n${ovs.join('\n')}\n` : '';
+}
+
 export async function watchOvsDrops(hypervisors: readonly Hypervisor[]): Promise<OvsDropWatch> {
   const sinceIso = new Date().toISOString();
   const read = (hv: Hypervisor) =>
@@ -61,16 +75,7 @@ export async function watchOvsDrops(hypervisors: readonly Hypervisor[]): Promise
         notes.push(`${hv.name}: counters ${grown.join(', ') || 'none of note'}`);
         // The userspace tunnel's own ARP cache: a missing next hop drops tunnelled packets.
         const neigh = await hv.appctl('tnl/neigh/show').catch((err: Error) => err.message);
-        notes.push(
-          `${hv.name} tunnel neighbours: ${
-            neigh
-              .trim()
-              .split('\n')
-              .slice(2)
-              .map((l) => l.replace(/\s+/g, ' '))
-              .join(' | ') || 'none'
-          }`,
-        );
+        notes.push(`${hv.name} tunnel neighbours: ${neighbourRows(neigh).join(' | ') || 'none'}`);
         for (const line of logLinesSince(log, sinceIso)) notes.push(`${hv.name} log: ${line}`);
       }
       return notes;
